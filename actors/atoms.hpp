@@ -1,0 +1,21 @@
+#pragma once
+
+#include <caf/atom.hpp>
+
+namespace gleam::actors {
+
+// Atoms tag the requests of the typed interfaces in actors/interfaces.hpp.
+// CAF 0.17 atoms hold at most 10 characters.
+
+using register_atom = caf::atom_constant<caf::atom("g_register")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("g_heartbt")>;
+using place_atom = caf::atom_constant<caf::atom("g_place")>;
+using view_atom = caf::atom_constant<caf::atom("g_view")>;
+using status_atom = caf::atom_constant<caf::atom("g_status")>;
+using get_scheduler_atom = caf::atom_constant<caf::atom("g_getsched")>;
+using get_gpu_atom = caf::atom_constant<caf::atom("g_getgpu")>;
+using open_atom = caf::atom_constant<caf::atom("g_open")>;
+using close_atom = caf::atom_constant<caf::atom("g_close")>;
+using tick_atom = caf::atom_constant<caf::atom("g_tick")>;
+
+} // namespace gleam::actors

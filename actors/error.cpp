@@ -1,0 +1,33 @@
+#include "actors/error.hpp"
+
+#include <caf/atom.hpp>
+#include <caf/make_message.hpp>
+
+namespace gleam::actors {
+
+const char* to_string(error_code x) {
+  switch (x) {
+    case error_code::unknown_node:
+      return "unknown_node";
+    case error_code::no_such_gpu:
+      return "no_such_gpu";
+    case error_code::not_a_scheduler:
+      return "not_a_scheduler";
+    case error_code::connect_failed:
+      return "connect_failed";
+    case error_code::timeout:
+      return "timeout";
+    case error_code::no_gpu_server:
+      return "no_gpu_server";
+    case error_code::session_unknown:
+      return "session_unknown";
+  }
+  return "unknown";
+}
+
+caf::error make_error(error_code code, std::string what) {
+  return caf::error{static_cast<uint8_t>(code), caf::atom("gleam_act"),
+                    caf::make_message(std::move(what))};
+}
+
+} // namespace gleam::actors

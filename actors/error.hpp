@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/error.hpp>
+
+namespace gleam::actors {
+
+/// Errors of the actor layer. Each carries a message saying what to do.
+enum class error_code : uint8_t {
+  unknown_node = 1,   // a heartbeat from a node the scheduler does not know
+  no_such_gpu,        // a gpu index this node does not serve
+  not_a_scheduler,    // asked a node without the scheduler role
+  connect_failed,     // could not reach a node
+  timeout,            // a peer did not answer in time
+  no_gpu_server,      // placement found nothing
+  session_unknown,
+};
+
+const char* to_string(error_code x);
+
+/// A CAF error of category "gleam_act" carrying `what` as its context.
+caf::error make_error(error_code code, std::string what);
+
+} // namespace gleam::actors

@@ -1,0 +1,185 @@
+#include "actors/gpu_server.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include <caf/all.hpp>
+
+#include "actors/error.hpp"
+#include "actors/log.hpp"
+#include "config/error.hpp"
+#include "executor/driver_api.hpp"
+#include "executor/executor.hpp"
+
+namespace gleam::actors {
+
+namespace {
+
+struct gpu_server_state {
+  std::shared_ptr<executor::driver_api> driver; // keeps the driver loaded
+  std::shared_ptr<executor::executor> exec;
+  std::shared_ptr<telemetry_board> board;
+  size_t slot = 0;
+  std::chrono::milliseconds grace{30000};
+  std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client;
+  std::map<uint64_t, bool> orphaned; // session -> client gone
+  static inline const char* name = "gleam.gpu_server";
+};
+
+using server_ptr = gpu_server_actor::stateful_pointer<gpu_server_state>;
+
+void post_telemetry(server_ptr self) {
+  auto& st = self->state;
+  if (!st.board)
+    return;
+  auto sessions = st.exec->sessions();
+  proto::GpuTelemetry t;
+  t.set_index(static_cast<uint32_t>(st.exec->ordinal()));
+  t.set_sessions(static_cast<uint32_t>(sessions.size()));
+  uint64_t used = 0;
+  for (const auto& s : sessions)
+    used += s.allocated_bytes();
+  t.set_used_memory(used);
+  st.board->post(st.slot, std::move(t), std::move(sessions));
+}
+
+gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
+                                                std::shared_ptr<executor::driver_api> driver,
+                                                std::shared_ptr<executor::executor> exec,
+                                                std::shared_ptr<telemetry_board> board,
+                                                size_t slot, std::chrono::milliseconds grace) {
+  auto& st = self->state;
+  st.driver = std::move(driver);
+  st.exec = std::move(exec);
+  st.board = std::move(board);
+  st.slot = slot;
+  st.grace = grace;
+  post_telemetry(self);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    auto i = self->state.sessions_by_client.find(dm.source);
+    if (i == self->state.sessions_by_client.end())
+      return;
+    for (auto id : i->second) {
+      self->state.orphaned[id] = true;
+      log(log_level::info, "gpu {}: client of session {} is gone; session kept for {} ms",
+          self->state.exec->ordinal(), id, self->state.grace.count());
+      self->delayed_send(self, self->state.grace, tick_atom::value, id);
+    }
+    self->state.sessions_by_client.erase(i);
+  });
+  return {
+    [=](open_atom, const pb<proto::OpenSession>& req) -> caf::result<pb<proto::SessionOpened>> {
+      auto opened = self->state.exec->open_session(req.value);
+      if (!opened)
+        return std::move(opened.error());
+      auto client = self->current_sender();
+      if (client) {
+        auto addr = caf::actor_cast<caf::actor_addr>(client);
+        auto& ids = self->state.sessions_by_client[addr];
+        if (ids.empty())
+          self->monitor(client);
+        ids.push_back(opened->session());
+      }
+      self->state.orphaned.erase(opened->session());
+      log(log_level::info, "gpu {}: session {} opened for '{}'", self->state.exec->ordinal(),
+          opened->session(), req->client_id());
+      post_telemetry(self);
+      return pb<proto::SessionOpened>{std::move(*opened)};
+    },
+    [=](const pb<proto::OpBatch>& batch) {
+      return pb<proto::BatchReply>{self->state.exec->execute(batch.value)};
+    },
+    [=](close_atom, uint64_t id) {
+      bool known = self->state.exec->find_session(id) != nullptr;
+      self->state.exec->close_session(id);
+      self->state.orphaned.erase(id);
+      for (auto& [addr, ids] : self->state.sessions_by_client)
+        ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+      if (known)
+        log(log_level::info, "gpu {}: session {} closed", self->state.exec->ordinal(), id);
+      post_telemetry(self);
+      return known;
+    },
+    [=](status_atom) {
+      post_telemetry(self);
+      proto::NodeStatus status;
+      *status.add_gpus() = self->state.exec->gpu_info();
+      for (auto& s : self->state.exec->sessions())
+        *status.add_sessions() = std::move(s);
+      return pb<proto::NodeStatus>{std::move(status)};
+    },
+    [=](tick_atom, uint64_t id) {
+      auto i = self->state.orphaned.find(id);
+      if (i == self->state.orphaned.end())
+        return;
+      self->state.orphaned.erase(i);
+      self->state.exec->close_session(id);
+      log(log_level::warning,
+          "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "
+          "freed",
+          self->state.exec->ordinal(), id, self->state.grace.count());
+      post_telemetry(self);
+    },
+  };
+}
+
+caf::expected<std::vector<int>> device_list(executor::driver_api& api,
+                                            const config::node_config& cfg) {
+  int count = 0;
+  if (auto rc = api.cuDeviceGetCount(&count); rc != CUDA_SUCCESS)
+    return make_error(error_code::no_such_gpu,
+                      "cuDeviceGetCount failed: " + api.describe(rc));
+  std::vector<int> devices = cfg.devices;
+  if (devices.empty())
+    for (int i = 0; i < count; ++i)
+      devices.push_back(i);
+  for (int d : devices)
+    if (d >= count)
+      return make_error(error_code::no_such_gpu,
+                        cfg.source + ": key 'gpu_server.devices' names device "
+                          + std::to_string(d) + " but this host has " + std::to_string(count)
+                          + " GPU(s)");
+  if (devices.empty())
+    return make_error(error_code::no_such_gpu,
+                      "the CUDA driver reports no GPU on this host: the gpu_server role "
+                      "needs an NVIDIA GPU");
+  return devices;
+}
+
+} // namespace
+
+caf::expected<size_t> count_gpus(const config::node_config& cfg) {
+  auto api = executor::driver_api::load();
+  if (!api)
+    return std::move(api.error());
+  auto devices = device_list(**api, cfg);
+  if (!devices)
+    return std::move(devices.error());
+  return devices->size();
+}
+
+caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
+                                             const config::node_config& cfg,
+                                             const std::shared_ptr<telemetry_board>& board) {
+  auto loaded = executor::driver_api::load();
+  if (!loaded)
+    return std::move(loaded.error());
+  gpu_service service;
+  service.driver = std::shared_ptr<executor::driver_api>(std::move(*loaded));
+  auto devices = device_list(*service.driver, cfg);
+  if (!devices)
+    return std::move(devices.error());
+  for (size_t slot = 0; slot < devices->size(); ++slot) {
+    auto exec = executor::executor::make(*service.driver, (*devices)[slot]);
+    if (!exec)
+      return std::move(exec.error());
+    service.infos.push_back((*exec)->gpu_info());
+    std::shared_ptr<executor::executor> carried{std::move(*exec)};
+    service.servers.push_back(sys.spawn<caf::detached>(gpu_server_impl, service.driver, carried,
+                                                       board, slot, cfg.session_grace));
+  }
+  return service;
+}
+
+} // namespace gleam::actors

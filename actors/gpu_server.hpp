@@ -1,0 +1,40 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/expected.hpp>
+
+#include "actors/interfaces.hpp"
+#include "actors/telemetry_board.hpp"
+#include "config/node_config.hpp"
+
+namespace gleam::executor {
+class driver_api;
+} // namespace gleam::executor
+
+namespace gleam::actors {
+
+/// The GPU servers of one node and the driver they share. Keep it alive
+/// while the actor system runs; the actors hold references into it.
+struct gpu_service {
+  std::shared_ptr<executor::driver_api> driver;
+  std::vector<gpu_server_actor> servers;
+  std::vector<proto::GpuInfo> infos;
+};
+
+/// Loads the CUDA driver and spawns one detached gpu_server actor per
+/// configured device (all devices when none are named). Each runs its ops on
+/// its own thread, in issue order per session, and posts telemetry to
+/// `board` slot i. Errors: no driver on this host, a configured device that
+/// does not exist.
+[[nodiscard]] caf::expected<gpu_service>
+start_gpu_servers(caf::actor_system& sys, const config::node_config& cfg,
+                  const std::shared_ptr<telemetry_board>& board);
+
+/// The number of GPUs `start_gpu_servers` would serve, without starting
+/// anything; an error says why there are none (e.g. no driver).
+[[nodiscard]] caf::expected<size_t> count_gpus(const config::node_config& cfg);
+
+} // namespace gleam::actors

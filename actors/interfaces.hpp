@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/atoms.hpp"
+#include "actors/pb.hpp"
+#include "actors/proto/control.pb.h"
+#include "actors/proto/ops.pb.h"
+
+namespace gleam::actors {
+
+/// One per GPU. Owns the sessions on its device and executes their ops in
+/// issue order (see executor/executor.hpp).
+using gpu_server_actor = caf::typed_actor<
+  // Opens a session; the reply names the devices the client will see.
+  caf::replies_to<open_atom, pb<proto::OpenSession>>::with<pb<proto::SessionOpened>>,
+  // Executes a batch of ops of one session; one result per op.
+  caf::replies_to<pb<proto::OpBatch>>::with<pb<proto::BatchReply>>,
+  // Ends a session and frees everything it holds; true if it existed.
+  caf::replies_to<close_atom, uint64_t>::with<bool>,
+  // Sessions and GPU state, for telemetry and the console.
+  caf::replies_to<status_atom>::with<pb<proto::NodeStatus>>,
+  // Internal timer: a session whose client vanished expires after the
+  // grace period unless the client came back.
+  caf::reacts_to<tick_atom, uint64_t>>;
+
+/// The cluster's scheduler: membership, health and placement.
+using scheduler_actor = caf::typed_actor<
+  // A node joins (or rejoins after a restart).
+  caf::replies_to<register_atom, pb<proto::NodeRegister>>::with<pb<proto::NodeRegistered>>,
+  // Periodic liveness + telemetry from a node; the ack measures the RTT.
+  caf::replies_to<heartbeat_atom, pb<proto::Heartbeat>>::with<pb<proto::HeartbeatAck>>,
+  // Picks a GPU server for a client task.
+  caf::replies_to<place_atom, pb<proto::PlacementRequest>>::with<pb<proto::PlacementReply>>,
+  // The cluster view for the console.
+  caf::replies_to<view_atom>::with<pb<proto::ClusterView>>,
+  // Internal timer: sweeps nodes whose heartbeats stopped.
+  caf::reacts_to<tick_atom>>;
+
+/// Published on each node's port: the entry point through which clients,
+/// peers and the console reach the node's role actors.
+using node_actor = caf::typed_actor<
+  caf::replies_to<get_scheduler_atom>::with<scheduler_actor>,
+  caf::replies_to<get_gpu_atom, uint32_t>::with<gpu_server_actor>,
+  caf::replies_to<status_atom>::with<pb<proto::NodeStatus>>,
+  // Internal timer: (re)connects to the scheduler, registers, heartbeats.
+  caf::reacts_to<tick_atom>>;
+
+} // namespace gleam::actors

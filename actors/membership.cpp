@@ -1,0 +1,116 @@
+#include "actors/membership.hpp"
+
+#include <tuple>
+
+namespace gleam::actors {
+
+membership::membership(std::chrono::milliseconds down_after) : down_after_(down_after) {
+}
+
+void membership::on_register(const proto::NodeRegister& reg, clock::time_point now) {
+  auto& st = nodes_[reg.node_id()];
+  st.reg = reg;
+  st.telemetry.Clear();
+  st.last_seen = now;
+  st.up = true;
+}
+
+bool membership::on_heartbeat(const proto::Heartbeat& hb, clock::time_point now) {
+  auto i = nodes_.find(hb.node_id());
+  if (i == nodes_.end())
+    return false;
+  i->second.last_seen = now;
+  i->second.up = true;
+  if (hb.has_telemetry())
+    i->second.telemetry = hb.telemetry();
+  return true;
+}
+
+void membership::on_rtt(const std::string& node_id, std::chrono::microseconds rtt) {
+  if (auto i = nodes_.find(node_id); i != nodes_.end())
+    i->second.rtt_ms = static_cast<double>(rtt.count()) / 1000.0;
+}
+
+std::vector<std::string> membership::sweep(clock::time_point now) {
+  std::vector<std::string> went_down;
+  for (auto& [id, st] : nodes_) {
+    if (st.up && now - st.last_seen > down_after_) {
+      st.up = false;
+      went_down.push_back(id);
+    }
+  }
+  return went_down;
+}
+
+proto::ClusterView membership::view(clock::time_point now) const {
+  proto::ClusterView result;
+  for (const auto& [id, st] : nodes_) {
+    auto* n = result.add_nodes();
+    n->set_node_id(id);
+    n->set_hostname(st.reg.hostname());
+    for (auto role : st.reg.roles())
+      n->add_roles(static_cast<proto::Role>(role));
+    *n->mutable_gpus() = st.reg.gpus();
+    n->set_up(st.up);
+    n->set_last_heartbeat_age_ms(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - st.last_seen).count()));
+    n->set_rtt_ms(st.rtt_ms);
+    *n->mutable_telemetry() = st.telemetry;
+    n->set_data_host(st.reg.data_host());
+    n->set_data_port(st.reg.data_port());
+  }
+  return result;
+}
+
+proto::PlacementReply membership::place(const proto::PlacementRequest&) const {
+  proto::PlacementReply reply;
+  const node_state* best_node = nullptr;
+  uint32_t best_gpu = 0;
+  std::tuple<uint32_t, int64_t, std::string> best_key{};
+  size_t gpus_seen = 0;
+  for (const auto& [id, st] : nodes_) {
+    if (!st.up)
+      continue;
+    for (const auto& gpu : st.reg.gpus()) {
+      ++gpus_seen;
+      uint32_t sessions = 0;
+      uint64_t used = 0;
+      for (const auto& t : st.telemetry.gpus())
+        if (t.index() == gpu.index()) {
+          sessions = t.sessions();
+          used = t.used_memory();
+        }
+      int64_t free_mem = static_cast<int64_t>(gpu.total_memory()) - static_cast<int64_t>(used);
+      std::tuple<uint32_t, int64_t, std::string> key{sessions, -free_mem, id};
+      if (best_node == nullptr || key < best_key) {
+        best_node = &st;
+        best_gpu = gpu.index();
+        best_key = key;
+      }
+    }
+  }
+  if (best_node == nullptr) {
+    reply.set_ok(false);
+    reply.set_error(gpus_seen == 0 && nodes_.empty()
+                      ? "no GPU server has registered with the scheduler: start gleamd with "
+                        "the gpu_server role on a host with a GPU"
+                      : "no GPU server is up: every registered node with a GPU is down or "
+                        "has no usable GPU (see gleam-console -c nodes)");
+    return reply;
+  }
+  reply.set_ok(true);
+  reply.set_node_id(best_node->reg.node_id());
+  reply.set_gpu_index(best_gpu);
+  reply.set_data_host(best_node->reg.data_host());
+  reply.set_data_port(best_node->reg.data_port());
+  return reply;
+}
+
+size_t membership::up_count() const {
+  size_t n = 0;
+  for (const auto& [id, st] : nodes_)
+    n += st.up ? 1 : 0;
+  return n;
+}
+
+} // namespace gleam::actors

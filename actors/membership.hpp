@@ -1,0 +1,59 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "actors/proto/control.pb.h"
+
+namespace gleam::actors {
+
+/// The scheduler's knowledge of the cluster: which nodes registered, when
+/// each was last heard from, and their telemetry. Pure logic, no actors:
+/// the scheduler actor feeds it events with explicit timestamps, so tests
+/// drive it with a fake clock. Not thread-safe (one actor owns it).
+class membership {
+public:
+  using clock = std::chrono::steady_clock;
+
+  explicit membership(std::chrono::milliseconds down_after);
+
+  /// A node (re)joins. A restart (new start_time_ns) replaces the old entry.
+  void on_register(const proto::NodeRegister& reg, clock::time_point now);
+
+  /// Records a heartbeat; false if the node is unknown (it must register).
+  bool on_heartbeat(const proto::Heartbeat& hb, clock::time_point now);
+
+  /// Records a measured round-trip time of the node's control link.
+  void on_rtt(const std::string& node_id, std::chrono::microseconds rtt);
+
+  /// Marks nodes silent for longer than down_after as down; returns the ids
+  /// that went down in this call.
+  std::vector<std::string> sweep(clock::time_point now);
+
+  /// The cluster as the console shows it.
+  proto::ClusterView view(clock::time_point now) const;
+
+  /// Picks the up GPU with the fewest sessions (ties: most free memory,
+  /// then node id); a reply with ok=false says why nothing fits.
+  proto::PlacementReply place(const proto::PlacementRequest& req) const;
+
+  /// Number of nodes that are up.
+  size_t up_count() const;
+
+private:
+  struct node_state {
+    proto::NodeRegister reg;
+    proto::Telemetry telemetry;
+    clock::time_point last_seen;
+    double rtt_ms = 0;
+    bool up = true;
+  };
+
+  std::chrono::milliseconds down_after_;
+  std::map<std::string, node_state> nodes_;
+};
+
+} // namespace gleam::actors

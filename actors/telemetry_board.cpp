@@ -1,0 +1,35 @@
+#include "actors/telemetry_board.hpp"
+
+namespace gleam::actors {
+
+telemetry_board::telemetry_board(size_t gpus) : gpus_(gpus), sessions_(gpus) {
+  for (size_t i = 0; i < gpus; ++i)
+    gpus_[i].set_index(static_cast<uint32_t>(i));
+}
+
+void telemetry_board::post(size_t slot, proto::GpuTelemetry gpu,
+                           std::vector<proto::SessionSummary> sessions) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (slot >= gpus_.size())
+    return;
+  gpus_[slot] = std::move(gpu);
+  sessions_[slot] = std::move(sessions);
+}
+
+proto::Telemetry telemetry_board::telemetry() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  proto::Telemetry result;
+  for (const auto& g : gpus_)
+    *result.add_gpus() = g;
+  return result;
+}
+
+std::vector<proto::SessionSummary> telemetry_board::sessions() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<proto::SessionSummary> result;
+  for (const auto& per_gpu : sessions_)
+    result.insert(result.end(), per_gpu.begin(), per_gpu.end());
+  return result;
+}
+
+} // namespace gleam::actors

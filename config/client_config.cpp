@@ -1,0 +1,118 @@
+#include "config/client_config.hpp"
+
+#include <cstdlib>
+
+#include "config/config_file.hpp"
+#include "config/error.hpp"
+
+namespace gleam::config {
+
+namespace {
+
+caf::error bad_env(const char* var, const std::string& value, const std::string& what) {
+  return make_error(error_code::bad_value, std::string("environment variable ") + var + "='"
+                                             + value + "': " + what);
+}
+
+caf::expected<bool> parse_switch(const char* var, const std::string& value) {
+  if (value == "on" || value == "1" || value == "true" || value == "yes")
+    return true;
+  if (value == "off" || value == "0" || value == "false" || value == "no")
+    return false;
+  return bad_env(var, value, "use on or off");
+}
+
+} // namespace
+
+caf::expected<client_config> parse_client_config(const std::string& text,
+                                                 const std::string& origin,
+                                                 const char* (*getenv_fn)(const char*)) {
+  client_config cfg;
+  if (!text.empty()) {
+    auto parsed = config_file::parse(text, origin);
+    if (!parsed)
+      return std::move(parsed.error());
+    auto& f = *parsed;
+    auto server = f.get_string("client.server", "");
+    if (!server)
+      return std::move(server.error());
+    if (!server->empty()) {
+      auto ep = parse_endpoint(*server, f.where("client.server"));
+      if (!ep)
+        return std::move(ep.error());
+      cfg.server_host = ep->first;
+      cfg.server_port = ep->second;
+    }
+    auto scheduler = f.get_string("client.scheduler", "");
+    if (!scheduler)
+      return std::move(scheduler.error());
+    if (!scheduler->empty()) {
+      auto ep = parse_endpoint(*scheduler, f.where("client.scheduler"));
+      if (!ep)
+        return std::move(ep.error());
+      cfg.scheduler_host = ep->first;
+      cfg.scheduler_port = ep->second;
+    }
+    int64_t gpu = 0;
+    int64_t pending = 0;
+    GLEAM_CONFIG_TRY(gpu, f.get_int("client.gpu", 0, 0, 1023));
+    GLEAM_CONFIG_TRY(cfg.async, f.get_bool("client.async", cfg.async));
+    GLEAM_CONFIG_TRY(cfg.cache, f.get_bool("client.cache", cfg.cache));
+    GLEAM_CONFIG_TRY(pending, f.get_int("client.max-pending-batch", cfg.max_pending_batch, 1, 1024));
+    GLEAM_CONFIG_TRY(cfg.connect_timeout, f.get_duration("client.connect-timeout", cfg.connect_timeout));
+    GLEAM_CONFIG_TRY(cfg.request_timeout, f.get_duration("client.request-timeout", cfg.request_timeout));
+    GLEAM_CONFIG_TRY(cfg.task_signature, f.get_string("client.task", ""));
+    GLEAM_CONFIG_TRY(cfg.log_level, f.get_string("client.log-level", cfg.log_level));
+    cfg.server_gpu = static_cast<uint32_t>(gpu);
+    cfg.max_pending_batch = static_cast<uint32_t>(pending);
+    if (auto err = f.check_all_used())
+      return err;
+  }
+  if (const char* v = getenv_fn("GLEAM_SERVER"); v != nullptr && *v != '\0') {
+    auto ep = parse_endpoint(v, "environment variable GLEAM_SERVER");
+    if (!ep)
+      return std::move(ep.error());
+    cfg.server_host = ep->first;
+    cfg.server_port = ep->second;
+  }
+  if (const char* v = getenv_fn("GLEAM_SCHEDULER"); v != nullptr && *v != '\0') {
+    auto ep = parse_endpoint(v, "environment variable GLEAM_SCHEDULER");
+    if (!ep)
+      return std::move(ep.error());
+    cfg.scheduler_host = ep->first;
+    cfg.scheduler_port = ep->second;
+  }
+  if (const char* v = getenv_fn("GLEAM_GPU"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    long gpu = std::strtol(v, &end, 10);
+    if (*end != '\0' || gpu < 0 || gpu > 1023)
+      return bad_env("GLEAM_GPU", v, "expected a device ordinal 0..1023");
+    cfg.server_gpu = static_cast<uint32_t>(gpu);
+  }
+  for (auto [var, field] : {std::pair{"GLEAM_ASYNC", &cfg.async}, std::pair{"GLEAM_CACHE", &cfg.cache}}) {
+    if (const char* v = getenv_fn(var); v != nullptr && *v != '\0') {
+      auto on = parse_switch(var, v);
+      if (!on)
+        return std::move(on.error());
+      *field = *on;
+    }
+  }
+  if (const char* v = getenv_fn("GLEAM_TASK"); v != nullptr)
+    cfg.task_signature = v;
+  if (const char* v = getenv_fn("GLEAM_LOG"); v != nullptr && *v != '\0')
+    cfg.log_level = v;
+  return cfg;
+}
+
+caf::expected<client_config> load_client_config() {
+  auto env = [](const char* name) -> const char* { return std::getenv(name); };
+  const char* path = std::getenv("GLEAM_CONFIG");
+  if (path == nullptr || *path == '\0')
+    return parse_client_config("", "", env);
+  auto text = read_text(path);
+  if (!text)
+    return std::move(text.error());
+  return parse_client_config(*text, path, env);
+}
+
+} // namespace gleam::config

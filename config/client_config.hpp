@@ -1,0 +1,43 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <caf/expected.hpp>
+
+namespace gleam::config {
+
+/// How a client (the interposer inside an app) reaches Gleam. Built from an
+/// optional config file (GLEAM_CONFIG or `gleam-run --config`) overridden by
+/// environment variables, so an app needs no file at all.
+struct client_config {
+  /// Direct GPU server "HOST:PORT" (GLEAM_SERVER, [client] server); when set,
+  /// the scheduler is not asked.
+  std::string server_host;
+  uint16_t server_port = 0;
+  uint32_t server_gpu = 0; // GLEAM_GPU, [client] gpu
+  /// Scheduler "HOST:PORT" (GLEAM_SCHEDULER, [client] scheduler); default
+  /// 127.0.0.1:4750, the embedded all-in-one node.
+  std::string scheduler_host = "127.0.0.1";
+  uint16_t scheduler_port = 4750;
+  bool async = true;            // GLEAM_ASYNC=on|off, [client] async
+  bool cache = true;            // GLEAM_CACHE=on|off, [client] cache
+  uint32_t max_pending_batch = 8; // [client] max-pending-batch
+  std::chrono::milliseconds connect_timeout{5000}; // [client] connect-timeout
+  std::chrono::milliseconds request_timeout{120000}; // [client] request-timeout
+  std::string task_signature;   // GLEAM_TASK, [client] task
+  std::string log_level = "warning"; // GLEAM_LOG, [client] log-level
+};
+
+/// Reads the client config: the file named by GLEAM_CONFIG (if any), then
+/// environment overrides. Errors name the file or variable and the problem.
+[[nodiscard]] caf::expected<client_config> load_client_config();
+
+/// Same, from explicit inputs (for tests): file text ("" = none) and a
+/// lookup for environment variables.
+[[nodiscard]] caf::expected<client_config>
+parse_client_config(const std::string& text, const std::string& origin,
+                    const char* (*getenv_fn)(const char*));
+
+} // namespace gleam::config

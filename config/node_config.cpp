@@ -1,0 +1,135 @@
+#include "config/node_config.hpp"
+
+#include <unistd.h>
+
+#include "config/config_file.hpp"
+#include "config/error.hpp"
+
+namespace gleam::config {
+
+namespace {
+
+std::string default_node_id() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0)
+    return "gleam-node";
+  return host;
+}
+
+} // namespace
+
+caf::expected<node_config> parse_node_config(const std::string& text,
+                                             const std::string& origin) {
+  auto parsed = config_file::parse(text, origin);
+  if (!parsed)
+    return std::move(parsed.error());
+  auto& f = *parsed;
+  node_config cfg;
+  cfg.source = origin;
+  GLEAM_CONFIG_TRY(cfg.node_id, f.get_string("node.id", default_node_id()));
+  if (cfg.node_id.empty())
+    return make_error(error_code::bad_value, f.where("node.id") + ": must not be empty");
+  std::vector<std::string> roles;
+  GLEAM_CONFIG_TRY(roles, f.get_list("node.roles", {}));
+  if (roles.empty())
+    return make_error(error_code::missing_key,
+                      origin + ": key 'node.roles' is missing: name the roles of this node, "
+                               "e.g. roles = [\"all\"] or [\"scheduler\"] or [\"gpu_server\", \"cache_shard\"]");
+  for (const auto& role : roles) {
+    if (role == "all") {
+      cfg.scheduler = cfg.gpu_server = cfg.cache_shard = true;
+    } else if (role == "scheduler") {
+      cfg.scheduler = true;
+    } else if (role == "gpu_server") {
+      cfg.gpu_server = true;
+    } else if (role == "cache_shard") {
+      cfg.cache_shard = true;
+    } else {
+      return make_error(error_code::bad_value,
+                        f.where("node.roles") + ": unknown role '" + role
+                          + "': use all, scheduler, gpu_server or cache_shard");
+    }
+  }
+  GLEAM_CONFIG_TRY(cfg.bind_host, f.get_string("node.bind", ""));
+  int64_t port = 0;
+  GLEAM_CONFIG_TRY(port, f.get_int("node.port", 4750, 1, 65535));
+  cfg.port = static_cast<uint16_t>(port);
+  GLEAM_CONFIG_TRY(cfg.advertise_host, f.get_string("node.advertise", "127.0.0.1"));
+  std::string scheduler;
+  GLEAM_CONFIG_TRY(scheduler, f.get_string("node.scheduler", ""));
+  if (!scheduler.empty()) {
+    auto ep = parse_endpoint(scheduler, f.where("node.scheduler"));
+    if (!ep)
+      return std::move(ep.error());
+    cfg.scheduler_host = ep->first;
+    cfg.scheduler_port = ep->second;
+  } else if (cfg.scheduler) {
+    cfg.scheduler_host = "127.0.0.1";
+    cfg.scheduler_port = cfg.port;
+  } else {
+    return make_error(error_code::missing_key,
+                      origin + ": key 'node.scheduler' is missing: a node without the "
+                               "scheduler role must name one, e.g. scheduler = \"10.0.0.5:4750\"");
+  }
+  GLEAM_CONFIG_TRY(cfg.heartbeat_interval,
+                   f.get_duration("node.heartbeat-interval", cfg.heartbeat_interval));
+  GLEAM_CONFIG_TRY(cfg.down_after, f.get_duration("node.down-after", cfg.down_after));
+  if (cfg.heartbeat_interval.count() < 10)
+    return make_error(error_code::bad_value,
+                      f.where("node.heartbeat-interval") + ": must be at least 10ms");
+  if (cfg.down_after < 2 * cfg.heartbeat_interval)
+    return make_error(error_code::conflicting_keys,
+                      f.where("node.down-after") + ": must be at least twice "
+                                                   "node.heartbeat-interval ("
+                        + std::to_string(cfg.heartbeat_interval.count()) + "ms)");
+  int64_t threads = 0;
+  GLEAM_CONFIG_TRY(threads, f.get_int("node.threads", 2, 1, 256));
+  cfg.threads = static_cast<uint32_t>(threads);
+  GLEAM_CONFIG_TRY(cfg.log_level, f.get_string("node.log-level", "info"));
+  if (cfg.log_level != "error" && cfg.log_level != "warning" && cfg.log_level != "info"
+      && cfg.log_level != "debug")
+    return make_error(error_code::bad_value, f.where("node.log-level") + ": '" + cfg.log_level
+                                               + "' is not one of error, warning, info, debug");
+  std::vector<std::string> devices;
+  GLEAM_CONFIG_TRY(devices, f.get_list("gpu_server.devices", {"all"}));
+  for (const auto& d : devices) {
+    if (d == "all") {
+      if (devices.size() != 1)
+        return make_error(error_code::bad_value, f.where("gpu_server.devices")
+                                                   + ": \"all\" cannot be mixed with ordinals");
+      break;
+    }
+    try {
+      size_t used = 0;
+      int ordinal = std::stoi(d, &used);
+      if (used != d.size() || ordinal < 0)
+        throw std::invalid_argument(d);
+      cfg.devices.push_back(ordinal);
+    } catch (const std::exception&) {
+      return make_error(error_code::bad_value, f.where("gpu_server.devices") + ": '" + d
+                                                 + "' is not a device ordinal (0, 1, …) or \"all\"");
+    }
+  }
+  GLEAM_CONFIG_TRY(cfg.session_grace,
+                   f.get_duration("gpu_server.session-grace", cfg.session_grace));
+  GLEAM_CONFIG_TRY(cfg.cache_dir, f.get_string("cache.dir", ""));
+  GLEAM_CONFIG_TRY(cfg.cache_disk_bytes, f.get_bytes("cache.disk-capacity", cfg.cache_disk_bytes));
+  GLEAM_CONFIG_TRY(cfg.cache_host_bytes, f.get_bytes("cache.host-capacity", cfg.cache_host_bytes));
+  GLEAM_CONFIG_TRY(cfg.cache_gpu_bytes, f.get_bytes("cache.gpu-capacity", cfg.cache_gpu_bytes));
+  if (cfg.cache_shard && cfg.cache_dir.empty())
+    return make_error(error_code::missing_key,
+                      origin + ": key 'cache.dir' is missing: the cache_shard role needs a "
+                               "directory for its store, e.g. dir = \"/var/lib/gleam/cache\"");
+  if (auto err = f.check_all_used())
+    return err;
+  return cfg;
+}
+
+caf::expected<node_config> load_node_config(const std::string& path) {
+  auto text = read_text(path);
+  if (!text)
+    return std::move(text.error());
+  return parse_node_config(*text, path);
+}
+
+} // namespace gleam::config

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+namespace gleam::config {
+
+/// Configuration of one gleamd node, from a config file such as
+/// deploy/examples/all-in-one.conf. Durations in milliseconds, sizes in bytes.
+struct node_config {
+  std::string source;            // path of the file it came from
+  std::string node_id;           // [node] id: unique in the cluster
+  bool scheduler = false;        // [node] roles contains "scheduler" (or "all")
+  bool gpu_server = false;       // ... "gpu_server"
+  bool cache_shard = false;      // ... "cache_shard"
+  std::string bind_host;         // [node] bind: "" = every interface
+  uint16_t port = 4750;          // [node] port: the node's one CAF port
+  std::string advertise_host;    // [node] advertise: how others reach it
+  std::string scheduler_host;    // [node] scheduler: HOST:PORT, unless own role
+  uint16_t scheduler_port = 0;
+  std::chrono::milliseconds heartbeat_interval{500}; // [node] heartbeat-interval
+  std::chrono::milliseconds down_after{2000};        // [node] down-after
+  uint32_t threads = 2;          // [node] threads: CAF scheduler workers
+  std::vector<int> devices;      // [gpu_server] devices: empty = all
+  std::chrono::milliseconds session_grace{30000};    // [gpu_server] session-grace
+  std::string cache_dir;         // [cache] dir
+  uint64_t cache_disk_bytes = 64ull << 30;  // [cache] disk-capacity
+  uint64_t cache_host_bytes = 8ull << 30;   // [cache] host-capacity
+  uint64_t cache_gpu_bytes = 0;             // [cache] gpu-capacity
+  std::string log_level = "info";           // [node] log-level
+};
+
+/// Parses and validates a node config; errors name the file, key and problem.
+[[nodiscard]] caf::expected<node_config> parse_node_config(const std::string& text,
+                                                           const std::string& origin);
+
+/// Reads and validates the node config file at `path`.
+[[nodiscard]] caf::expected<node_config> load_node_config(const std::string& path);
+
+} // namespace gleam::config

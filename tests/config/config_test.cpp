@@ -1,0 +1,216 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "config/client_config.hpp"
+#include "config/config_file.hpp"
+#include "config/error.hpp"
+#include "config/node_config.hpp"
+
+using namespace gleam::config;
+
+namespace {
+
+std::string error_text(const caf::error& err) {
+  return describe(err);
+}
+
+uint8_t code_of(const caf::error& err) {
+  return err.code();
+}
+
+} // namespace
+
+TEST_CASE("a complete node config parses with every value", "[config]") {
+  auto cfg = parse_node_config(R"(
+# a GPU host
+[node]
+id = "gpu-1"
+roles = ["gpu_server", "cache_shard"]
+port = 4800
+advertise = "10.0.0.7"
+scheduler = "10.0.0.5:4750"
+heartbeat-interval = 250ms
+down-after = 1.5s
+threads = 4
+
+[gpu_server]
+devices = [0, 1]
+session-grace = 1min
+
+[cache]
+dir = "/var/lib/gleam"   ; trailing comment
+disk-capacity = 100GiB
+host-capacity = 512MiB
+)",
+                               "gpu.conf");
+  REQUIRE(cfg);
+  CHECK(cfg->node_id == "gpu-1");
+  CHECK_FALSE(cfg->scheduler);
+  CHECK(cfg->gpu_server);
+  CHECK(cfg->cache_shard);
+  CHECK(cfg->port == 4800);
+  CHECK(cfg->advertise_host == "10.0.0.7");
+  CHECK(cfg->scheduler_host == "10.0.0.5");
+  CHECK(cfg->scheduler_port == 4750);
+  CHECK(cfg->heartbeat_interval == std::chrono::milliseconds{250});
+  CHECK(cfg->down_after == std::chrono::milliseconds{1500});
+  CHECK(cfg->threads == 4);
+  CHECK(cfg->devices == std::vector<int>{0, 1});
+  CHECK(cfg->session_grace == std::chrono::milliseconds{60000});
+  CHECK(cfg->cache_dir == "/var/lib/gleam");
+  CHECK(cfg->cache_disk_bytes == 100ull << 30);
+  CHECK(cfg->cache_host_bytes == 512ull << 20);
+}
+
+TEST_CASE("roles = all enables every role and the node is its own scheduler", "[config]") {
+  auto cfg = parse_node_config("[node]\nroles = [\"all\"]\nport = 4999\n[cache]\ndir = \"/tmp/c\"\n",
+                               "a.conf");
+  REQUIRE(cfg);
+  CHECK(cfg->scheduler);
+  CHECK(cfg->gpu_server);
+  CHECK(cfg->cache_shard);
+  CHECK(cfg->scheduler_host == "127.0.0.1");
+  CHECK(cfg->scheduler_port == 4999);
+  CHECK(cfg->devices.empty());
+}
+
+TEST_CASE("config errors name the file, the key and the problem", "[config]") {
+  SECTION("missing roles") {
+    auto cfg = parse_node_config("[node]\nid = \"x\"\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::missing_key));
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("n.conf") && Catch::Contains("node.roles"));
+  }
+  SECTION("misspelt key, with its line and the accepted keys") {
+    auto cfg = parse_node_config("[node]\nroles = [\"scheduler\"]\nprot = 4750\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::unknown_key));
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("n.conf:3")
+                                          && Catch::Contains("node.prot")
+                                          && Catch::Contains("port"));
+  }
+  SECTION("port out of range") {
+    auto cfg = parse_node_config("[node]\nroles = [\"scheduler\"]\nport = 70000\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::bad_value));
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("n.conf:3") && Catch::Contains("70000"));
+  }
+  SECTION("unknown role") {
+    auto cfg = parse_node_config("[node]\nroles = [\"gpu-server\"]\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("gpu-server")
+                                          && Catch::Contains("gpu_server"));
+  }
+  SECTION("bad duration unit") {
+    auto cfg = parse_node_config("[node]\nroles = [\"scheduler\"]\ndown-after = 2 sec\n",
+                                 "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("node.down-after"));
+  }
+  SECTION("down-after shorter than two heartbeats") {
+    auto cfg = parse_node_config(
+      "[node]\nroles = [\"scheduler\"]\nheartbeat-interval = 1s\ndown-after = 1s\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::conflicting_keys));
+  }
+  SECTION("a node without scheduler role must name one") {
+    auto cfg = parse_node_config("[node]\nroles = [\"gpu_server\"]\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("node.scheduler"));
+  }
+  SECTION("bad scheduler endpoint") {
+    auto cfg = parse_node_config("[node]\nroles = [\"gpu_server\"]\nscheduler = \"host\"\n",
+                                 "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("HOST:PORT"));
+  }
+  SECTION("cache role without a directory") {
+    auto cfg = parse_node_config("[node]\nroles = [\"all\"]\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("cache.dir"));
+  }
+  SECTION("syntax errors carry the line") {
+    auto cfg = parse_node_config("[node]\nroles [\"all\"]\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::syntax_error));
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("n.conf:2"));
+  }
+  SECTION("duplicate keys") {
+    auto cfg = parse_node_config("[node]\nroles = [\"scheduler\"]\nport = 1\nport = 2\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("twice"));
+  }
+  SECTION("unreadable file") {
+    auto cfg = load_node_config("/nonexistent/gleam.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::file_unreadable));
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("/nonexistent/gleam.conf"));
+  }
+}
+
+TEST_CASE("sizes and durations parse with their units", "[config]") {
+  CHECK(*parse_bytes("4096") == 4096);
+  CHECK(*parse_bytes("2GiB") == 2ull << 30);
+  CHECK(*parse_bytes("1GB") == 1000000000ull);
+  CHECK_FALSE(parse_bytes("2gb"));
+  CHECK(*parse_duration("250us") == std::chrono::microseconds{250});
+  CHECK(*parse_duration("1.5s") == std::chrono::microseconds{1500000});
+  CHECK_FALSE(parse_duration("fast"));
+}
+
+namespace {
+
+std::map<std::string, std::string> fake_env;
+
+const char* fake_getenv(const char* name) {
+  auto i = fake_env.find(name);
+  return i == fake_env.end() ? nullptr : i->second.c_str();
+}
+
+} // namespace
+
+TEST_CASE("client config: environment overrides the file", "[config]") {
+  fake_env = {{"GLEAM_SERVER", "10.1.1.1:4751"}, {"GLEAM_ASYNC", "off"}};
+  auto cfg = parse_client_config("[client]\nscheduler = \"10.0.0.5:4750\"\nasync = true\n",
+                                 "c.conf", fake_getenv);
+  REQUIRE(cfg);
+  CHECK(cfg->server_host == "10.1.1.1");
+  CHECK(cfg->server_port == 4751);
+  CHECK(cfg->scheduler_host == "10.0.0.5");
+  CHECK_FALSE(cfg->async);
+  CHECK(cfg->cache);
+}
+
+TEST_CASE("client config: defaults reach the embedded node", "[config]") {
+  fake_env.clear();
+  auto cfg = parse_client_config("", "", fake_getenv);
+  REQUIRE(cfg);
+  CHECK(cfg->server_host.empty());
+  CHECK(cfg->scheduler_host == "127.0.0.1");
+  CHECK(cfg->scheduler_port == 4750);
+  CHECK(cfg->max_pending_batch == 8);
+}
+
+TEST_CASE("client config: bad environment values are named", "[config]") {
+  fake_env = {{"GLEAM_ASYNC", "maybe"}};
+  auto cfg = parse_client_config("", "", fake_getenv);
+  REQUIRE_FALSE(cfg);
+  CHECK_THAT(describe(cfg.error()), Catch::Contains("GLEAM_ASYNC") && Catch::Contains("maybe"));
+  fake_env = {{"GLEAM_SERVER", "nohost"}};
+  auto cfg2 = parse_client_config("", "", fake_getenv);
+  REQUIRE_FALSE(cfg2);
+  CHECK_THAT(describe(cfg2.error()), Catch::Contains("GLEAM_SERVER"));
+}
+
+TEST_CASE("the example configs in deploy/examples are valid", "[config]") {
+  const char* src = std::getenv("GLEAM_SOURCE_DIR");
+  REQUIRE(src != nullptr);
+  for (const char* name : {"all-in-one.conf", "scheduler.conf", "gpu-host.conf"}) {
+    auto cfg = load_node_config(std::string(src) + "/deploy/examples/" + name);
+    INFO(name);
+    CHECK(cfg);
+  }
+}

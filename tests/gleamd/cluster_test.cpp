@@ -1,0 +1,210 @@
+// Nodes launched from config files, as a user launches them: real gleamd
+// processes on loopback, inspected through gleam-console.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "tests/support/gpu_probe.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+uint16_t free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/gleam-cluster-test-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+/// A gleamd child process; killed at scope exit if still running.
+struct node_process {
+  pid_t pid = -1;
+  explicit node_process(const std::string& config, const std::string& log) {
+    auto bin = gleam::test::build_path("bin/gleamd");
+    pid = fork();
+    if (pid == 0) {
+      freopen(log.c_str(), "w", stderr);
+      execl(bin.c_str(), bin.c_str(), ("--config-file=" + config).c_str(), nullptr);
+      _exit(127);
+    }
+  }
+  ~node_process() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  /// Waits up to `limit` for the process to exit; returns its wait status or -1.
+  int wait_exit(std::chrono::milliseconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return status;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return -1;
+  }
+};
+
+std::string console(uint16_t port, const std::string& command) {
+  std::string out;
+  gleam::test::run_command(gleam::test::build_path("bin/gleam-console") + " --scheduler 127.0.0.1:"
+                             + std::to_string(port) + " -c '" + command + "' 2>&1",
+                           out);
+  return out;
+}
+
+/// The line of `table` that starts with `node`, or "".
+std::string row(const std::string& table, const std::string& node) {
+  size_t pos = 0;
+  while (pos < table.size()) {
+    auto end = table.find('\n', pos);
+    auto line = table.substr(pos, end - pos);
+    if (line.rfind(node + " ", 0) == 0)
+      return line;
+    if (end == std::string::npos)
+      break;
+    pos = end + 1;
+  }
+  return "";
+}
+
+bool has_word(const std::string& line, const std::string& word) {
+  return (" " + line + " ").find(" " + word + " ") != std::string::npos;
+}
+
+/// Polls `nodes` until `pred(table)` holds or 15 s pass; returns the last table.
+template <class Pred>
+std::string poll_nodes(uint16_t port, Pred pred) {
+  std::string table;
+  for (int i = 0; i < 150; ++i) {
+    table = console(port, "nodes");
+    if (pred(table))
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  return table;
+}
+
+} // namespace
+
+TEST_CASE("two gleamd nodes register, show up in the console, and a killed one goes down",
+          "[gleamd][cluster]") {
+  auto dir = temp_dir();
+  auto sched_port = free_port();
+  auto gpu_port = free_port();
+  write_file(dir + "/sched.conf", "[node]\nid = \"sched-t\"\nroles = [\"scheduler\"]\nport = "
+                                    + std::to_string(sched_port)
+                                    + "\nheartbeat-interval = 100ms\ndown-after = 600ms\n");
+  write_file(dir + "/gpu.conf", "[node]\nid = \"gpuhost-t\"\nroles = [\"gpu_server\"]\nport = "
+                                  + std::to_string(gpu_port) + "\nscheduler = \"127.0.0.1:"
+                                  + std::to_string(sched_port)
+                                  + "\"\nheartbeat-interval = 100ms\ndown-after = 600ms\n");
+  node_process sched{dir + "/sched.conf", dir + "/sched.log"};
+  node_process gpu{dir + "/gpu.conf", dir + "/gpu.log"};
+
+  auto table = poll_nodes(sched_port, [](const std::string& t) {
+    return has_word(row(t, "sched-t"), "up") && has_word(row(t, "gpuhost-t"), "up");
+  });
+  INFO(table);
+  CHECK(has_word(row(table, "sched-t"), "up"));
+  CHECK(has_word(row(table, "sched-t"), "scheduler"));
+  REQUIRE(has_word(row(table, "gpuhost-t"), "up"));
+  CHECK(has_word(row(table, "gpuhost-t"), "gpu_server"));
+  CHECK(row(table, "gpuhost-t").find("127.0.0.1:" + std::to_string(gpu_port))
+        != std::string::npos);
+
+  kill(gpu.pid, SIGKILL);
+  REQUIRE(gpu.wait_exit(5s) != -1);
+  table = poll_nodes(sched_port,
+                     [](const std::string& t) { return has_word(row(t, "gpuhost-t"), "down"); });
+  INFO(table);
+  CHECK(has_word(row(table, "gpuhost-t"), "down"));
+  CHECK(has_word(row(table, "sched-t"), "up"));
+
+  // A node that comes back under the same id is up again.
+  node_process again{dir + "/gpu.conf", dir + "/gpu2.log"};
+  table = poll_nodes(sched_port,
+                     [](const std::string& t) { return has_word(row(t, "gpuhost-t"), "up"); });
+  INFO(table);
+  CHECK(has_word(row(table, "gpuhost-t"), "up"));
+
+  // SIGTERM stops a node cleanly: exit status 0.
+  kill(sched.pid, SIGTERM);
+  int status = sched.wait_exit(5s);
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  kill(again.pid, SIGINT);
+  status = again.wait_exit(5s);
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("the console answers gpus, sessions and help", "[gleamd][cluster]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  write_file(dir + "/n.conf", "[node]\nid = \"solo-t\"\nroles = [\"scheduler\", \"gpu_server\"]\n"
+                              "port = " + std::to_string(port) + "\n");
+  node_process node{dir + "/n.conf", dir + "/n.log"};
+  poll_nodes(port, [](const std::string& t) { return has_word(row(t, "solo-t"), "up"); });
+  CHECK_THAT(console(port, "help"), Catch::Contains("sessions"));
+  auto gpus = console(port, "gpus");
+  CHECK_THAT(gpus, Catch::Contains("NODE") && Catch::Contains("GPU(s)"));
+  CHECK_THAT(console(port, "sessions"), Catch::Contains("session(s)"));
+  CHECK_THAT(console(port, "frobnicate"), Catch::Contains("unknown command 'frobnicate'"));
+}
+
+TEST_CASE("gleamd refuses a bad config with exit status 2, naming file and key",
+          "[gleamd][cluster]") {
+  auto dir = temp_dir();
+  write_file(dir + "/bad.conf", "[node]\nroles = [\"scheduler\"]\nport = 99999\n");
+  std::string out;
+  int rc = gleam::test::run_command(gleam::test::build_path("bin/gleamd") + " --config-file="
+                                      + dir + "/bad.conf 2>&1",
+                                    out);
+  CHECK(rc == 2);
+  CHECK_THAT(out, Catch::Contains(dir + "/bad.conf:3") && Catch::Contains("node.port"));
+}
+
+TEST_CASE("the console says clearly when no node listens", "[gleamd][cluster]") {
+  auto port = free_port();
+  std::string out;
+  int rc = gleam::test::run_command(gleam::test::build_path("bin/gleam-console")
+                                      + " --scheduler 127.0.0.1:" + std::to_string(port)
+                                      + " -c nodes 2>&1",
+                                    out);
+  CHECK(rc == 1);
+  CHECK_THAT(out, Catch::Contains("cannot reach a gleam node at 127.0.0.1:" + std::to_string(port)));
+}

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/error.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/interfaces.hpp"
+
+namespace gleam::tools {
+
+/// The console's commands over one connection to a cluster's scheduler
+/// node. Blocking (a scoped actor waits for each answer, bounded by a
+/// timeout). Not thread-safe.
+class console {
+public:
+  console(caf::actor_system& sys, std::string host, uint16_t port);
+
+  /// Connects to the scheduler node; an error says what to check.
+  [[nodiscard]] caf::error connect();
+
+  /// Runs one command line, printing its answer to `out`; false on failure
+  /// (the reason is printed too).
+  bool run(const std::string& line, std::ostream& out);
+
+private:
+  bool nodes(std::ostream& out);
+  bool gpus(std::ostream& out);
+  bool sessions(std::ostream& out);
+  caf::expected<proto::ClusterView> view();
+
+  caf::actor_system& sys_;
+  std::string host_;
+  uint16_t port_;
+  caf::scoped_actor self_;
+  actors::scheduler_actor scheduler_;
+};
+
+} // namespace gleam::tools

@@ -1,0 +1,129 @@
+// gleamd: one Gleam node, with the roles its config file names.
+//
+//   gleamd --config-file=deploy/examples/all-in-one.conf
+//
+// Wiring, top to bottom: read the config, block the stop signals, start the
+// actor system, start the role actors, publish the node actor on its port,
+// wait for SIGINT/SIGTERM, stop everything within the shutdown deadline.
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/gpu_server.hpp"
+#include "actors/log.hpp"
+#include "actors/node.hpp"
+#include "actors/scheduler.hpp"
+#include "actors/type_registry.hpp"
+#include "config/error.hpp"
+#include "config/node_config.hpp"
+#include "tools/common/shutdown.hpp"
+
+using namespace gleam;
+using actors::log;
+using actors::log_level;
+
+namespace {
+
+const char* usage = "usage: gleamd --config-file=FILE\n"
+                    "  Starts one Gleam node with the roles named in FILE (see "
+                    "deploy/examples/).\n";
+
+std::string config_path(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--config-file=", 0) == 0)
+      return arg.substr(14);
+    if (arg == "--config-file" && i + 1 < argc)
+      return argv[i + 1];
+  }
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+  auto path = config_path(argc, argv);
+  if (path.empty()) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
+  auto cfg = config::load_node_config(path);
+  if (!cfg) {
+    std::fprintf(stderr, "gleamd: %s\n", config::describe(cfg.error()).c_str());
+    return 2;
+  }
+  actors::set_log_tag("gleamd " + cfg->node_id);
+  actors::set_log_level(cfg->log_level);
+  tools::stop_signals signals; // blocks SIGINT/SIGTERM before CAF starts threads
+
+  caf::actor_system_config sys_cfg;
+  actors::add_message_types(sys_cfg);
+  sys_cfg.load<caf::io::middleman>();
+  sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->threads));
+  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  int exit_code = 0;
+  {
+    caf::actor_system sys{sys_cfg};
+    actors::node_roles roles;
+    actors::gpu_service gpus;
+    if (cfg->scheduler)
+      roles.scheduler = actors::spawn_scheduler(sys, cfg->down_after);
+    if (cfg->gpu_server) {
+      auto n = actors::count_gpus(*cfg);
+      roles.board = std::make_shared<actors::telemetry_board>(n ? *n : 0);
+      auto started = actors::start_gpu_servers(sys, *cfg, roles.board);
+      if (started) {
+        gpus = std::move(*started);
+        roles.gpus = gpus.servers;
+        roles.gpu_infos = gpus.infos;
+        for (const auto& g : gpus.infos)
+          log(log_level::info, "serving gpu {}: {} ({} MiB)", g.index(), g.name(),
+              g.total_memory() >> 20);
+      } else {
+        log(log_level::warning,
+            "gpu_server role has no GPU to serve: {}. This node runs without GPUs; run "
+            "gleamd with the gpu_server role on a host with an NVIDIA GPU and point clients "
+            "at it (GLEAM_SERVER=HOST:PORT or the scheduler).",
+            config::describe(started.error()));
+      }
+    }
+    auto node = actors::spawn_node(sys, *cfg, roles);
+    const char* bind = cfg->bind_host.empty() ? nullptr : cfg->bind_host.c_str();
+    auto port = sys.middleman().publish(node, cfg->port, bind, true);
+    if (!port) {
+      log(log_level::error, "cannot listen on {}:{}: {} (is another gleamd running? change "
+                            "'node.port' in {})",
+          cfg->bind_host.empty() ? "*" : cfg->bind_host, cfg->port,
+          sys.render(port.error()), cfg->source);
+      exit_code = 1;
+    } else {
+      log(log_level::info, "node '{}' up on port {} (roles:{}{}{})", cfg->node_id, *port,
+          cfg->scheduler ? " scheduler" : "", cfg->gpu_server ? " gpu_server" : "",
+          cfg->cache_shard ? " cache_shard" : "");
+      int sig = signals.wait();
+      log(log_level::info, "signal {} received, stopping", sig);
+    }
+    tools::shutdown_watchdog watchdog{std::chrono::milliseconds{1900}};
+    if (port)
+      static_cast<void>(sys.middleman().unpublish(node, *port)); // closes the listener early
+    caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+    for (auto& g : gpus.servers)
+      caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
+    if (roles.scheduler)
+      caf::anon_send_exit(roles.scheduler, caf::exit_reason::user_shutdown);
+    node = nullptr;
+    roles = actors::node_roles{};
+    gpus.servers.clear();
+  } // ~actor_system waits for the actors; the watchdog bounds the wait
+  return exit_code;
+}
