@@ -1,0 +1,371 @@
+#include "cache_store/tiered_store.hpp"
+
+#include "cache_store/chunk_store.hpp"
+#include "cache_store/error.hpp"
+
+namespace gleam::cache_store {
+
+namespace {
+
+constexpr std::array<tier_kind, tier_count> all_tiers{
+  tier_kind::gpu, tier_kind::host, tier_kind::disk};
+
+bool holds(const chunk_info& info, tier_kind t) {
+  return (info.tiers & tier_bit(t)) != 0;
+}
+
+} // namespace
+
+caf::expected<std::unique_ptr<tiered_store>>
+tiered_store::make(std::vector<std::unique_ptr<tier>> tiers) {
+  std::unique_ptr<tiered_store> result{new tiered_store};
+  for (auto& t : tiers) {
+    if (!t)
+      return make_error(error_code::invalid_argument,
+                        "a tiered store was given a null tier; pass only "
+                        "configured tiers");
+    auto i = idx(t->kind());
+    if (result->tiers_[i])
+      return make_error(error_code::invalid_argument,
+                        "a tiered store was given two "
+                          + to_string(t->kind()) + " tiers (" + t->name()
+                          + " and " + result->tiers_[i]->name()
+                          + "); configure at most one per kind");
+    result->tiers_[i] = std::move(t);
+  }
+  std::lock_guard<std::mutex> guard{result->mtx_};
+  for (auto t : all_tiers) {
+    auto& tp = result->tiers_[idx(t)];
+    if (!tp)
+      continue;
+    for (const auto& item : tp->contents()) {
+      auto& e = result->index_[item.key];
+      if (e.info.tiers == 0) {
+        e.info = item.info;
+        e.info.tiers = 0;
+        e.info.refcount = 0;
+      }
+      e.info.verified = e.info.verified || item.info.verified;
+      e.info.tiers |= tier_bit(t);
+      e.pos[idx(t)] = result->lru_[idx(t)].insert(result->lru_[idx(t)].end(),
+                                                  item.key);
+    }
+    if (auto err = result->make_room(t, 0, nullptr))
+      return err;
+  }
+  return result;
+}
+
+tiered_store::~tiered_store() = default;
+
+tier* tiered_store::find_tier(tier_kind x) {
+  return tiers_[idx(x)].get();
+}
+
+caf::error tiered_store::not_found(const chunk_key& key) const {
+  return make_error(error_code::not_found,
+                    "no tier of the cache holds chunk " + key.to_string()
+                      + "; send its bytes first");
+}
+
+void tiered_store::touch(entry& e) {
+  e.info.last_use_ns = now_ns();
+  for (auto t : all_tiers)
+    if (holds(e.info, t))
+      lru_[idx(t)].splice(lru_[idx(t)].end(), lru_[idx(t)], e.pos[idx(t)]);
+}
+
+caf::error tiered_store::drop_from_tier(const chunk_key& key, tier_kind t) {
+  auto i = index_.find(key);
+  if (i == index_.end() || !holds(i->second.info, t))
+    return {};
+  auto err = tiers_[idx(t)]->erase(key);
+  if (err && !is(err, error_code::not_found))
+    return err;
+  lru_[idx(t)].erase(i->second.pos[idx(t)]);
+  i->second.info.tiers &= static_cast<uint8_t>(~tier_bit(t));
+  if (i->second.info.tiers == 0)
+    index_.erase(i);
+  return {};
+}
+
+caf::error tiered_store::make_room(tier_kind t, uint64_t need,
+                                   const chunk_key* keep) {
+  auto& tp = *tiers_[idx(t)];
+  auto& order = lru_[idx(t)];
+  while (tp.used() + need > tp.capacity()) {
+    const chunk_key* victim = nullptr;
+    for (bool verified_pass : {false, true}) {
+      for (const auto& key : order) {
+        if (keep != nullptr && key == *keep)
+          continue;
+        const auto& info = index_.at(key).info;
+        if (info.refcount == 0 && info.verified == verified_pass) {
+          victim = &key;
+          break;
+        }
+      }
+      if (victim != nullptr)
+        break;
+    }
+    if (victim == nullptr)
+      return make_error(error_code::no_space,
+                        "tier " + tp.name() + " cannot free "
+                          + std::to_string(need) + " bytes: "
+                          + std::to_string(tp.used()) + " of "
+                          + std::to_string(tp.capacity())
+                          + " bytes are held by referenced chunks; "
+                            "raise its capacity or release references");
+    auto victim_key = *victim;
+    if (auto err = drop_from_tier(victim_key, t))
+      return err;
+  }
+  return {};
+}
+
+caf::error tiered_store::add_to_tier(const chunk_key& key, entry& e,
+                                     tier_kind t, const void* data,
+                                     size_t size) {
+  if (holds(e.info, t))
+    return {};
+  auto& tp = *tiers_[idx(t)];
+  if (size > tp.capacity())
+    return make_error(error_code::no_space,
+                      "chunk " + key.to_string() + " of " + std::to_string(size)
+                        + " bytes exceeds the capacity of tier " + tp.name()
+                        + " (" + std::to_string(tp.capacity()) + " bytes)");
+  if (auto err = make_room(t, size, &key))
+    return err;
+  if (auto err = tp.put(key, data, size))
+    return err;
+  e.pos[idx(t)] = lru_[idx(t)].insert(lru_[idx(t)].end(), key);
+  e.info.tiers |= tier_bit(t);
+  if (e.info.verified)
+    return tp.mark_verified(key);
+  return {};
+}
+
+bool tiered_store::contains(const chunk_key& key) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return index_.count(key) > 0;
+}
+
+std::vector<size_t> tiered_store::missing(const std::vector<chunk_key>& keys) {
+  std::vector<size_t> result;
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto j = index_.find(keys[i]);
+    if (j == index_.end()) {
+      ++misses_;
+      result.push_back(i);
+    } else {
+      ++hits_;
+      touch(j->second);
+    }
+  }
+  return result;
+}
+
+caf::error tiered_store::put(const chunk_key& key, const void* data,
+                             size_t size, uint8_t tiers) {
+  if (auto err = verify_content(key, data, size))
+    return err;
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto [i, added] = index_.try_emplace(key);
+  auto& e = i->second;
+  if (added)
+    e.info.size = size;
+  caf::error last;
+  for (auto t : all_tiers) {
+    if ((tiers & tier_bit(t)) == 0 || !tiers_[idx(t)])
+      continue;
+    if (auto err = add_to_tier(key, e, t, data, size))
+      last = std::move(err);
+  }
+  if (e.info.tiers == 0) {
+    index_.erase(key);
+    if (last)
+      return last;
+    return make_error(error_code::no_space,
+                      "no configured tier was requested for chunk "
+                        + key.to_string() + "; request at least one of "
+                          "the configured tiers");
+  }
+  touch(e);
+  return {};
+}
+
+caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,
+                                            const std::vector<tier_kind>& order,
+                                            const fill_sink& sink) {
+  std::vector<uint8_t> staging;
+  chunk_view src;
+  tier_kind served = tier_kind::disk;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = index_.find(key);
+    size_t pos = order.size();
+    if (i != index_.end())
+      for (size_t k = 0; k < order.size(); ++k)
+        if (tiers_[idx(order[k])] && holds(i->second.info, order[k])) {
+          pos = k;
+          break;
+        }
+    if (pos == order.size()) {
+      ++misses_;
+      return not_found(key);
+    }
+    ++hits_;
+    auto& e = i->second;
+    touch(e);
+    served = order[pos];
+    auto& from = *tiers_[idx(served)];
+    // Host bytes for promotions and for tiers without addressable memory.
+    auto view = from.view(key);
+    if (!view || (view->where == tier_kind::gpu && pos > 0)) {
+      staging.resize(e.info.size);
+      auto n = from.read(key, staging.data(), staging.size());
+      if (!n)
+        return std::move(n.error());
+    }
+    const void* host_bytes = staging.empty() && view ? view->data
+                                                     : staging.data();
+    for (size_t k = 0; k < pos; ++k) {
+      auto t = order[k];
+      if (!tiers_[idx(t)])
+        continue;
+      // Promotion is best effort: a full faster tier leaves the chunk where
+      // it is.
+      auto err = add_to_tier(key, e, t, host_bytes, e.info.size);
+      if (err && !is(err, error_code::no_space))
+        return err;
+    }
+    src = chunk_view{tier_kind::host, staging.data(), staging.size()};
+    if (view)
+      src = *view;
+    for (size_t k = 0; k < pos; ++k) {
+      auto t = order[k];
+      if (tiers_[idx(t)] && holds(e.info, t))
+        if (auto v = tiers_[idx(t)]->view(key)) {
+          src = *v;
+          break;
+        }
+    }
+    // Pin while the sink copies without the lock.
+    ++e.info.refcount;
+  }
+  auto err = sink(src);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = index_.find(key);
+    if (i != index_.end() && i->second.info.refcount > 0)
+      --i->second.info.refcount;
+  }
+  if (err)
+    return err;
+  return served;
+}
+
+caf::expected<std::vector<uint8_t>> tiered_store::get(const chunk_key& key) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  if (i == index_.end()) {
+    ++misses_;
+    return not_found(key);
+  }
+  ++hits_;
+  touch(i->second);
+  std::vector<uint8_t> result(i->second.info.size);
+  caf::error last;
+  for (auto t : {tier_kind::host, tier_kind::disk, tier_kind::gpu}) {
+    if (!tiers_[idx(t)] || !holds(i->second.info, t))
+      continue;
+    auto n = tiers_[idx(t)]->read(key, result.data(), result.size());
+    if (n)
+      return result;
+    last = std::move(n.error());
+  }
+  return last;
+}
+
+caf::error tiered_store::erase(const chunk_key& key) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  if (i == index_.end())
+    return not_found(key);
+  if (i->second.info.refcount > 0)
+    return make_error(error_code::in_use,
+                      "chunk " + key.to_string() + " has "
+                        + std::to_string(i->second.info.refcount)
+                        + " holders; unref it before erasing");
+  for (auto t : all_tiers)
+    if (auto err = drop_from_tier(key, t))
+      return err;
+  return {};
+}
+
+caf::error tiered_store::mark_verified(const chunk_key& key) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  if (i == index_.end())
+    return not_found(key);
+  for (auto t : all_tiers)
+    if (holds(i->second.info, t))
+      if (auto err = tiers_[idx(t)]->mark_verified(key))
+        return err;
+  i->second.info.verified = true;
+  return {};
+}
+
+caf::error tiered_store::ref(const chunk_key& key) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  if (i == index_.end())
+    return not_found(key);
+  ++i->second.info.refcount;
+  touch(i->second);
+  return {};
+}
+
+caf::error tiered_store::unref(const chunk_key& key) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  if (i == index_.end())
+    return not_found(key);
+  if (i->second.info.refcount == 0)
+    return make_error(error_code::refcount_underflow,
+                      "unref of chunk " + key.to_string()
+                        + " which has no holders; pair every unref with a ref");
+  --i->second.info.refcount;
+  return {};
+}
+
+caf::expected<chunk_info> tiered_store::entry_info(const chunk_key& key) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  if (i == index_.end())
+    return not_found(key);
+  return i->second.info;
+}
+
+std::vector<chunk_key> tiered_store::tier_contents(tier_kind x) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  const auto& order = lru_[idx(x)];
+  return {order.begin(), order.end()};
+}
+
+store_stats tiered_store::stats() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  store_stats result;
+  result.entries = index_.size();
+  for (const auto& [key, e] : index_)
+    result.bytes += e.info.size;
+  for (auto t : all_tiers)
+    if (tiers_[idx(t)])
+      result.tier_bytes[idx(t)] = tiers_[idx(t)]->used();
+  result.hits = hits_;
+  result.misses = misses_;
+  return result;
+}
+
+} // namespace gleam::cache_store

@@ -1,0 +1,270 @@
+#include "cache_store/rocksdb_chunk_store.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <rocksdb/db.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache_store/error.hpp"
+#include "tests/cache_store/test_util.hpp"
+#include "tests/support/gpu_probe.hpp"
+
+using namespace gleam::cache_store;
+using gleam::cache_store::test::crash_chunk;
+using gleam::cache_store::test::make_bytes;
+using gleam::cache_store::test::temp_dir;
+
+namespace {
+
+std::unique_ptr<rocksdb_chunk_store> open_at(const std::string& path) {
+  rocksdb_store_options opts;
+  opts.path = path;
+  auto store = rocksdb_chunk_store::open(opts);
+  if (!store)
+    FAIL("open failed: " << render(store.error()));
+  return std::move(*store);
+}
+
+chunk_key key_of(const std::vector<uint8_t>& bytes) {
+  return hash_chunk(chunk_key::algo::xxh3_128, bytes.data(), bytes.size());
+}
+
+// Runs `argv` with stdout into a pipe; returns the wait status and appends
+// what the child printed to `out`.
+int run_child(const std::vector<std::string>& args, std::string& out) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    return -1;
+  auto pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::_Exit(127);
+  }
+  ::close(fds[1]);
+  char buf[4096];
+  for (;;) {
+    auto n = ::read(fds[0], buf, sizeof(buf));
+    if (n <= 0)
+      break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+} // namespace
+
+TEST_CASE("a reopened rocksdb store keeps bytes, verified flags and LRU order",
+          "[cache_store][rocksdb]") {
+  temp_dir dir;
+  auto path = dir.sub("db");
+  auto a = make_bytes(1, 1000);
+  auto b = make_bytes(2, 300000);
+  auto c = make_bytes(3, 5000);
+  {
+    auto store = open_at(path);
+    for (auto* x : {&a, &b, &c})
+      REQUIRE_FALSE(store->put(key_of(*x), *x));
+    REQUIRE_FALSE(store->mark_verified(key_of(b)));
+    REQUIRE_FALSE(store->ref(key_of(c)));
+    REQUIRE(store->get(key_of(a))); // LRU order: b c a
+  }
+  auto store = open_at(path);
+  CHECK(store->stats().entries == 3);
+  for (auto* x : {&a, &b, &c}) {
+    auto got = store->get(key_of(*x));
+    REQUIRE(got);
+    CHECK(*got == *x);
+  }
+  CHECK(store->entry_info(key_of(b))->verified);
+  CHECK_FALSE(store->entry_info(key_of(a))->verified);
+  // Holders of the previous instance are gone with it.
+  CHECK(store->entry_info(key_of(c))->refcount == 0);
+}
+
+TEST_CASE("LRU order survives a reopen", "[cache_store][rocksdb]") {
+  temp_dir dir;
+  auto path = dir.sub("db");
+  std::vector<std::vector<uint8_t>> chunks;
+  for (uint64_t i = 0; i < 3; ++i)
+    chunks.push_back(make_bytes(10 + i, 2000));
+  {
+    auto store = open_at(path);
+    for (auto& x : chunks)
+      REQUIRE_FALSE(store->put(key_of(x), x));
+    REQUIRE(store->get(key_of(chunks[0]))); // order: 1 2 0
+  }
+  auto store = open_at(path);
+  auto listed = store->list(0);
+  REQUIRE(listed.size() == 3);
+  CHECK(listed[0].key == key_of(chunks[1]));
+  CHECK(listed[1].key == key_of(chunks[2]));
+  CHECK(listed[2].key == key_of(chunks[0]));
+  auto r = store->evict_to(4000);
+  REQUIRE(r);
+  CHECK_FALSE(store->contains(key_of(chunks[1])));
+  CHECK(store->contains(key_of(chunks[0])));
+}
+
+TEST_CASE("large chunks live in blob files", "[cache_store][rocksdb]") {
+  temp_dir dir;
+  auto path = dir.sub("db");
+  auto big = make_bytes(5, 1 << 20);
+  {
+    auto store = open_at(path);
+    REQUIRE_FALSE(store->put(key_of(big), big));
+    REQUIRE_FALSE(store->flush());
+  }
+  size_t blob_files = 0;
+  for (auto& entry : std::filesystem::directory_iterator(path))
+    if (entry.path().extension() == ".blob")
+      ++blob_files;
+  CHECK(blob_files >= 1);
+  auto store = open_at(path);
+  CHECK(*store->get(key_of(big)) == big);
+}
+
+TEST_CASE("open errors name the path", "[cache_store][rocksdb]") {
+  temp_dir dir;
+  SECTION("a path below a regular file") {
+    auto file = dir.sub("plain_file");
+    std::ofstream{file} << "not a directory";
+    rocksdb_store_options opts;
+    opts.path = file + "/db";
+    auto store = rocksdb_chunk_store::open(opts);
+    REQUIRE_FALSE(store);
+    CHECK(is(store.error(), error_code::open_failed));
+    CHECK(render(store.error()).find(opts.path) != std::string::npos);
+  }
+  SECTION("an empty path") {
+    auto store = rocksdb_chunk_store::open(rocksdb_store_options{});
+    REQUIRE_FALSE(store);
+    CHECK(is(store.error(), error_code::open_failed));
+  }
+  SECTION("a database held by another instance") {
+    auto path = dir.sub("db");
+    auto first = open_at(path);
+    rocksdb_store_options opts;
+    opts.path = path;
+    auto second = rocksdb_chunk_store::open(opts);
+    REQUIRE_FALSE(second);
+    CHECK(is(second.error(), error_code::db_locked));
+    CHECK(render(second.error()).find(path) != std::string::npos);
+  }
+}
+
+TEST_CASE("acknowledged puts survive kill -9, and nothing stored is torn",
+          "[cache_store][rocksdb]") {
+  temp_dir dir;
+  auto path = dir.sub("db");
+  const uint64_t n = 200;
+  const uint64_t k = 50;
+  std::string out;
+  auto status = run_child({gleam::test::build_path("bin/cache_store_crash_writer"),
+                           path, std::to_string(n), std::to_string(k)},
+                          out);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(WTERMSIG(status) == SIGKILL);
+  std::set<uint64_t> acked;
+  std::istringstream lines{out};
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && lines.good())
+      acked.insert(std::stoull(line));
+  // Every put of the first loop and k of the second returned before the kill.
+  REQUIRE(acked.size() >= n + k - 1);
+  for (uint64_t i = 0; i < n + k - 1; ++i)
+    REQUIRE(acked.count(i) == 1);
+  auto store = open_at(path);
+  // Every acknowledged chunk is there with its bytes.
+  for (auto i : acked) {
+    auto bytes = crash_chunk(i);
+    auto got = store->get(key_of(bytes));
+    REQUIRE(got);
+    CHECK(*got == bytes);
+  }
+  // Every index entry's bytes re-hash to its key (no torn or dangling entry).
+  auto listed = store->list(0);
+  CHECK(listed.size() >= acked.size());
+  for (const auto& entry : listed) {
+    auto got = store->get(entry.key);
+    REQUIRE(got);
+    CHECK(got->size() == entry.info.size);
+    CHECK(hash_chunk(entry.key.kind, got->data(), got->size()) == entry.key);
+  }
+}
+
+TEST_CASE("verify_reads re-hashes what it reads", "[cache_store][rocksdb]") {
+  temp_dir dir;
+  rocksdb_store_options opts;
+  opts.path = dir.sub("db");
+  opts.verify_reads = true;
+  opts.sync = true;
+  auto store = rocksdb_chunk_store::open(opts);
+  REQUIRE(store);
+  auto bytes = make_bytes(9, 20000);
+  REQUIRE_FALSE((*store)->put(key_of(bytes), bytes));
+  auto got = (*store)->get(key_of(bytes));
+  REQUIRE(got);
+  CHECK(*got == bytes);
+  CHECK((*store)->path() == opts.path);
+  CHECK((*store)->name() == "rocksdb");
+}
+
+TEST_CASE("verify_reads reports bytes altered on disk", "[cache_store][rocksdb]") {
+  temp_dir dir;
+  rocksdb_store_options opts;
+  opts.path = dir.sub("db");
+  opts.verify_reads = true;
+  auto bytes = make_bytes(10, 20000);
+  auto key = key_of(bytes);
+  {
+    auto store = rocksdb_chunk_store::open(opts);
+    REQUIRE(store);
+    REQUIRE_FALSE((*store)->put(key, bytes));
+  }
+  {
+    // Damage the stored bytes behind the store's back.
+    std::vector<rocksdb::ColumnFamilyDescriptor> families{
+      {rocksdb::kDefaultColumnFamilyName, {}}, {"index", {}}, {"blobs", {}}};
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(rocksdb::DBOptions{}, opts.path, families,
+                              &handles, &raw)
+              .ok());
+    auto damaged = bytes;
+    damaged[19999] ^= 0x40;
+    CHECK(raw->Put(rocksdb::WriteOptions{}, handles[2], key.to_binary(),
+                   rocksdb::Slice{reinterpret_cast<const char*>(damaged.data()),
+                                  damaged.size()})
+            .ok());
+    for (auto* h : handles)
+      CHECK(raw->DestroyColumnFamilyHandle(h).ok());
+    delete raw;
+  }
+  auto store = rocksdb_chunk_store::open(opts);
+  REQUIRE(store);
+  auto got = (*store)->get(key);
+  REQUIRE_FALSE(got);
+  CHECK(is(got.error(), error_code::corrupt_entry));
+  CHECK(render(got.error()).find(key.to_string()) != std::string::npos);
+}
