@@ -1,0 +1,296 @@
+#include "placement/latency_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "placement/error.hpp"
+
+namespace gleam::placement {
+
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+std::size_t index_of(resource r) {
+  return static_cast<std::size_t>(r);
+}
+
+} // namespace
+
+// -- server_timeline ----------------------------------------------------------
+
+server_timeline::server_timeline(const server& s)
+  : free_now_(s.free_memory_bytes), total_(s.total_memory_bytes) {
+  for (const auto& r : s.running) {
+    ++count_;
+    auto load_end = std::clamp(r.load_remaining_s, 0.0, std::max(0.0, r.remaining_s));
+    if (load_end > 0)
+      intervals_[index_of(resource::network)].push_back({0, load_end, r.occ.network});
+    if (r.remaining_s > load_end)
+      intervals_[index_of(resource::gpu)].push_back({load_end, r.remaining_s, r.occ.gpu});
+    releases_.emplace_back(std::max(0.0, r.remaining_s), r.memory_bytes);
+  }
+  std::sort(releases_.begin(), releases_.end());
+  rebuild(0);
+  rebuild(1);
+}
+
+void server_timeline::add(double start_s, double load_s, double total_s, occupancy occ,
+                          uint64_t memory_bytes) {
+  ++count_;
+  auto load_end = start_s + std::max(0.0, load_s);
+  auto end = std::max(load_end, start_s + total_s);
+  if (load_end > start_s) {
+    intervals_[index_of(resource::network)].push_back({start_s, load_end, occ.network});
+    rebuild(index_of(resource::network));
+  }
+  if (end > load_end) {
+    intervals_[index_of(resource::gpu)].push_back({load_end, end, occ.gpu});
+    rebuild(index_of(resource::gpu));
+  }
+  free_now_ = free_now_ > memory_bytes ? free_now_ - memory_bytes : 0;
+  auto rel = std::make_pair(end, memory_bytes);
+  releases_.insert(std::upper_bound(releases_.begin(), releases_.end(), rel), rel);
+}
+
+void server_timeline::rebuild(std::size_t r) {
+  auto& steps = steps_[r];
+  steps.clear();
+  const auto& xs = intervals_[r];
+  if (xs.empty())
+    return;
+  std::vector<double> points;
+  points.reserve(2 * xs.size() + 1);
+  points.push_back(0);
+  for (const auto& x : xs) {
+    points.push_back(x.begin_s);
+    points.push_back(x.end_s);
+  }
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+    auto mid = 0.5 * (points[i] + points[i + 1]);
+    double sum = 0;
+    uint32_t count = 0;
+    for (const auto& x : xs) {
+      if (x.begin_s <= mid && mid < x.end_s) {
+        sum += x.u;
+        ++count;
+      }
+    }
+    if (!steps.empty() && steps.back().sum_u == sum && steps.back().count == count)
+      steps.back().end_s = points[i + 1];
+    else
+      steps.push_back({points[i + 1], sum, count});
+  }
+}
+
+double server_timeline::stretch(resource r, double start_s, double work_s,
+                                double gamma) const {
+  if (work_s <= 0)
+    return 0;
+  auto t = start_s;
+  for (const auto& st : steps_[index_of(r)]) {
+    if (st.end_s <= t)
+      continue;
+    auto alpha = std::max(1.0, gamma * st.sum_u);
+    auto capacity = (st.end_s - t) / alpha;
+    if (capacity >= work_s)
+      return t + work_s * alpha - start_s;
+    work_s -= capacity;
+    t = st.end_s;
+  }
+  return t + work_s - start_s;
+}
+
+bool server_timeline::admits(double at_s, double u, double gamma) const {
+  for (const auto& st : steps_[index_of(resource::gpu)]) {
+    if (st.end_s <= at_s)
+      continue;
+    if (st.count == 0)
+      return true;
+    auto n = static_cast<double>(st.count);
+    auto each = st.sum_u / n;
+    auto before = n / std::max(1.0, gamma * (st.sum_u - each));
+    auto after = n / std::max(1.0, gamma * (st.sum_u - each + u))
+                 + 1.0 / std::max(1.0, gamma * st.sum_u);
+    return after >= before;
+  }
+  return true;
+}
+
+double server_timeline::next_release_after(double t_s) const {
+  auto i = std::upper_bound(releases_.begin(), releases_.end(), t_s,
+                            [](double t, const auto& rel) { return t < rel.first; });
+  return i != releases_.end() ? i->first : infinity;
+}
+
+double server_timeline::earliest_fit(uint64_t bytes) const {
+  if (bytes > total_)
+    return infinity;
+  if (free_now_ >= bytes)
+    return 0;
+  auto free = free_now_;
+  for (const auto& [at, released] : releases_) {
+    free += released;
+    if (free >= bytes)
+      return at;
+  }
+  return infinity;
+}
+
+double server_timeline::occupancy_now(resource r) const {
+  const auto& steps = steps_[index_of(r)];
+  return steps.empty() ? 0.0 : steps.front().sum_u;
+}
+
+// -- predict ------------------------------------------------------------------
+
+prediction predict(const task& t, const server& s, const server_timeline& tl,
+                   double start_s, double gamma_gpu, double gamma_net) {
+  prediction p;
+  p.start_s = start_s;
+  auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
+  p.cached_bytes = std::min(s.cached_bytes(t.weights), bytes);
+  auto uncached = bytes - p.cached_bytes;
+  link l;
+  if (t.client < s.links.size())
+    l = s.links[t.client];
+  p.solo_load_s = l.rtt_s + static_cast<double>(uncached) / l.rate_bytes_per_s
+                  + static_cast<double>(p.cached_bytes) / s.cache_fill_rate_bytes_per_s;
+  p.solo_compute_s = s.gpu_type < t.profile.compute_s.size()
+                       ? t.profile.compute_s[s.gpu_type]
+                       : default_compute_s;
+  p.load_s = tl.stretch(resource::network, start_s, p.solo_load_s, gamma_net);
+  p.compute_s = tl.stretch(resource::gpu, start_s + p.load_s, p.solo_compute_s, gamma_gpu);
+  p.total_s = p.load_s + p.compute_s;
+  p.alpha_net = p.solo_load_s > 0 ? p.load_s / p.solo_load_s : 1.0;
+  p.alpha_gpu = p.solo_compute_s > 0 ? p.compute_s / p.solo_compute_s : 1.0;
+  return p;
+}
+
+prediction predict(const task& t, server_index s, const snapshot& snap) {
+  const auto& srv = snap.servers[s];
+  server_timeline tl{srv};
+  auto start = tl.earliest_fit(t.profile.memory_bytes);
+  return predict(t, srv, tl, start, snap.gamma_of(srv.gpu_type, resource::gpu),
+                 snap.gamma_of(srv.gpu_type, resource::network));
+}
+
+// -- gamma_fit ----------------------------------------------------------------
+
+gamma_fit::gamma_fit(double max_sum_u, std::size_t bins)
+  : max_sum_u_(max_sum_u > 0 ? max_sum_u : 8.0), bins_(std::max<std::size_t>(bins, 2)) {
+}
+
+void gamma_fit::add(double sum_u, double slowdown) {
+  if (!std::isfinite(sum_u) || !std::isfinite(slowdown))
+    return;
+  sum_u = std::max(0.0, sum_u);
+  auto width = max_sum_u_ / static_cast<double>(bins_.size());
+  auto i = std::min(bins_.size() - 1, static_cast<std::size_t>(sum_u / width));
+  auto& b = bins_[i];
+  b.n += 1;
+  b.sx += sum_u;
+  b.sxx += sum_u * sum_u;
+  b.sy += slowdown;
+  b.syy += slowdown * slowdown;
+  b.sxy += sum_u * slowdown;
+  ++n_;
+}
+
+caf::expected<gamma_estimate> gamma_fit::estimate() const {
+  auto nb = bins_.size();
+  // suffix[k] = statistics of bins k..nb-1.
+  std::vector<bin> suffix(nb + 1);
+  for (std::size_t k = nb; k-- > 0;) {
+    const auto& b = bins_[k];
+    auto& s = suffix[k];
+    s = suffix[k + 1];
+    s.n += b.n;
+    s.sx += b.sx;
+    s.sxx += b.sxx;
+    s.sy += b.sy;
+    s.syy += b.syy;
+    s.sxy += b.sxy;
+  }
+  const auto& all = suffix[0];
+  // Bins are ordered by Σu, so for a given γ the contended bins (mean Σu
+  // above 1/γ) form a suffix; the first contended bin is found by scan.
+  auto first_active = [&](double gamma) {
+    std::size_t k = 0;
+    while (k < nb && (bins_[k].n == 0 || gamma * bins_[k].sx / bins_[k].n <= 1.0))
+      ++k;
+    return k;
+  };
+  auto sse = [&](double gamma, std::size_t k) {
+    const auto& act = suffix[k];
+    auto in_n = all.n - act.n;
+    auto in_sy = all.sy - act.sy;
+    auto in_syy = all.syy - act.syy;
+    auto inactive = in_syy - 2 * in_sy + in_n;
+    auto active = act.syy - 2 * gamma * act.sxy + gamma * gamma * act.sxx;
+    return std::max(0.0, inactive + active);
+  };
+  gamma_estimate best;
+  double best_sse = std::numeric_limits<double>::infinity();
+  bool found = false;
+  for (std::size_t k = 0; k < nb; ++k) {
+    if (bins_[k].n == 0)
+      continue;
+    const auto& act = suffix[k];
+    if (act.sxx <= 0)
+      continue;
+    auto gamma = std::max(0.0, act.sxy / act.sxx);
+    auto j = first_active(gamma);
+    auto err = sse(gamma, j);
+    if (err < best_sse) {
+      best_sse = err;
+      best.gamma = gamma;
+      best.active_samples = static_cast<uint64_t>(suffix[j].n);
+      found = true;
+    }
+  }
+  if (!found || best.active_samples < min_active_samples)
+    return make_error(error_code::not_enough_samples,
+                      "gamma fit has " + std::to_string(found ? best.active_samples : 0)
+                        + " contended samples of " + std::to_string(n_) + ", needs "
+                        + std::to_string(min_active_samples)
+                        + ": run more co-located tasks or keep the default gamma");
+  best.samples = n_;
+  best.rms_residual = std::sqrt(best_sse / all.n);
+  return best;
+}
+
+// -- contention_calibration ---------------------------------------------------
+
+void contention_calibration::observe(const std::string& gpu_type, resource r, double sum_u,
+                                     double slowdown) {
+  fits_[gpu_type][index_of(r)].add(sum_u, slowdown);
+}
+
+caf::expected<gamma_estimate> contention_calibration::estimate(const std::string& gpu_type,
+                                                               resource r) const {
+  auto i = fits_.find(gpu_type);
+  if (i == fits_.end())
+    return make_error(error_code::not_enough_samples,
+                      "no finished run on GPU type " + gpu_type + " yet");
+  return i->second[index_of(r)].estimate();
+}
+
+std::vector<gamma_row> contention_calibration::table(
+  const std::vector<std::string>& gpu_types) const {
+  std::vector<gamma_row> rows;
+  rows.reserve(gpu_types.size());
+  for (const auto& type : gpu_types) {
+    gamma_row row{default_gamma, default_gamma};
+    for (std::size_t r = 0; r < resource_count; ++r)
+      if (auto est = estimate(type, static_cast<resource>(r)))
+        row[r] = est->gamma;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+} // namespace gleam::placement

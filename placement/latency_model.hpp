@@ -1,0 +1,212 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "placement/snapshot.hpp"
+
+namespace gleam::placement {
+
+/// Predicted latency of one task on one server. All times in seconds.
+struct prediction {
+  /// Delay from the snapshot instant until the task can start (0 = now;
+  /// otherwise the wait for enough free GPU memory).
+  double start_s = 0;
+  /// Wall time of the load phase (uncached bytes over the link, cached bytes
+  /// from the cache tier, one RTT), contention included.
+  double load_s = 0;
+  /// Wall time of the compute phase, contention included.
+  double compute_s = 0;
+  /// load_s + compute_s: service time once started.
+  double total_s = 0;
+  /// Mean network contention factor over the load phase (>= 1).
+  double alpha_net = 1;
+  /// Mean GPU contention factor over the compute phase (>= 1).
+  double alpha_gpu = 1;
+  /// Uncontended load and compute times the alphas stretch.
+  double solo_load_s = 0;
+  double solo_compute_s = 0;
+  /// Bytes of the task's weights already cached on the server.
+  uint64_t cached_bytes = 0;
+
+  /// start_s + total_s: completion, seconds after the snapshot instant.
+  double completion_s() const noexcept {
+    return start_s + total_s;
+  }
+};
+
+/// The future of one server as the latency model sees it: a step function of
+/// the summed occupancy per resource and the memory releases, built from its
+/// running tasks' remaining-time estimates. Tasks placed during a decision are
+/// added to it, so later predictions in the same decision see them.
+/// Cheap to copy; not thread-safe while being modified.
+class server_timeline {
+public:
+  /// Builds the timeline of `s` at the snapshot instant (time 0).
+  explicit server_timeline(const server& s);
+
+  /// Adds a task that starts its load phase at `start_s`, loads until
+  /// `start_s + load_s`, then computes until `start_s + total_s`.
+  void add(double start_s, double load_s, double total_s, occupancy occ,
+           uint64_t memory_bytes);
+
+  /// Wall seconds needed to do `work_s` solo-seconds of work on resource `r`
+  /// starting at `start_s`, when contention is α = max(1, γ·Σu) and Σu is
+  /// the occupancy of the other tasks on `r` at each instant.
+  double stretch(resource r, double start_s, double work_s, double gamma) const;
+
+  /// Admission test of the gleam policy: true when a task of GPU occupancy
+  /// `u` that starts computing at `at_s` does not lower the GPU's total
+  /// progress rate Σ 1/αᵢ (co-runners taken as of equal occupancy), i.e.
+  /// co-locating it adds throughput instead of only contention. Always true
+  /// on an idle GPU.
+  bool admits(double at_s, double u, double gamma) const;
+
+  /// The first instant after `t_s` at which a task finishes (and releases
+  /// its memory); infinity if none.
+  double next_release_after(double t_s) const;
+
+  /// Seconds from now until `bytes` of GPU memory are free, counting the
+  /// memory running tasks release when they finish; infinity if never.
+  double earliest_fit(uint64_t bytes) const;
+
+  /// Summed occupancy of `r` at time 0, over running and added tasks.
+  double occupancy_now(resource r) const;
+
+  /// Free GPU memory now, bytes.
+  uint64_t free_memory_bytes() const noexcept {
+    return free_now_;
+  }
+
+  /// Total GPU memory, bytes.
+  uint64_t total_memory_bytes() const noexcept {
+    return total_;
+  }
+
+  /// Running plus added tasks.
+  std::size_t task_count() const noexcept {
+    return count_;
+  }
+
+private:
+  struct interval {
+    double begin_s;
+    double end_s;
+    double u;
+  };
+
+  struct step {
+    double end_s;
+    double sum_u;
+    uint32_t count;
+  };
+
+  void rebuild(std::size_t r);
+
+  std::array<std::vector<interval>, resource_count> intervals_;
+  std::array<std::vector<step>, resource_count> steps_;
+  std::vector<std::pair<double, uint64_t>> releases_;
+  uint64_t free_now_ = 0;
+  uint64_t total_ = 0;
+  std::size_t count_ = 0;
+};
+
+/// Predicts `t` on `snap.servers[s]` starting as soon as its memory fits
+/// (the model of DESIGN.md "Scheduler"): load time = RTT + uncached bytes
+/// over the client's link + cached bytes at the cache fill rate; compute
+/// time = the profile's solo time on that GPU type; each stretched by
+/// α = max(1, γ·Σu) where Σu sums the task's own occupancy and that of the
+/// tasks on the server at each instant, with γ from `snap.gamma`.
+/// With this convention γ = 1 is ideal time-sharing and γ > 1 is
+/// interference beyond it. Preconditions: validate(snap) and
+/// validate(snap, t) pass, s < snap.servers.size().
+prediction predict(const task& t, server_index s, const snapshot& snap);
+
+/// Same as above against a timeline the caller keeps (used by policies),
+/// with the start delay given. `gamma_gpu` / `gamma_net` are the server's.
+prediction predict(const task& t, const server& s, const server_timeline& tl,
+                   double start_s, double gamma_gpu, double gamma_net);
+
+/// Result of fitting γ for one (GPU type, resource).
+struct gamma_estimate {
+  /// The fitted γ.
+  double gamma = 1;
+  /// Observations folded in.
+  uint64_t samples = 0;
+  /// Observations on the contended side of the knee (γ·Σu > 1).
+  uint64_t active_samples = 0;
+  /// Root mean square of slowdown − max(1, γ·Σu) over all samples.
+  double rms_residual = 0;
+};
+
+/// Online least-squares fit of slowdown = max(1, γ·Σu) from observations
+/// (Σu, observed slowdown). Keeps sufficient statistics in `bins` bins of
+/// Σu over [0, max_sum_u] (values above fall in the last bin), so memory is
+/// constant and a fit costs O(bins · log bins): for each candidate knee the
+/// closed-form γ of the contended bins is computed and the candidate with the
+/// least total squared error of the full piecewise model wins.
+/// Not thread-safe.
+class gamma_fit {
+public:
+  /// Observations needed on the contended side before estimate() answers.
+  static constexpr uint64_t min_active_samples = 8;
+
+  explicit gamma_fit(double max_sum_u = 8.0, std::size_t bins = 256);
+
+  /// Folds in one observation: summed occupancy `sum_u` of the co-runners
+  /// (time-averaged over the phase) and the observed slowdown (phase wall
+  /// time / solo time).
+  void add(double sum_u, double slowdown);
+
+  /// The current fit, or not_enough_samples while fewer than
+  /// `min_active_samples` observations show contention.
+  [[nodiscard]] caf::expected<gamma_estimate> estimate() const;
+
+  /// Observations folded in so far.
+  uint64_t samples() const noexcept {
+    return n_;
+  }
+
+private:
+  struct bin {
+    double n = 0;
+    double sx = 0;
+    double sxx = 0;
+    double sy = 0;
+    double syy = 0;
+    double sxy = 0;
+  };
+
+  double max_sum_u_;
+  std::vector<bin> bins_;
+  uint64_t n_ = 0;
+};
+
+/// One gamma_fit per (GPU type name, resource): what the scheduler feeds from
+/// finished runs and reads into `snapshot::gamma`. Not thread-safe.
+class contention_calibration {
+public:
+  /// γ used for a (type, resource) whose fit has not converged yet.
+  static constexpr double default_gamma = 1.0;
+
+  /// Folds one observation of `gpu_type` on resource `r`.
+  void observe(const std::string& gpu_type, resource r, double sum_u, double slowdown);
+
+  /// The fit for (`gpu_type`, `r`); not_enough_samples when none yet.
+  [[nodiscard]] caf::expected<gamma_estimate> estimate(const std::string& gpu_type,
+                                                       resource r) const;
+
+  /// γ rows laid out like `gpu_types`, `default_gamma` where not converged.
+  std::vector<gamma_row> table(const std::vector<std::string>& gpu_types) const;
+
+private:
+  std::map<std::string, std::array<gamma_fit, resource_count>> fits_;
+};
+
+} // namespace gleam::placement

@@ -1,0 +1,287 @@
+#include "placement/policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <unordered_map>
+
+#include "placement/error.hpp"
+
+namespace gleam::placement {
+
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+/// Per-server state a decision keeps while it places tasks one by one.
+struct cluster_state {
+  std::vector<server_timeline> timelines;
+  std::vector<double> gamma_gpu;
+  std::vector<double> gamma_net;
+  std::vector<double> gpu_load; // summed GPU occupancy, all phases
+
+  explicit cluster_state(const snapshot& snap) {
+    auto n = snap.servers.size();
+    timelines.reserve(n);
+    gamma_gpu.reserve(n);
+    gamma_net.reserve(n);
+    gpu_load.reserve(n);
+    for (const auto& s : snap.servers) {
+      timelines.emplace_back(s);
+      gamma_gpu.push_back(snap.gamma_of(s.gpu_type, resource::gpu));
+      gamma_net.push_back(snap.gamma_of(s.gpu_type, resource::network));
+      double load = 0;
+      for (const auto& r : s.running)
+        load += r.occ.gpu;
+      gpu_load.push_back(load);
+    }
+  }
+
+  bool fits_now(server_index s, const task& t) const {
+    return timelines[s].free_memory_bytes() >= t.profile.memory_bytes;
+  }
+
+  prediction predict_now(const snapshot& snap, server_index s, const task& t) const {
+    return predict(t, snap.servers[s], timelines[s], 0, gamma_gpu[s], gamma_net[s]);
+  }
+
+  void commit(server_index s, const task& t, const prediction& p) {
+    timelines[s].add(0, p.load_s, p.total_s, t.profile.occ, t.profile.memory_bytes);
+    gpu_load[s] += t.profile.occ.gpu;
+  }
+};
+
+void place_now(const snapshot& snap, cluster_state& cs, const task& t, server_index s,
+               assignment& a, decision& d) {
+  a.server = s;
+  a.predicted = cs.predict_now(snap, s, t);
+  cs.commit(s, t, a.predicted);
+  ++d.placed;
+}
+
+void round_robin(const snapshot& snap, const std::vector<task>& queue, cluster_state& cs,
+                 decision& d) {
+  auto n = static_cast<server_index>(snap.servers.size());
+  auto cursor = n == 0 ? 0 : snap.round_robin_cursor % n;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    for (server_index k = 0; k < n; ++k) {
+      auto s = (cursor + k) % n;
+      if (cs.fits_now(s, queue[i])) {
+        place_now(snap, cs, queue[i], s, d.assignments[i], d);
+        cursor = (s + 1) % n;
+        break;
+      }
+    }
+  }
+  d.next_round_robin_cursor = cursor;
+}
+
+template <class Better>
+void pick_fitting(const snapshot& snap, const std::vector<task>& queue, cluster_state& cs,
+                  decision& d, Better better) {
+  auto n = static_cast<server_index>(snap.servers.size());
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    auto best = no_server;
+    for (server_index s = 0; s < n; ++s)
+      if (cs.fits_now(s, queue[i]) && (best == no_server || better(s, best)))
+        best = s;
+    if (best != no_server)
+      place_now(snap, cs, queue[i], best, d.assignments[i], d);
+  }
+}
+
+void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
+                     cluster_state& cs, decision& d) {
+  // Phase 1: group by weight set, groups in order of their first task.
+  std::unordered_map<weight_set_id, std::size_t> group_of;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    auto [it, added] = group_of.emplace(queue[i].weights, groups.size());
+    if (added)
+      groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  // Phase 2: each task of each group where it completes first.
+  auto n = static_cast<server_index>(snap.servers.size());
+  for (const auto& group : groups) {
+    for (auto i : group) {
+      const auto& t = queue[i];
+      auto& a = d.assignments[i];
+      auto best = no_server;
+      auto best_done = infinity;
+      prediction best_p;
+      auto second = no_server;
+      auto second_done = infinity;
+      auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
+      for (server_index s = 0; s < n; ++s) {
+        const auto& srv = snap.servers[s];
+        const auto& tl = cs.timelines[s];
+        auto start = tl.earliest_fit(t.profile.memory_bytes);
+        if (!(start < second_done))
+          continue;
+        // Lower bound without contention: skip servers that cannot win.
+        auto cached = std::min(srv.cached_bytes(t.weights), bytes);
+        const auto& l = t.client < srv.links.size() ? srv.links[t.client] : link{};
+        auto bound = start + l.rtt_s
+                     + static_cast<double>(bytes - cached) / l.rate_bytes_per_s
+                     + static_cast<double>(cached) / srv.cache_fill_rate_bytes_per_s
+                     + t.profile.compute_s[srv.gpu_type];
+        if (!(bound < second_done))
+          continue;
+        // The earliest start at which the task also passes admission.
+        prediction p;
+        bool admitted = false;
+        while (start < second_done) {
+          p = predict(t, srv, tl, start, cs.gamma_gpu[s], cs.gamma_net[s]);
+          if (tl.admits(start + p.load_s, t.profile.occ.gpu, cs.gamma_gpu[s])) {
+            admitted = true;
+            break;
+          }
+          start = tl.next_release_after(start);
+        }
+        if (!admitted)
+          continue;
+        auto done = p.completion_s();
+        // Ties go to the server free now, then to the lower index.
+        bool wins = done < best_done
+                    || (done == best_done && start == 0 && best_p.start_s > 0);
+        if (wins) {
+          second = best;
+          second_done = best_done;
+          best = s;
+          best_done = done;
+          best_p = p;
+        } else if (done < second_done) {
+          second = s;
+          second_done = done;
+        }
+      }
+      a.runner_up = second;
+      a.runner_up_completion_s = second_done;
+      if (best == no_server)
+        continue;
+      a.predicted = best_p;
+      if (best_p.start_s > 0) {
+        a.awaited = best;
+        continue;
+      }
+      a.server = best;
+      cs.commit(best, t, best_p);
+      ++d.placed;
+    }
+  }
+}
+
+std::string gb(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+
+std::string secs(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", s);
+  return buf;
+}
+
+std::string fixed2(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", x);
+  return buf;
+}
+
+} // namespace
+
+std::string_view to_string(policy_kind x) {
+  switch (x) {
+    case policy_kind::gleam:
+      return "gleam";
+    case policy_kind::round_robin:
+      return "round_robin";
+    case policy_kind::least_loaded:
+      return "least_loaded";
+    case policy_kind::memory_fit:
+      return "memory_fit";
+  }
+  return "unknown";
+}
+
+caf::expected<policy_kind> parse_policy_kind(std::string_view name) {
+  for (auto k : all_policy_kinds)
+    if (to_string(k) == name)
+      return k;
+  return make_error(error_code::invalid_argument,
+                    "unknown policy '" + std::string{name}
+                      + "': use gleam, round_robin, least_loaded or memory_fit");
+}
+
+const assignment* decision::find(task_id id) const {
+  for (const auto& a : assignments)
+    if (a.task == id)
+      return &a;
+  return nullptr;
+}
+
+decision place(const snapshot& snap, const std::vector<task>& queue, policy_kind kind) {
+  decision d;
+  d.assignments.resize(queue.size());
+  for (std::size_t i = 0; i < queue.size(); ++i)
+    d.assignments[i].task = queue[i].id;
+  d.next_round_robin_cursor = snap.round_robin_cursor;
+  cluster_state cs{snap};
+  switch (kind) {
+    case policy_kind::gleam:
+      gleam_two_phase(snap, queue, cs, d);
+      break;
+    case policy_kind::round_robin:
+      round_robin(snap, queue, cs, d);
+      break;
+    case policy_kind::least_loaded:
+      pick_fitting(snap, queue, cs, d, [&](server_index a, server_index b) {
+        if (cs.gpu_load[a] != cs.gpu_load[b])
+          return cs.gpu_load[a] < cs.gpu_load[b];
+        return cs.timelines[a].task_count() < cs.timelines[b].task_count();
+      });
+      break;
+    case policy_kind::memory_fit:
+      pick_fitting(snap, queue, cs, d, [&](server_index a, server_index b) {
+        return cs.timelines[a].free_memory_bytes() < cs.timelines[b].free_memory_bytes();
+      });
+      break;
+  }
+  return d;
+}
+
+std::string explain(const snapshot& snap, const task& t, const assignment& a) {
+  auto name = [&](server_index s) {
+    return s < snap.servers.size() ? snap.servers[s].id : std::string{"?"};
+  };
+  auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
+  const auto& p = a.predicted;
+  auto model = [&] {
+    return "load " + secs(p.load_s) + " (" + gb(p.cached_bytes) + " cached of " + gb(bytes)
+           + "), compute " + secs(p.solo_compute_s) + " x alpha " + fixed2(p.alpha_gpu)
+           + " (net alpha " + fixed2(p.alpha_net) + "), total " + secs(p.total_s);
+  };
+  auto runner_up = [&] {
+    if (a.runner_up == no_server)
+      return std::string{};
+    return "; next best " + name(a.runner_up) + " at " + secs(a.runner_up_completion_s);
+  };
+  auto head = "task " + std::to_string(t.id);
+  if (t.profile.samples == 0)
+    head += " (unknown signature, default profile)";
+  if (a.server != no_server)
+    return head + " placed on " + name(a.server) + ": " + model() + runner_up();
+  if (a.awaited != no_server)
+    return head + " waits for " + name(a.awaited) + " (can start in " + secs(p.start_s)
+           + "): then " + model() + ", done in " + secs(p.completion_s()) + runner_up();
+  uint64_t largest = 0;
+  for (const auto& s : snap.servers)
+    largest = std::max(largest, s.free_memory_bytes);
+  return head + " waits: needs " + gb(t.profile.memory_bytes)
+         + " of GPU memory, the most free on any server is " + gb(largest);
+}
+
+} // namespace gleam::placement

@@ -1,0 +1,137 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+
+#include "placement/task_profile.hpp"
+
+namespace gleam::placement {
+
+/// Identifies a set of model weights (all chunks a task uploads together).
+using weight_set_id = uint64_t;
+
+/// Identifies a task for the lifetime of the scheduler.
+using task_id = uint64_t;
+
+/// Index into `snapshot::gpu_types`.
+using gpu_type_index = uint16_t;
+
+/// Index into each server's `links` (one entry per known client).
+using client_index = uint32_t;
+
+/// Index into `snapshot::servers`; `no_server` means "wait".
+using server_index = uint32_t;
+
+/// The "not placed yet" server index.
+inline constexpr server_index no_server = std::numeric_limits<server_index>::max();
+
+/// The measured path between one client and one server.
+struct link {
+  /// Sustained transfer rate, bytes per second.
+  double rate_bytes_per_s = 125e6;
+  /// Round-trip time, seconds.
+  double rtt_s = 0.001;
+};
+
+/// A task already running on a server.
+struct running_task {
+  /// Scheduler-wide task id.
+  task_id id = 0;
+  /// The weights it uses.
+  weight_set_id weights = 0;
+  /// GPU memory it holds until it finishes, bytes.
+  uint64_t memory_bytes = 0;
+  /// Its occupancy of each resource while it uses it.
+  occupancy occ;
+  /// Estimated seconds from now until its load phase ends (0 once computing).
+  double load_remaining_s = 0;
+  /// Estimated seconds from now until it finishes; >= load_remaining_s.
+  double remaining_s = 0;
+};
+
+/// How much of one weight set a server already caches.
+struct cached_weights {
+  /// The weight set.
+  weight_set_id weights = 0;
+  /// Bytes of it present in the server's cache tiers.
+  uint64_t bytes = 0;
+};
+
+/// One GPU (one gpu_server actor) as the scheduler sees it.
+struct server {
+  /// Display name, e.g. "gpu-3" or "node-a/0".
+  std::string id;
+  /// Its GPU type, an index into `snapshot::gpu_types`.
+  gpu_type_index gpu_type = 0;
+  /// Device memory, bytes.
+  uint64_t total_memory_bytes = 0;
+  /// Device memory not held by running tasks, bytes.
+  uint64_t free_memory_bytes = 0;
+  /// Rate at which cached chunks reach the GPU (slowest tier holding
+  /// them, e.g. disk), bytes per second.
+  double cache_fill_rate_bytes_per_s = 2e9;
+  /// Tasks running now.
+  std::vector<running_task> running;
+  /// Cached weight sets, sorted by `weights` ascending, unique.
+  std::vector<cached_weights> cached;
+  /// The link to each client, indexed by `client_index`.
+  std::vector<link> links;
+
+  /// Bytes of `w` this server caches (0 when none); O(log n).
+  uint64_t cached_bytes(weight_set_id w) const noexcept;
+};
+
+/// Contention factor γ per GPU type and resource, as fitted (see gamma_fit).
+using gamma_row = std::array<double, resource_count>;
+
+/// A task waiting for placement.
+struct task {
+  /// Scheduler-wide task id.
+  task_id id = 0;
+  /// Program + arguments hash (or the user's GLEAM_TASK label).
+  std::string signature;
+  /// The client that submits it (index into each server's `links`).
+  client_index client = 0;
+  /// Its weights.
+  weight_set_id weights = 0;
+  /// Size of its weights, bytes (announced by the client).
+  uint64_t weight_bytes = 0;
+  /// What the scheduler knows about this kind of task, with `compute_s`
+  /// laid out like `snapshot::gpu_types` (profile_store::resolve).
+  task_profile profile;
+};
+
+/// An immutable view of the cluster at one instant; policies are pure
+/// functions of it. Plain data, safe to share between threads read-only.
+struct snapshot {
+  /// The instant it describes, seconds on the scheduler's clock.
+  double now_s = 0;
+  /// GPU type names, e.g. {"H200", "A100-80G"}.
+  std::vector<std::string> gpu_types;
+  /// The servers.
+  std::vector<server> servers;
+  /// γ per GPU type (indexed like gpu_types) and resource.
+  std::vector<gamma_row> gamma;
+  /// Where round-robin starts looking (state carried between decisions).
+  server_index round_robin_cursor = 0;
+
+  /// γ of `type` for `r`; 1 when the table has no row for it.
+  double gamma_of(gpu_type_index type, resource r) const noexcept {
+    return type < gamma.size() ? gamma[type][static_cast<std::size_t>(r)] : 1.0;
+  }
+};
+
+/// Checks the invariants policies rely on; a non-empty error says which
+/// server or field is wrong.
+[[nodiscard]] caf::error validate(const snapshot& snap);
+
+/// Checks that `t` only refers to clients and GPU types that `snap` has.
+[[nodiscard]] caf::error validate(const snapshot& snap, const task& t);
+
+} // namespace gleam::placement

@@ -1,0 +1,149 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gleam::placement {
+
+/// The two resources a task contends for on a server.
+enum class resource : uint8_t {
+  /// The GPU's SMs and memory bandwidth, during the compute phase.
+  gpu = 0,
+  /// The server's ingress from clients, during the weight-load phase.
+  network = 1,
+};
+
+/// Number of `resource` values, for per-resource arrays.
+inline constexpr std::size_t resource_count = 2;
+
+/// Fraction of one resource a task uses while it runs alone, in [0, 1]
+/// (e.g. SM-active fraction for the GPU, share of the ingress for loads).
+struct occupancy {
+  /// GPU occupancy during the compute phase, 0..1.
+  double gpu = 0;
+  /// Network occupancy during the load phase, 0..1.
+  double network = 0;
+};
+
+/// What the scheduler knows about one kind of task (one task signature).
+struct task_profile {
+  /// Bytes of model weights the task uploads (before caching).
+  uint64_t weight_bytes = 0;
+  /// GPU memory the task holds while it runs, weights included, bytes.
+  uint64_t memory_bytes = 0;
+  /// Solo (uncontended) compute seconds per GPU type, indexed like
+  /// `snapshot::gpu_types`.
+  std::vector<double> compute_s;
+  /// Occupancy of each resource while the task runs alone.
+  occupancy occ;
+  /// Finished runs the profile was learned from; 0 = conservative default.
+  uint32_t samples = 0;
+};
+
+/// Solo seconds assumed for a task never seen before, on every GPU type.
+inline constexpr double default_compute_s = 60.0;
+/// Extra GPU memory assumed above twice the weights of an unknown task, bytes.
+inline constexpr uint64_t default_extra_memory_bytes = 1ull << 30;
+/// Weight bytes assumed for an unknown task that announced none.
+inline constexpr uint64_t default_weight_bytes = 16ull << 30;
+
+/// The profile used for a signature with no finished run: conservative on
+/// purpose so an unknown task is never packed onto a busy GPU by mistake.
+/// It occupies the whole GPU and the whole ingress (occupancy 1), computes
+/// for `default_compute_s` on every GPU type, and needs twice its weights
+/// (the announced `weight_bytes_hint`, or `default_weight_bytes` when 0) plus
+/// `default_extra_memory_bytes` of GPU memory, room for activations or a KV
+/// cache as large as the model.
+task_profile default_profile(uint64_t weight_bytes_hint, std::size_t gpu_type_count);
+
+/// Margin on the slowest known solo time of a signature for a GPU type it
+/// never ran on, when no other signature relates the types.
+inline constexpr double unknown_gpu_type_factor = 2.0;
+
+/// Telemetry of one finished run, as a gpu_server reports it.
+struct run_record {
+  /// GPU type name the run used, e.g. "H200".
+  std::string gpu_type;
+  /// Weight bytes the task uploaded (cached or not).
+  uint64_t weight_bytes = 0;
+  /// Peak GPU memory of the run, bytes.
+  uint64_t memory_bytes = 0;
+  /// Wall seconds of the compute phase.
+  double compute_wall_s = 0;
+  /// Contention slowdown of the compute phase according to the current
+  /// latency model (1 when the task ran alone below the knee); the profile
+  /// stores `compute_wall_s / alpha_gpu` as the solo time.
+  double alpha_gpu = 1;
+  /// Whether other tasks shared the GPU during the compute phase. Only
+  /// solo runs update the solo compute time, so that the profile never
+  /// depends on the contention fit it feeds (see profile_store).
+  bool shared_gpu = false;
+  /// Measured occupancy of the run on each resource.
+  occupancy occ;
+};
+
+/// Task profiles keyed by task signature, learned from finished runs.
+///
+/// Each field is a running mean for the first `1 / ema_weight` samples and
+/// an exponential moving average with weight `ema_weight` afterwards, so a
+/// profile adapts when a workload drifts. Solo compute time is learned per
+/// GPU type from runs that had the GPU to themselves (`shared_gpu` false),
+/// de-contended by `alpha_gpu`; weight bytes, memory and occupancies from
+/// every run. A signature never seen gets `default_profile`. A known
+/// signature on a GPU type it never ran on gets a known time of it scaled by
+/// the mean slowdown between the two types of the other signatures that ran
+/// on both; failing that, its slowest known time × `unknown_gpu_type_factor`.
+///
+/// Not thread-safe: one owner (the scheduler actor or the simulator).
+class profile_store {
+public:
+  /// `ema_weight` in (0, 1]: weight of a new sample once warmed up.
+  explicit profile_store(double ema_weight = 0.2);
+
+  /// Folds one finished run of `signature` into its profile.
+  void observe(const std::string& signature, const run_record& run);
+
+  /// The profile of `signature` laid out for `gpu_types` (the snapshot's
+  /// GPU type list); `weight_bytes_hint` is the task's announced upload size,
+  /// used only when the signature is unknown.
+  task_profile resolve(const std::string& signature,
+                       const std::vector<std::string>& gpu_types,
+                       uint64_t weight_bytes_hint) const;
+
+  /// Learned solo compute seconds of `signature` on `gpu_type`; 0 when no
+  /// solo run of it on that type was observed yet.
+  double solo_compute_s(const std::string& signature, const std::string& gpu_type) const;
+
+  /// True once at least one run of `signature` was observed.
+  bool knows(const std::string& signature) const;
+
+  /// Number of signatures with at least one run.
+  std::size_t size() const noexcept {
+    return entries_.size();
+  }
+
+private:
+  struct mean {
+    double value = 0;
+    uint32_t n = 0;
+  };
+
+  struct entry {
+    mean weight_bytes;
+    mean memory_bytes;
+    mean gpu_occ;
+    mean net_occ;
+    uint32_t runs = 0;
+    std::unordered_map<std::string, mean> compute_s;
+  };
+
+  void fold(mean& m, double x) const;
+
+  double ema_weight_;
+  std::unordered_map<std::string, entry> entries_;
+};
+
+} // namespace gleam::placement

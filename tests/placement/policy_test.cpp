@@ -1,0 +1,128 @@
+#include <catch2/catch.hpp>
+
+#include "placement/policy.hpp"
+#include "tests/placement/fixtures.hpp"
+
+using namespace gleam::placement;
+using namespace gleam::placement::test;
+
+TEST_CASE("gleam sends a task to the server caching its weights", "[placement]") {
+  // A is idle; B caches the weights but already runs a light task.
+  auto a = make_server("A", 80, 80);
+  auto b = make_server("B", 80, 60);
+  b.cached.push_back({7, 16 * gb});
+  b.running.push_back(make_running(1, 0.2, 30));
+  auto snap = make_snapshot({a, b});
+  std::vector<task> queue{make_task(10, 7, 10)};
+  auto d = place(snap, queue, policy_kind::gleam);
+  REQUIRE(d.assignments.size() == 1);
+  CHECK(d.assignments[0].server == 1);
+  CHECK(d.assignments[0].predicted.cached_bytes == 16 * gb);
+  CHECK(d.assignments[0].runner_up == 0);
+  auto text = explain(snap, queue[0], d.assignments[0]);
+  CHECK(text.find("placed on B") != std::string::npos);
+  CHECK(text.find("16.0 GB cached of 16.0 GB") != std::string::npos);
+  CHECK(text.find("next best A") != std::string::npos);
+  // Least-loaded ignores the cache and picks the idle A.
+  CHECK(place(snap, queue, policy_kind::least_loaded).assignments[0].server == 0);
+}
+
+TEST_CASE("gleam waits for a busy cached server rather than reload", "[placement]") {
+  auto a = make_server("A", 80, 80);
+  auto b = make_server("B", 40, 0);
+  b.cached.push_back({7, 16 * gb});
+  b.running.push_back(make_running(1, 0.5, 5, 40));
+  auto snap = make_snapshot({a, b});
+  std::vector<task> queue{make_task(10, 7, 10)};
+  auto d = place(snap, queue, policy_kind::gleam);
+  const auto& asg = d.assignments[0];
+  CHECK(asg.server == no_server);
+  CHECK(asg.awaited == 1);
+  CHECK(asg.predicted.start_s == Approx(5.0));
+  CHECK(d.placed == 0);
+  CHECK(explain(snap, queue[0], asg).find("waits for B") != std::string::npos);
+}
+
+TEST_CASE("gleam does not co-locate past the throughput knee", "[placement]") {
+  // Same weights cached on both; A runs a heavy task for a long time.
+  auto a = make_server("A", 141, 121);
+  auto b = make_server("B", 141, 141);
+  a.cached.push_back({7, 16 * gb});
+  b.cached.push_back({7, 16 * gb});
+  a.running.push_back(make_running(1, 0.9, 1000));
+  auto snap = make_snapshot({a, b});
+  snap.gamma = {{3.0, 1.5}};
+  std::vector<task> queue{make_task(10, 7, 10, 20, 0.9), make_task(11, 7, 10, 20, 0.9)};
+  auto d = place(snap, queue, policy_kind::gleam);
+  // The first goes to the idle B. The second would run at alpha 2.7 with
+  // either co-runner, lowering that GPU's total progress (2 / 2.7 < 1), so
+  // it waits for B's first task to finish.
+  CHECK(d.assignments[0].server == 1);
+  CHECK(d.assignments[1].server == no_server);
+  CHECK(d.assignments[1].awaited == 1);
+  CHECK(d.assignments[1].predicted.start_s == Approx(d.assignments[0].predicted.total_s));
+  CHECK(d.placed == 1);
+  // With a mild gamma co-locating adds throughput and it is placed now.
+  snap.gamma = {{1.5, 1.5}};
+  CHECK(place(snap, queue, policy_kind::gleam).placed == 2);
+}
+
+TEST_CASE("memory_fit never places a task where it does not fit", "[placement]") {
+  auto snap = make_snapshot({make_server("A", 80, 15), make_server("B", 80, 25),
+                             make_server("C", 80, 70)});
+  std::vector<task> queue{make_task(1, 1, 10, 20), make_task(2, 2, 10, 20),
+                          make_task(3, 3, 10, 20), make_task(4, 4, 10, 20),
+                          make_task(5, 5, 10, 20)};
+  auto d = place(snap, queue, policy_kind::memory_fit);
+  // Best fit: B (25 GB) first, then C three times (70 → 50 → 30 → 10); A never.
+  std::vector<server_index> got;
+  for (const auto& a : d.assignments)
+    got.push_back(a.server);
+  CHECK(got == std::vector<server_index>{1, 2, 2, 2, no_server});
+  for (auto kind : all_policy_kinds) {
+    auto dk = place(snap, queue, kind);
+    std::vector<uint64_t> used(3, 0);
+    for (const auto& a : dk.assignments)
+      if (a.server != no_server)
+        used[a.server] += 20 * gb;
+    for (std::size_t s = 0; s < 3; ++s)
+      CHECK(used[s] <= snap.servers[s].free_memory_bytes);
+  }
+}
+
+TEST_CASE("round_robin cycles and carries its cursor", "[placement]") {
+  auto snap = make_snapshot({make_server("A", 80, 80), make_server("B", 80, 80),
+                             make_server("C", 80, 80)});
+  snap.round_robin_cursor = 1;
+  std::vector<task> queue;
+  for (task_id i = 0; i < 4; ++i)
+    queue.push_back(make_task(i, i, 10, 20));
+  auto d = place(snap, queue, policy_kind::round_robin);
+  std::vector<server_index> got;
+  for (const auto& a : d.assignments)
+    got.push_back(a.server);
+  CHECK(got == std::vector<server_index>{1, 2, 0, 1});
+  CHECK(d.next_round_robin_cursor == 2);
+  // A full server is skipped.
+  snap.servers[2].free_memory_bytes = 0;
+  snap.round_robin_cursor = 2;
+  CHECK(place(snap, {queue[0]}, policy_kind::round_robin).assignments[0].server == 0);
+}
+
+TEST_CASE("gleam groups tasks sharing weights onto the same cached server",
+          "[placement]") {
+  auto a = make_server("A", 141, 141);
+  auto b = make_server("B", 141, 141);
+  b.cached.push_back({7, 16 * gb});
+  a.cached.push_back({8, 16 * gb});
+  auto snap = make_snapshot({a, b});
+  std::vector<task> queue{make_task(1, 7, 10, 20, 0.3), make_task(2, 8, 10, 20, 0.3),
+                          make_task(3, 7, 10, 20, 0.3)};
+  auto d = place(snap, queue, policy_kind::gleam);
+  CHECK(d.assignments[0].server == 1);
+  CHECK(d.assignments[1].server == 0);
+  CHECK(d.assignments[2].server == 1);
+  CHECK(d.find(3) == &d.assignments[2]);
+  CHECK(parse_policy_kind("least_loaded").value() == policy_kind::least_loaded);
+  CHECK(!parse_policy_kind("fastest"));
+}

@@ -1,0 +1,97 @@
+#include <catch2/catch.hpp>
+
+#include "placement/sim/run_sim.hpp"
+#include "placement/sim/simulator.hpp"
+
+using namespace gleam::placement;
+using namespace gleam::placement::sim;
+
+namespace {
+
+/// A small contention-heavy setup: 600 tasks arriving faster than 12 GPUs
+/// can serve them, small caches.
+sim_config small_config(uint64_t seed) {
+  sim_config cfg;
+  cfg.trace.seed = seed;
+  cfg.trace.tasks = 600;
+  cfg.trace.arrival_rate_per_s = 1.0;
+  cfg.cluster.servers_per_type = {4, 4, 4};
+  cfg.holdout_mixes = 100;
+  return cfg;
+}
+
+} // namespace
+
+TEST_CASE("the trace generator is deterministic per seed", "[placement]") {
+  auto types = default_task_types();
+  auto a = generate_trace({5, 200, 2.0, 4, 0.05}, types);
+  auto b = generate_trace({5, 200, 2.0, 4, 0.05}, types);
+  auto c = generate_trace({6, 200, 2.0, 4, 0.05}, types);
+  REQUIRE(a.size() == 200);
+  bool same = true;
+  bool differs = false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    same = same && a[i].arrival_s == b[i].arrival_s && a[i].type == b[i].type
+           && a[i].compute_noise == b[i].compute_noise;
+    differs = differs || a[i].arrival_s != c[i].arrival_s;
+    if (i > 0)
+      CHECK(a[i].arrival_s > a[i - 1].arrival_s);
+  }
+  CHECK(same);
+  CHECK(differs);
+  // Mean inter-arrival ≈ 1 / rate.
+  CHECK(a.back().arrival_s / 200 == Approx(0.5).epsilon(0.2));
+}
+
+TEST_CASE("the simulator is deterministic for a seed", "[placement]") {
+  auto cfg = small_config(11);
+  auto a = simulate(cfg, policy_kind::gleam);
+  auto b = simulate(cfg, policy_kind::gleam);
+  CHECK(same_report(a, b));
+  CHECK(a.completed == 600);
+  auto other = small_config(12);
+  CHECK(!same_report(a, simulate(other, policy_kind::gleam)));
+}
+
+TEST_CASE("gleam beats the baselines on a contention-heavy trace", "[placement]") {
+  auto cfg = small_config(3);
+  auto g = simulate(cfg, policy_kind::gleam);
+  auto rr = simulate(cfg, policy_kind::round_robin);
+  auto ll = simulate(cfg, policy_kind::least_loaded);
+  REQUIRE(g.completed == cfg.trace.tasks);
+  REQUIRE(rr.completed == cfg.trace.tasks);
+  CHECK(g.throughput_tasks_per_s / rr.throughput_tasks_per_s > 1.0);
+  CHECK(g.throughput_tasks_per_s / ll.throughput_tasks_per_s > 1.0);
+  CHECK(g.network_bytes < rr.network_bytes);
+  CHECK(g.mean_latency_s < rr.mean_latency_s);
+}
+
+TEST_CASE("the simulator reports planted and fitted gamma", "[placement]") {
+  auto cfg = small_config(4);
+  auto rep = simulate(cfg, policy_kind::gleam);
+  REQUIRE(rep.gammas.size() == 2 * cfg.gpu_types.size());
+  CHECK(rep.gammas[0].gpu_type == "H200");
+  CHECK(rep.gammas[0].planted == cfg.gpu_types[0].gamma_gpu);
+  for (const auto& g : rep.gammas)
+    if (g.converged)
+      CHECK(g.fitted == Approx(g.planted).epsilon(0.25));
+  // Learned from only 300 tasks here (the full-size run reaches < 5 %).
+  CHECK(rep.mix_samples > 100);
+  CHECK(rep.mix_median_abs_pct < 20.0);
+}
+
+TEST_CASE("run_sim_cli rejects bad options with a clear message", "[placement]") {
+  std::vector<std::string> args{"placement_sim", "--tasks", "zero"};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  bool ok = true;
+  auto out = run_sim_cli(static_cast<int>(argv.size()), argv.data(), &ok);
+  CHECK(!ok);
+  CHECK(out.find("--tasks got 'zero'") != std::string::npos);
+  auto parsed = parse_sim_args({"--servers", "1,2,3", "--policy", "gleam", "--seed", "9"});
+  REQUIRE(parsed);
+  CHECK(parsed->first.cluster.servers_per_type == std::vector<uint32_t>{1, 2, 3});
+  CHECK(parsed->first.trace.seed == 9);
+  CHECK(parsed->second == std::vector<policy_kind>{policy_kind::gleam});
+}
