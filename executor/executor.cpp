@@ -1,0 +1,1056 @@
+#include "executor/executor.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "executor/error.hpp"
+
+namespace gleam::executor {
+
+namespace {
+
+constexpr uint64_t max_u64 = std::numeric_limits<uint64_t>::max();
+
+/// Errors after which the context is unusable; the batch stops there.
+bool is_sticky(CUresult rc) {
+  switch (rc) {
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Extent in bytes of a pitched region of `height` rows of `width` bytes,
+/// or nothing when it overflows 64 bits. A region without rows or columns
+/// has extent 0.
+std::optional<uint64_t> pitched_extent(uint64_t width, uint64_t pitch,
+                                       uint64_t height) {
+  if (width == 0 || height == 0)
+    return uint64_t{0};
+  uint64_t rows = 0;
+  if (__builtin_mul_overflow(pitch, height - 1, &rows) || rows > max_u64 - width)
+    return std::nullopt;
+  return rows + width;
+}
+
+std::string uuid_string(const std::string& bytes) {
+  std::string out = "GPU-";
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10)
+      out += '-';
+    out += fmt::format("{:02x}", static_cast<uint8_t>(bytes[i]));
+  }
+  return out;
+}
+
+uint64_t now_ns() {
+  using namespace std::chrono;
+  return static_cast<uint64_t>(
+    duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count());
+}
+
+/// Frees every driver object of `s` and empties its tables. Returns the
+/// first failure, CUDA_SUCCESS when everything went.
+CUresult release_session_resources(driver_api& api, session& s) {
+  CUresult first = CUDA_SUCCESS;
+  auto note = [&first](CUresult rc) {
+    if (first == CUDA_SUCCESS)
+      first = rc;
+  };
+  // Pending work of the session may still use its memory.
+  note(api.cuCtxSynchronize());
+  for (auto& kv : s.streams)
+    note(api.cuStreamDestroy(kv.second));
+  s.streams.clear();
+  for (auto& kv : s.events)
+    note(api.cuEventDestroy(kv.second));
+  s.events.clear();
+  for (auto& kv : s.modules)
+    note(api.cuModuleUnload(kv.second.handle));
+  s.modules.clear();
+  for (const auto& e : s.memory.entries())
+    if (e.kind == range_kind::allocation)
+      note(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
+  s.memory.clear();
+  return first;
+}
+
+/// Executes one op of one session into one result.
+class op_runner {
+public:
+  op_runner(driver_api& api, session& s, proto::OpResult& r)
+    : api_(api), s_(s), r_(r) {
+  }
+
+  void run(const proto::Op& op) {
+    using k = proto::Op::KindCase;
+    switch (op.kind_case()) {
+      case k::kMemAlloc:
+        return mem_alloc(op.mem_alloc());
+      case k::kMemFree:
+        return mem_free(op.mem_free());
+      case k::kMemcpyHtod:
+        return memcpy_htod(op.memcpy_htod());
+      case k::kMemcpyDtoh:
+        return memcpy_dtoh(op.memcpy_dtoh());
+      case k::kMemcpyDtod:
+        return memcpy_dtod(op.memcpy_dtod());
+      case k::kMemcpy2D:
+        return memcpy_2d(op.memcpy_2d());
+      case k::kMemset:
+        return memset(op.memset());
+      case k::kMemGetInfo:
+        return mem_get_info();
+      case k::kMemAllocPitch:
+        return mem_alloc_pitch(op.mem_alloc_pitch());
+      case k::kModuleLoad:
+        return module_load(op.module_load());
+      case k::kModuleUnload:
+        return module_unload(op.module_unload());
+      case k::kLaunchKernel:
+        return launch_kernel(op.launch_kernel());
+      case k::kFuncSetAttribute:
+        return func_set_attribute(op.func_set_attribute());
+      case k::kFuncSetCacheConfig:
+        return func_set_cache_config(op.func_set_cache_config());
+      case k::kOccupancyMaxActiveBlocks:
+        return occupancy(op.occupancy_max_active_blocks());
+      case k::kStreamCreate:
+        return stream_create(op.stream_create());
+      case k::kStreamDestroy:
+        return stream_destroy(op.stream_destroy());
+      case k::kStreamSynchronize:
+        return stream_synchronize(op.stream_synchronize());
+      case k::kStreamQuery:
+        return stream_query(op.stream_query());
+      case k::kStreamWaitEvent:
+        return stream_wait_event(op.stream_wait_event());
+      case k::kEventCreate:
+        return event_create(op.event_create());
+      case k::kEventDestroy:
+        return event_destroy(op.event_destroy());
+      case k::kEventRecord:
+        return event_record(op.event_record());
+      case k::kEventSynchronize:
+        return event_synchronize(op.event_synchronize());
+      case k::kEventQuery:
+        return event_query(op.event_query());
+      case k::kEventElapsedTime:
+        return event_elapsed_time(op.event_elapsed_time());
+      case k::kCtxSynchronize:
+        check(api_.cuCtxSynchronize(), "cuCtxSynchronize");
+        return;
+      case k::kDeviceReset:
+        check(release_session_resources(api_, s_), "DeviceReset");
+        return;
+      case k::kCtxSetLimit:
+        return ctx_set_limit(op.ctx_set_limit());
+      case k::kCtxGetLimit:
+        return ctx_get_limit(op.ctx_get_limit());
+      case k::KIND_NOT_SET:
+        break;
+    }
+    fail(CUDA_ERROR_NOT_SUPPORTED,
+         fmt::format("op seq {} has no kind this server knows: update the "
+                     "gpu_server to the client's version",
+                     op.seq()));
+  }
+
+private:
+  // --- result helpers -----------------------------------------------------
+
+  void fail(CUresult rc, std::string detail) {
+    r_.set_status(static_cast<int32_t>(rc));
+    r_.set_error(std::move(detail));
+  }
+
+  /// Records `rc` of driver call `what`; true on success.
+  bool check(CUresult rc, const char* what) {
+    if (rc == CUDA_SUCCESS)
+      return true;
+    fail(rc, fmt::format("{} failed: {}", what, api_.describe(rc)));
+    return false;
+  }
+
+  /// Like check, but CUDA_ERROR_NOT_READY is an answer, not a failure.
+  void check_query(CUresult rc, const char* what) {
+    if (rc == CUDA_ERROR_NOT_READY)
+      r_.set_status(static_cast<int32_t>(rc));
+    else
+      check(rc, what);
+  }
+
+  bool check_range(uint64_t ptr, uint64_t len, const char* what) {
+    if (s_.memory.contains(ptr, len))
+      return true;
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("{}: address {:#x} + {} bytes is outside this session's "
+                     "allocations; pass a range inside one cudaMalloc'd "
+                     "buffer or module variable",
+                     what, ptr, len));
+    return false;
+  }
+
+  bool check_size(uint64_t size, const char* what) {
+    if (size <= executor::max_transfer_bytes)
+      return true;
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("{}: {} bytes exceeds the {} byte limit of one "
+                     "transfer; split the copy",
+                     what, size, executor::max_transfer_bytes));
+    return false;
+  }
+
+  bool lookup_stream(uint64_t handle, CUstream& out) {
+    switch (handle) {
+      case stream_handle::legacy_default:
+        out = nullptr;
+        return true;
+      case stream_handle::legacy:
+        out = CU_STREAM_LEGACY;
+        return true;
+      case stream_handle::per_thread:
+        out = CU_STREAM_PER_THREAD;
+        return true;
+      default:
+        break;
+    }
+    auto i = s_.streams.find(handle);
+    if (i != s_.streams.end()) {
+      out = i->second;
+      return true;
+    }
+    fail(CUDA_ERROR_INVALID_HANDLE,
+         fmt::format("stream handle {} is not a stream of this session "
+                     "(never created, or destroyed)",
+                     handle));
+    return false;
+  }
+
+  bool lookup_event(uint64_t handle, CUevent& out) {
+    auto i = s_.events.find(handle);
+    if (i != s_.events.end()) {
+      out = i->second;
+      return true;
+    }
+    fail(CUDA_ERROR_INVALID_HANDLE,
+         fmt::format("event handle {} is not an event of this session "
+                     "(never created, or destroyed)",
+                     handle));
+    return false;
+  }
+
+  /// The function `name` of module `module`, resolved now if ModuleLoad did
+  /// not ask for it; null (with the result set) when there is none.
+  function_entry* lookup_function(uint64_t module, const std::string& name) {
+    auto m = s_.modules.find(module);
+    if (m == s_.modules.end()) {
+      fail(CUDA_ERROR_INVALID_HANDLE,
+           fmt::format("module handle {} is not a module of this session",
+                       module));
+      return nullptr;
+    }
+    auto f = m->second.functions.find(name);
+    if (f != m->second.functions.end())
+      return &f->second;
+    function_entry entry;
+    auto rc = api_.cuModuleGetFunction(&entry.handle, m->second.handle,
+                                       name.c_str());
+    if (rc != CUDA_SUCCESS) {
+      fail(CUDA_ERROR_INVALID_HANDLE,
+           fmt::format("function '{}' is not in module {}: {}", name, module,
+                       api_.describe(rc)));
+      return nullptr;
+    }
+    entry.params = param_layout(entry.handle);
+    return &m->second.functions.emplace(name, std::move(entry)).first->second;
+  }
+
+  std::vector<param_slot> param_layout(CUfunction f) {
+    std::vector<param_slot> out;
+    for (size_t i = 0;; ++i) {
+      size_t offset = 0;
+      size_t size = 0;
+      if (api_.cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS)
+        break;
+      out.push_back(param_slot{static_cast<uint32_t>(offset),
+                               static_cast<uint32_t>(size)});
+    }
+    return out;
+  }
+
+  // --- memory -------------------------------------------------------------
+
+  void mem_alloc(const proto::MemAlloc& op) {
+    CUdeviceptr p = 0;
+    if (check(api_.cuMemAlloc(&p, op.size()), "cuMemAlloc")
+        && register_allocation(p, op.size()))
+      r_.set_dptr(p);
+  }
+
+  bool register_allocation(CUdeviceptr p, uint64_t size) {
+    // The driver never hands out overlapping memory; a failed insert means
+    // the table is corrupt.
+    if (!s_.memory.insert(range_entry{p, size, range_kind::allocation, 0})) {
+      static_cast<void>(api_.cuMemFree(p));
+      fail(CUDA_ERROR_UNKNOWN,
+           fmt::format("allocation {:#x} + {} bytes overlaps a range this "
+                       "session already holds; report this as a gleam bug",
+                       p, size));
+      return false;
+    }
+    return true;
+  }
+
+  void mem_free(const proto::MemFree& op) {
+    if (op.dptr() == 0)
+      return;
+    auto e = s_.memory.find_base(op.dptr());
+    if (!e || e->kind != range_kind::allocation) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("cuMemFree: address {:#x} is not the start of an "
+                       "allocation of this session; free only pointers "
+                       "this session's cudaMalloc returned",
+                       op.dptr()));
+      return;
+    }
+    if (check(api_.cuMemFree(static_cast<CUdeviceptr>(op.dptr())), "cuMemFree"))
+      static_cast<void>(s_.memory.erase(op.dptr()));
+  }
+
+  void mem_alloc_pitch(const proto::MemAllocPitch& op) {
+    // cudaMallocPitch takes no element size; 0 means 4, the smallest the
+    // driver accepts.
+    auto element = op.element_size() == 0 ? 4u : op.element_size();
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    if (!check(api_.cuMemAllocPitch(&p, &pitch, op.width(), op.height(), element),
+               "cuMemAllocPitch")
+        || !register_allocation(p, static_cast<uint64_t>(pitch) * op.height()))
+      return;
+    r_.set_dptr(p);
+    r_.set_pitch(pitch);
+  }
+
+  void mem_get_info() {
+    size_t free = 0;
+    size_t total = 0;
+    if (!check(api_.cuMemGetInfo(&free, &total), "cuMemGetInfo"))
+      return;
+    auto* info = r_.mutable_mem_info();
+    info->set_free(free);
+    info->set_total(total);
+  }
+
+  void memcpy_htod(const proto::MemcpyHtoD& op) {
+    const auto& data = op.data();
+    CUstream stream = nullptr;
+    if (!check_range(op.dst(), data.size(), "cuMemcpyHtoD")
+        || !lookup_stream(op.stream(), stream) || data.empty())
+      return;
+    auto dst = static_cast<CUdeviceptr>(op.dst());
+    if (op.async())
+      check(api_.cuMemcpyHtoDAsync(dst, data.data(), data.size(), stream),
+            "cuMemcpyHtoDAsync");
+    else
+      check(api_.cuMemcpyHtoD(dst, data.data(), data.size()), "cuMemcpyHtoD");
+  }
+
+  void memcpy_dtoh(const proto::MemcpyDtoH& op) {
+    CUstream stream = nullptr;
+    if (!check_size(op.size(), "cuMemcpyDtoH")
+        || !check_range(op.src(), op.size(), "cuMemcpyDtoH")
+        || !lookup_stream(op.stream(), stream))
+      return;
+    auto* out = r_.mutable_data();
+    out->resize(op.size());
+    if (op.size() == 0)
+      return;
+    auto src = static_cast<CUdeviceptr>(op.src());
+    bool ok = false;
+    if (op.async())
+      ok = check(api_.cuMemcpyDtoHAsync(&(*out)[0], src, op.size(), stream),
+                 "cuMemcpyDtoHAsync")
+           && check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    else
+      ok = check(api_.cuMemcpyDtoH(&(*out)[0], src, op.size()), "cuMemcpyDtoH");
+    if (!ok)
+      r_.clear_data();
+  }
+
+  void memcpy_dtod(const proto::MemcpyDtoD& op) {
+    CUstream stream = nullptr;
+    if (!check_range(op.src(), op.size(), "cuMemcpyDtoD source")
+        || !check_range(op.dst(), op.size(), "cuMemcpyDtoD destination")
+        || !lookup_stream(op.stream(), stream) || op.size() == 0)
+      return;
+    auto dst = static_cast<CUdeviceptr>(op.dst());
+    auto src = static_cast<CUdeviceptr>(op.src());
+    if (op.async())
+      check(api_.cuMemcpyDtoDAsync(dst, src, op.size(), stream),
+            "cuMemcpyDtoDAsync");
+    else
+      check(api_.cuMemcpyDtoD(dst, src, op.size()), "cuMemcpyDtoD");
+  }
+
+  /// Validates the device side of a 2D copy.
+  bool check_pitched(uint64_t ptr, uint64_t pitch, uint64_t width,
+                     uint64_t height, const char* what) {
+    if (width > pitch) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("{}: width {} bytes exceeds the pitch {} bytes", what,
+                       width, pitch));
+      return false;
+    }
+    auto extent = pitched_extent(width, pitch, height);
+    if (!extent) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("{}: pitch {} x {} rows overflows 64 bits", what, pitch,
+                       height));
+      return false;
+    }
+    return check_range(ptr, *extent, what);
+  }
+
+  void memcpy_2d(const proto::Memcpy2D& op) {
+    uint64_t dense = 0;
+    if (__builtin_mul_overflow(op.width(), op.height(), &dense)) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("cuMemcpy2D: {} x {} bytes overflows 64 bits",
+                       op.width(), op.height()));
+      return;
+    }
+    CUDA_MEMCPY2D c;
+    std::memset(&c, 0, sizeof(c));
+    c.WidthInBytes = op.width();
+    c.Height = op.height();
+    std::string* out = nullptr;
+    switch (op.kind()) {
+      case proto::Memcpy2D::HTOD:
+        if (op.data().size() != dense) {
+          fail(CUDA_ERROR_INVALID_VALUE,
+               fmt::format("cuMemcpy2D host-to-device: {} data bytes for a "
+                           "{} x {} region (expected {})",
+                           op.data().size(), op.width(), op.height(), dense));
+          return;
+        }
+        if (!check_pitched(op.dst(), op.dst_pitch(), op.width(), op.height(),
+                           "cuMemcpy2D destination"))
+          return;
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = op.data().data();
+        c.srcPitch = op.width();
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = static_cast<CUdeviceptr>(op.dst());
+        c.dstPitch = op.dst_pitch();
+        break;
+      case proto::Memcpy2D::DTOH:
+        if (!check_size(dense, "cuMemcpy2D device-to-host")
+            || !check_pitched(op.src(), op.src_pitch(), op.width(), op.height(),
+                              "cuMemcpy2D source"))
+          return;
+        out = r_.mutable_data();
+        out->resize(dense);
+        c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = static_cast<CUdeviceptr>(op.src());
+        c.srcPitch = op.src_pitch();
+        c.dstMemoryType = CU_MEMORYTYPE_HOST;
+        c.dstHost = dense == 0 ? nullptr : &(*out)[0];
+        c.dstPitch = op.width();
+        break;
+      case proto::Memcpy2D::DTOD:
+        if (!check_pitched(op.src(), op.src_pitch(), op.width(), op.height(),
+                           "cuMemcpy2D source")
+            || !check_pitched(op.dst(), op.dst_pitch(), op.width(), op.height(),
+                              "cuMemcpy2D destination"))
+          return;
+        c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = static_cast<CUdeviceptr>(op.src());
+        c.srcPitch = op.src_pitch();
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = static_cast<CUdeviceptr>(op.dst());
+        c.dstPitch = op.dst_pitch();
+        break;
+      default:
+        fail(CUDA_ERROR_INVALID_VALUE,
+             fmt::format("cuMemcpy2D: unknown copy kind {}",
+                         static_cast<int>(op.kind())));
+        return;
+    }
+    CUstream stream = nullptr;
+    if (!lookup_stream(op.stream(), stream) || dense == 0)
+      return;
+    bool ok = false;
+    if (op.async()) {
+      ok = check(api_.cuMemcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
+      if (ok && out != nullptr)
+        ok = check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    } else {
+      ok = check(api_.cuMemcpy2D(&c), "cuMemcpy2D");
+    }
+    if (!ok && out != nullptr)
+      r_.clear_data();
+  }
+
+  void memset(const proto::Memset& op) {
+    auto es = op.element_size();
+    if (es != 1 && es != 2 && es != 4) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("cuMemset: element size {} bytes; use 1, 2 or 4", es));
+      return;
+    }
+    uint64_t row = 0;
+    if (__builtin_mul_overflow(op.count(), uint64_t{es}, &row)) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("cuMemset: {} elements of {} bytes overflow 64 bits",
+                       op.count(), es));
+      return;
+    }
+    bool two_d = op.height() > 1;
+    CUstream stream = nullptr;
+    if (two_d) {
+      if (!check_pitched(op.dst(), op.pitch(), row, op.height(), "cuMemsetD2D"))
+        return;
+    } else if (!check_range(op.dst(), row, "cuMemset")) {
+      return;
+    }
+    if (!lookup_stream(op.stream(), stream) || row == 0)
+      return;
+    auto dst = static_cast<CUdeviceptr>(op.dst());
+    auto n = static_cast<size_t>(op.count());
+    auto h = static_cast<size_t>(op.height());
+    auto pitch = static_cast<size_t>(op.pitch());
+    auto v8 = static_cast<unsigned char>(op.value());
+    auto v16 = static_cast<unsigned short>(op.value());
+    auto v32 = static_cast<unsigned int>(op.value());
+    CUresult rc = CUDA_SUCCESS;
+    if (op.async()) {
+      if (two_d)
+        rc = es == 1   ? api_.cuMemsetD2D8Async(dst, pitch, v8, n, h, stream)
+             : es == 2 ? api_.cuMemsetD2D16Async(dst, pitch, v16, n, h, stream)
+                       : api_.cuMemsetD2D32Async(dst, pitch, v32, n, h, stream);
+      else
+        rc = es == 1   ? api_.cuMemsetD8Async(dst, v8, n, stream)
+             : es == 2 ? api_.cuMemsetD16Async(dst, v16, n, stream)
+                       : api_.cuMemsetD32Async(dst, v32, n, stream);
+    } else {
+      if (two_d)
+        rc = es == 1   ? api_.cuMemsetD2D8(dst, pitch, v8, n, h)
+             : es == 2 ? api_.cuMemsetD2D16(dst, pitch, v16, n, h)
+                       : api_.cuMemsetD2D32(dst, pitch, v32, n, h);
+      else
+        rc = es == 1   ? api_.cuMemsetD8(dst, v8, n)
+             : es == 2 ? api_.cuMemsetD16(dst, v16, n)
+                       : api_.cuMemsetD32(dst, v32, n);
+    }
+    check(rc, two_d ? "cuMemsetD2D" : "cuMemset");
+  }
+
+  // --- modules and launches -----------------------------------------------
+
+  void module_load(const proto::ModuleLoad& op) {
+    if (s_.modules.count(op.module()) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("module handle {} is already loaded in this session; "
+                       "use a fresh handle or unload it first",
+                       op.module()));
+      return;
+    }
+    if (op.image().empty()) {
+      fail(CUDA_ERROR_INVALID_IMAGE,
+           fmt::format("ModuleLoad of module {} carries no image: the "
+                       "gpu_server must fill it from the cache (image_key of "
+                       "{} bytes) before execution",
+                       op.module(), op.image_key().size()));
+      return;
+    }
+    module_entry m;
+    if (!check(api_.cuModuleLoadData(&m.handle, op.image().data()),
+               "cuModuleLoadData"))
+      return;
+    auto* loaded = r_.mutable_module();
+    for (const auto& name : op.functions()) {
+      auto* info = loaded->add_functions();
+      info->set_name(name);
+      function_entry f;
+      if (api_.cuModuleGetFunction(&f.handle, m.handle, name.c_str())
+          != CUDA_SUCCESS)
+        continue;
+      info->set_found(true);
+      f.params = param_layout(f.handle);
+      for (const auto& p : f.params) {
+        auto* pi = info->add_params();
+        pi->set_offset(p.offset);
+        pi->set_size(p.size);
+      }
+      auto& attrs = *info->mutable_attributes();
+      for (int a = 0; a < CU_FUNC_ATTRIBUTE_MAX; ++a) {
+        int value = 0;
+        if (api_.cuFuncGetAttribute(&value, static_cast<CUfunction_attribute>(a),
+                                    f.handle)
+            == CUDA_SUCCESS)
+          attrs[a] = value;
+      }
+      m.functions.emplace(name, std::move(f));
+    }
+    for (const auto& name : op.variables()) {
+      auto* info = loaded->add_variables();
+      info->set_name(name);
+      CUdeviceptr p = 0;
+      size_t size = 0;
+      if (api_.cuModuleGetGlobal(&p, &size, m.handle, name.c_str())
+            != CUDA_SUCCESS
+          || size == 0)
+        continue;
+      if (!s_.memory.insert(
+            range_entry{p, size, range_kind::module_variable, op.module()}))
+        continue;
+      info->set_found(true);
+      info->set_dptr(p);
+      info->set_size(size);
+    }
+    s_.modules.emplace(op.module(), std::move(m));
+  }
+
+  void module_unload(const proto::ModuleUnload& op) {
+    auto m = s_.modules.find(op.module());
+    if (m == s_.modules.end()) {
+      fail(CUDA_ERROR_INVALID_HANDLE,
+           fmt::format("module handle {} is not a module of this session",
+                       op.module()));
+      return;
+    }
+    if (!check(api_.cuModuleUnload(m->second.handle), "cuModuleUnload"))
+      return;
+    s_.memory.erase_module(op.module());
+    s_.modules.erase(m);
+  }
+
+  void launch_kernel(const proto::LaunchKernel& op) {
+    auto* f = lookup_function(op.module(), op.function());
+    CUstream stream = nullptr;
+    if (f == nullptr || !lookup_stream(op.stream(), stream))
+      return;
+    const auto& params = op.params();
+    uint64_t end = 0;
+    uint64_t align = 1;
+    for (const auto& p : f->params) {
+      end = std::max<uint64_t>(end, uint64_t{p.offset} + p.size);
+      // A type's size is a multiple of its alignment: the largest power of
+      // two dividing the size bounds the alignment from above.
+      uint64_t a = p.size == 0 ? 1 : (uint64_t{p.size} & (~uint64_t{p.size} + 1));
+      align = std::max(align, std::min<uint64_t>(a, 16));
+    }
+    uint64_t padded = (end + align - 1) / align * align;
+    if (params.size() != end && params.size() != padded) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("launch of '{}': parameter buffer of {} bytes, but its "
+                       "layout of {} parameters ends at {} bytes (padded "
+                       "{}); pack the arguments by the layout ModuleLoad "
+                       "returned",
+                       op.function(), params.size(), f->params.size(), end,
+                       padded));
+      return;
+    }
+    CUlaunchAttribute attrs[2];
+    std::memset(attrs, 0, sizeof(attrs));
+    unsigned n_attrs = 0;
+    if (op.cluster_x() != 0 || op.cluster_y() != 0 || op.cluster_z() != 0) {
+      auto& a = attrs[n_attrs++];
+      a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      a.value.clusterDim.x = std::max(1u, op.cluster_x());
+      a.value.clusterDim.y = std::max(1u, op.cluster_y());
+      a.value.clusterDim.z = std::max(1u, op.cluster_z());
+    }
+    if (op.cooperative()) {
+      auto& a = attrs[n_attrs++];
+      a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+      a.value.cooperative = 1;
+    }
+    CUlaunchConfig cfg;
+    std::memset(&cfg, 0, sizeof(cfg));
+    cfg.gridDimX = op.grid_x();
+    cfg.gridDimY = op.grid_y();
+    cfg.gridDimZ = op.grid_z();
+    cfg.blockDimX = op.block_x();
+    cfg.blockDimY = op.block_y();
+    cfg.blockDimZ = op.block_z();
+    cfg.sharedMemBytes = op.shared_mem();
+    cfg.hStream = stream;
+    cfg.attrs = n_attrs == 0 ? nullptr : attrs;
+    cfg.numAttrs = n_attrs;
+    // 16-byte aligned copy of the packed arguments.
+    std::vector<uint64_t> buf((params.size() + 15) / 16 * 2);
+    if (!params.empty())
+      std::memcpy(buf.data(), params.data(), params.size());
+    size_t size = params.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf.data(),
+                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    check(api_.cuLaunchKernelEx(&cfg, f->handle, nullptr,
+                                size == 0 ? nullptr : extra),
+          "cuLaunchKernelEx");
+  }
+
+  void func_set_attribute(const proto::FuncSetAttribute& op) {
+    if (auto* f = lookup_function(op.module(), op.function()))
+      check(api_.cuFuncSetAttribute(
+              f->handle, static_cast<CUfunction_attribute>(op.attribute()),
+              op.value()),
+            "cuFuncSetAttribute");
+  }
+
+  void func_set_cache_config(const proto::FuncSetCacheConfig& op) {
+    if (auto* f = lookup_function(op.module(), op.function()))
+      check(api_.cuFuncSetCacheConfig(f->handle,
+                                      static_cast<CUfunc_cache>(op.config())),
+            "cuFuncSetCacheConfig");
+  }
+
+  void occupancy(const proto::OccupancyMaxActiveBlocks& op) {
+    auto* f = lookup_function(op.module(), op.function());
+    if (f == nullptr)
+      return;
+    int blocks = 0;
+    if (check(api_.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                &blocks, f->handle, op.block_size(), op.dynamic_smem(),
+                op.flags()),
+              "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags"))
+      r_.set_value(blocks);
+  }
+
+  // --- streams and events -------------------------------------------------
+
+  void stream_create(const proto::StreamCreate& op) {
+    if (op.stream() <= stream_handle::per_thread
+        || s_.streams.count(op.stream()) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("stream handle {} is reserved or already in use in "
+                       "this session; handles 0, 1 and 2 are the default "
+                       "streams",
+                       op.stream()));
+      return;
+    }
+    CUstream s = nullptr;
+    if (check(api_.cuStreamCreateWithPriority(&s, op.flags(), op.priority()),
+              "cuStreamCreateWithPriority"))
+      s_.streams.emplace(op.stream(), s);
+  }
+
+  void stream_destroy(const proto::StreamDestroy& op) {
+    auto i = s_.streams.find(op.stream());
+    if (i == s_.streams.end()) {
+      fail(CUDA_ERROR_INVALID_HANDLE,
+           fmt::format("stream handle {} is not a stream this session "
+                       "created",
+                       op.stream()));
+      return;
+    }
+    if (check(api_.cuStreamDestroy(i->second), "cuStreamDestroy"))
+      s_.streams.erase(i);
+  }
+
+  void stream_synchronize(const proto::StreamSynchronize& op) {
+    CUstream s = nullptr;
+    if (lookup_stream(op.stream(), s))
+      check(api_.cuStreamSynchronize(s), "cuStreamSynchronize");
+  }
+
+  void stream_query(const proto::StreamQuery& op) {
+    CUstream s = nullptr;
+    if (lookup_stream(op.stream(), s))
+      check_query(api_.cuStreamQuery(s), "cuStreamQuery");
+  }
+
+  void stream_wait_event(const proto::StreamWaitEvent& op) {
+    CUstream s = nullptr;
+    CUevent e = nullptr;
+    if (lookup_stream(op.stream(), s) && lookup_event(op.event(), e))
+      check(api_.cuStreamWaitEvent(s, e, op.flags()), "cuStreamWaitEvent");
+  }
+
+  void event_create(const proto::EventCreate& op) {
+    if (s_.events.count(op.event()) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("event handle {} is already in use in this session",
+                       op.event()));
+      return;
+    }
+    CUevent e = nullptr;
+    if (check(api_.cuEventCreate(&e, op.flags()), "cuEventCreate"))
+      s_.events.emplace(op.event(), e);
+  }
+
+  void event_destroy(const proto::EventDestroy& op) {
+    auto i = s_.events.find(op.event());
+    if (i == s_.events.end()) {
+      fail(CUDA_ERROR_INVALID_HANDLE,
+           fmt::format("event handle {} is not an event of this session",
+                       op.event()));
+      return;
+    }
+    if (check(api_.cuEventDestroy(i->second), "cuEventDestroy"))
+      s_.events.erase(i);
+  }
+
+  void event_record(const proto::EventRecord& op) {
+    CUevent e = nullptr;
+    CUstream s = nullptr;
+    if (lookup_event(op.event(), e) && lookup_stream(op.stream(), s))
+      check(api_.cuEventRecordWithFlags(e, s, op.flags()),
+            "cuEventRecordWithFlags");
+  }
+
+  void event_synchronize(const proto::EventSynchronize& op) {
+    CUevent e = nullptr;
+    if (lookup_event(op.event(), e))
+      check(api_.cuEventSynchronize(e), "cuEventSynchronize");
+  }
+
+  void event_query(const proto::EventQuery& op) {
+    CUevent e = nullptr;
+    if (lookup_event(op.event(), e))
+      check_query(api_.cuEventQuery(e), "cuEventQuery");
+  }
+
+  void event_elapsed_time(const proto::EventElapsedTime& op) {
+    CUevent start = nullptr;
+    CUevent end = nullptr;
+    if (!lookup_event(op.start(), start) || !lookup_event(op.end(), end))
+      return;
+    float ms = 0;
+    if (check(api_.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime"))
+      r_.set_elapsed_ms(ms);
+  }
+
+  // --- device -------------------------------------------------------------
+
+  void ctx_set_limit(const proto::CtxSetLimit& op) {
+    check(api_.cuCtxSetLimit(static_cast<CUlimit>(op.limit()), op.value()),
+          "cuCtxSetLimit");
+  }
+
+  void ctx_get_limit(const proto::CtxGetLimit& op) {
+    size_t value = 0;
+    if (check(api_.cuCtxGetLimit(&value, static_cast<CUlimit>(op.limit())),
+              "cuCtxGetLimit"))
+      r_.set_value(static_cast<int64_t>(value));
+  }
+
+  driver_api& api_;
+  session& s_;
+  proto::OpResult& r_;
+};
+
+} // namespace
+
+// --- executor ---------------------------------------------------------------
+
+executor::executor(driver_api& api, int ordinal, CUdevice device,
+                   CUcontext context)
+  : api_(api), ordinal_(ordinal), device_(device), context_(context) {
+}
+
+caf::expected<std::unique_ptr<executor>> executor::make(driver_api& api,
+                                                        int ordinal) {
+  int count = 0;
+  if (auto rc = api.cuDeviceGetCount(&count); rc != CUDA_SUCCESS)
+    return make_error(error_code::driver_call_failed,
+                      "cuDeviceGetCount failed: " + api.describe(rc));
+  if (ordinal < 0 || ordinal >= count)
+    return make_error(error_code::no_such_device,
+                      fmt::format("GPU ordinal {} does not exist: this host "
+                                  "has {} GPU(s); configure an ordinal "
+                                  "below {}",
+                                  ordinal, count, count));
+  CUdevice device = 0;
+  if (auto rc = api.cuDeviceGet(&device, ordinal); rc != CUDA_SUCCESS)
+    return make_error(error_code::driver_call_failed,
+                      fmt::format("cuDeviceGet({}) failed: {}", ordinal,
+                                  api.describe(rc)));
+  CUcontext context = nullptr;
+  if (auto rc = api.cuDevicePrimaryCtxRetain(&context, device);
+      rc != CUDA_SUCCESS)
+    return make_error(error_code::driver_call_failed,
+                      fmt::format("cuDevicePrimaryCtxRetain on GPU {} failed: "
+                                  "{}; check nvidia-smi for the GPU's compute "
+                                  "mode and health",
+                                  ordinal, api.describe(rc)));
+  std::unique_ptr<executor> self{new executor(api, ordinal, device, context)};
+  if (auto rc = self->make_current(); rc != CUDA_SUCCESS)
+    return make_error(error_code::driver_call_failed,
+                      fmt::format("cuCtxSetCurrent on GPU {} failed: {}",
+                                  ordinal, api.describe(rc)));
+  auto& info = self->device_info_;
+  info.set_ordinal(static_cast<uint32_t>(ordinal));
+  char name[256] = {};
+  if (api.cuDeviceGetName(name, sizeof(name) - 1, device) == CUDA_SUCCESS)
+    info.set_name(name);
+  CUuuid uuid;
+  if (api.cuDeviceGetUuid(&uuid, device) == CUDA_SUCCESS)
+    info.set_uuid(std::string(uuid.bytes, sizeof(uuid.bytes)));
+  size_t total = 0;
+  if (api.cuDeviceTotalMem(&total, device) == CUDA_SUCCESS)
+    info.set_total_memory(total);
+  auto& attrs = *info.mutable_attributes();
+  for (int a = 1; a < CU_DEVICE_ATTRIBUTE_MAX; ++a) {
+    int value = 0;
+    if (api.cuDeviceGetAttribute(&value, static_cast<CUdevice_attribute>(a),
+                                 device)
+        == CUDA_SUCCESS)
+      attrs[a] = value;
+  }
+  if (api.cuDriverGetVersion(&self->driver_version_) != CUDA_SUCCESS)
+    self->driver_version_ = 0;
+  return self;
+}
+
+executor::~executor() {
+  if (make_current() == CUDA_SUCCESS)
+    for (auto& kv : sessions_)
+      static_cast<void>(release_session_resources(api_, kv.second));
+  sessions_.clear();
+  static_cast<void>(api_.cuDevicePrimaryCtxRelease(device_));
+}
+
+CUresult executor::make_current() const {
+  return api_.cuCtxSetCurrent(context_);
+}
+
+caf::expected<proto::SessionOpened>
+executor::open_session(const proto::OpenSession& request) {
+  if (auto rc = make_current(); rc != CUDA_SUCCESS)
+    return make_error(error_code::driver_call_failed,
+                      fmt::format("cuCtxSetCurrent on GPU {} failed: {}",
+                                  ordinal_, api_.describe(rc)));
+  uint64_t id = request.resume_session();
+  if (id != 0) {
+    if (sessions_.count(id) == 0)
+      return make_error(error_code::unknown_session,
+                        fmt::format("session {} is not open on GPU {} (closed, "
+                                    "or its grace period expired): open a new "
+                                    "session with resume_session = 0",
+                                    id, ordinal_));
+  } else {
+    id = next_session_++;
+    auto& s = sessions_[id];
+    s.id = id;
+    s.client_id = request.client_id();
+    s.task_signature = request.task_signature();
+    s.opened_time_ns = now_ns();
+  }
+  proto::SessionOpened out;
+  out.set_session(id);
+  out.set_driver_version(driver_version_);
+  out.set_protocol_version(protocol_version);
+  *out.add_devices() = device_info_;
+  return out;
+}
+
+proto::BatchReply executor::execute(const proto::OpBatch& batch) {
+  proto::BatchReply reply;
+  reply.set_session(batch.session());
+  auto first_seq = batch.ops_size() > 0 ? batch.ops(0).seq() : uint64_t{0};
+  auto i = sessions_.find(batch.session());
+  if (i == sessions_.end()) {
+    auto* r = reply.add_results();
+    r->set_seq(first_seq);
+    r->set_status(CUDA_ERROR_INVALID_CONTEXT);
+    r->set_error(fmt::format("session {} is not open on GPU {} (closed, or "
+                             "its grace period expired): open a new session",
+                             batch.session(), ordinal_));
+    return reply;
+  }
+  auto& s = i->second;
+  reply.set_executed_through(s.executed_through);
+  if (auto rc = make_current(); rc != CUDA_SUCCESS) {
+    auto* r = reply.add_results();
+    r->set_seq(first_seq);
+    r->set_status(static_cast<int32_t>(rc));
+    r->set_error(fmt::format("cuCtxSetCurrent on GPU {} failed: {}", ordinal_,
+                             api_.describe(rc)));
+    return reply;
+  }
+  for (const auto& op : batch.ops()) {
+    if (op.seq() <= s.executed_through)
+      continue;
+    auto* r = reply.add_results();
+    r->set_seq(op.seq());
+    op_runner{api_, s, *r}.run(op);
+    s.executed_through = op.seq();
+    ++s.ops_executed;
+    if (is_sticky(static_cast<CUresult>(r->status())))
+      break;
+  }
+  reply.set_executed_through(s.executed_through);
+  return reply;
+}
+
+void executor::close_session(uint64_t id) {
+  auto i = sessions_.find(id);
+  if (i == sessions_.end())
+    return;
+  if (make_current() == CUDA_SUCCESS)
+    static_cast<void>(release_session_resources(api_, i->second));
+  sessions_.erase(i);
+}
+
+std::vector<proto::SessionSummary> executor::sessions() const {
+  std::vector<proto::SessionSummary> out;
+  out.reserve(sessions_.size());
+  for (const auto& kv : sessions_) {
+    const auto& s = kv.second;
+    proto::SessionSummary x;
+    x.set_session(s.id);
+    x.set_client_id(s.client_id);
+    x.set_gpu_index(static_cast<uint32_t>(ordinal_));
+    x.set_ops_executed(s.ops_executed);
+    x.set_allocated_bytes(s.memory.allocated_bytes());
+    x.set_opened_time_ns(s.opened_time_ns);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+proto::GpuInfo executor::gpu_info() const {
+  proto::GpuInfo out;
+  out.set_index(static_cast<uint32_t>(ordinal_));
+  out.set_name(device_info_.name());
+  out.set_uuid(uuid_string(device_info_.uuid()));
+  out.set_total_memory(device_info_.total_memory());
+  size_t free = 0;
+  size_t total = 0;
+  if (make_current() == CUDA_SUCCESS
+      && api_.cuMemGetInfo(&free, &total) == CUDA_SUCCESS)
+    out.set_free_memory(free);
+  auto attr = [this](CUdevice_attribute a) -> uint32_t {
+    auto i = device_info_.attributes().find(static_cast<int32_t>(a));
+    return i == device_info_.attributes().end() ? 0u
+                                                : static_cast<uint32_t>(i->second);
+  };
+  out.set_sm_count(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+  out.set_cc_major(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
+  out.set_cc_minor(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+  return out;
+}
+
+const session* executor::find_session(uint64_t id) const {
+  auto i = sessions_.find(id);
+  return i == sessions_.end() ? nullptr : &i->second;
+}
+
+} // namespace gleam::executor

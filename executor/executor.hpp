@@ -1,0 +1,102 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+#include <cuda.h>
+
+#include "actors/proto/control.pb.h"
+#include "actors/proto/ops.pb.h"
+#include "executor/driver_api.hpp"
+#include "executor/session.hpp"
+
+namespace gleam::executor {
+
+/// Executes op batches of client sessions on one GPU through the CUDA driver
+/// API, in the device's primary context, and answers each op with the
+/// CUresult the app would have seen locally.
+///
+/// Sessions are isolated: each has its own allocation table and handle maps,
+/// and every op is validated against them before anything reaches the
+/// driver (copies, memsets and frees only inside the session's own memory;
+/// unknown handles refused). Context-wide state (CtxSetLimit, the
+/// per-thread default stream, CtxSynchronize) is shared by the sessions of
+/// one GPU, as it is for processes sharing a GPU under MPS.
+///
+/// Thread safety: none. One thread at a time calls an executor (gpu_server
+/// uses one dedicated thread per GPU); every public call makes the primary
+/// context current on the calling thread first.
+class executor {
+public:
+  /// Protocol version this executor speaks, echoed in SessionOpened.
+  static constexpr uint32_t protocol_version = 1;
+
+  /// Largest device-to-host transfer of one op, bytes (64 MiB).
+  static constexpr uint64_t max_transfer_bytes = uint64_t{64} << 20;
+
+  /// Brings up device `ordinal`: retains its primary context and reads the
+  /// device's name, uuid, memory and attributes. `api` must outlive the
+  /// executor. Errors: no_such_device, driver_call_failed.
+  [[nodiscard]] static caf::expected<std::unique_ptr<executor>>
+  make(driver_api& api, int ordinal);
+
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+  /// Closes every session (frees their resources) and releases the primary
+  /// context.
+  ~executor();
+
+  /// Opens a new session, or reattaches to `resume_session` when it is
+  /// nonzero and still open. Error: unknown_session for a resume of a
+  /// session this executor does not hold; driver_call_failed when the
+  /// context cannot be made current.
+  [[nodiscard]] caf::expected<proto::SessionOpened>
+  open_session(const proto::OpenSession& request);
+
+  /// Runs the ops of `batch` in order, one OpResult per op executed. Ops
+  /// whose seq is at or below the session's executed_through are skipped
+  /// and not answered again (replay after reconnect). A sticky device error
+  /// (e.g. CUDA_ERROR_ILLEGAL_ADDRESS) stops the batch after that op. An
+  /// unknown session yields one result with CUDA_ERROR_INVALID_CONTEXT.
+  [[nodiscard]] proto::BatchReply execute(const proto::OpBatch& batch);
+
+  /// Frees every resource of session `id` (memory, streams, events,
+  /// modules) and forgets it. Unknown ids are ignored.
+  void close_session(uint64_t id);
+
+  /// One summary per open session, by ascending id, for the console.
+  [[nodiscard]] std::vector<proto::SessionSummary> sessions() const;
+
+  /// The GPU as the control plane describes it; free_memory is 0 when the
+  /// driver cannot say.
+  [[nodiscard]] proto::GpuInfo gpu_info() const;
+
+  /// The device ordinal this executor runs on.
+  [[nodiscard]] int ordinal() const noexcept {
+    return ordinal_;
+  }
+
+  /// The session `id`, or null; for inspection and tests.
+  [[nodiscard]] const session* find_session(uint64_t id) const;
+
+private:
+  executor(driver_api& api, int ordinal, CUdevice device, CUcontext context);
+
+  CUresult make_current() const;
+
+  driver_api& api_;
+  int ordinal_;
+  CUdevice device_;
+  CUcontext context_;
+  proto::DeviceInfo device_info_;
+  int driver_version_ = 0;
+  uint64_t next_session_ = 1;
+  std::map<uint64_t, session> sessions_;
+};
+
+} // namespace gleam::executor

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <cuda.h>
+
+#include "executor/allocation_table.hpp"
+
+namespace gleam::executor {
+
+/// One entry of a kernel's parameter layout, as cuFuncGetParamInfo says.
+struct param_slot {
+  /// Bytes into the packed parameter buffer.
+  uint32_t offset = 0;
+  /// Bytes.
+  uint32_t size = 0;
+};
+
+/// A resolved device function of a loaded module.
+struct function_entry {
+  /// The driver handle; owned by the module.
+  CUfunction handle = nullptr;
+  /// Parameters in declaration order.
+  std::vector<param_slot> params;
+};
+
+/// A module loaded for a session.
+struct module_entry {
+  /// The driver handle; the session owns it (cuModuleUnload on release).
+  CUmodule handle = nullptr;
+  /// Resolved functions by device name (mangled as in the fatbin).
+  std::map<std::string, function_entry> functions;
+};
+
+/// Client stream handles with a fixed meaning; they need no StreamCreate.
+namespace stream_handle {
+/// The legacy default stream, (CUstream)0.
+constexpr uint64_t legacy_default = 0;
+/// CU_STREAM_LEGACY.
+constexpr uint64_t legacy = 1;
+/// CU_STREAM_PER_THREAD of the executor's thread.
+constexpr uint64_t per_thread = 2;
+} // namespace stream_handle
+
+/// The resource tables of one client session: every driver handle it
+/// created, keyed by the handle the client chose. The executor owns the
+/// session and every driver object in it. Not thread-safe.
+struct session {
+  /// Server-assigned id, never 0.
+  uint64_t id = 0;
+  /// host:pid of the app, from OpenSession.
+  std::string client_id;
+  /// From OpenSession.
+  std::string task_signature;
+  /// Unix time of OpenSession, nanoseconds.
+  uint64_t opened_time_ns = 0;
+  /// Device memory and module variables the session may touch.
+  allocation_table memory;
+  /// Client stream handle -> driver stream (created ones only; 0, 1, 2 are
+  /// implicit, see stream_handle).
+  std::unordered_map<uint64_t, CUstream> streams;
+  /// Client event handle -> driver event.
+  std::unordered_map<uint64_t, CUevent> events;
+  /// Client module handle -> loaded module.
+  std::unordered_map<uint64_t, module_entry> modules;
+  /// Highest op seq executed; ops at or below it are skipped on replay.
+  uint64_t executed_through = 0;
+  /// Number of ops executed (skipped replays not counted).
+  uint64_t ops_executed = 0;
+};
+
+} // namespace gleam::executor

@@ -1,0 +1,378 @@
+// The executor's validation and bookkeeping on a CPU, over a driver_api whose
+// entry points simulate a GPU in host memory. Only the entry points these
+// tests reach are filled in.
+#include "executor/executor.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "executor/error.hpp"
+
+namespace proto = gleam::proto;
+using gleam::executor::driver_api;
+using gleam::executor::executor;
+
+namespace {
+
+/// Host memory standing in for device memory; addresses are host pointers.
+std::set<CUdeviceptr>& live_allocations() {
+  static std::set<CUdeviceptr> live;
+  return live;
+}
+
+int& context_retains() {
+  static int n = 0;
+  return n;
+}
+
+void* host(CUdeviceptr p) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+}
+
+CUstream fake_stream(uint64_t n) {
+  return reinterpret_cast<CUstream>(static_cast<uintptr_t>(0x5000 + n));
+}
+
+void install_fake_driver(driver_api& api) {
+  api.cuDeviceGetCount = [](int* n) {
+    *n = 1;
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGet = [](CUdevice* d, int ordinal) {
+    *d = ordinal;
+    return CUDA_SUCCESS;
+  };
+  api.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
+    ++context_retains();
+    *c = reinterpret_cast<CUcontext>(uintptr_t{0x1000});
+    return CUDA_SUCCESS;
+  };
+  api.cuDevicePrimaryCtxRelease = [](CUdevice) {
+    --context_retains();
+    return CUDA_SUCCESS;
+  };
+  api.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
+  api.cuCtxSynchronize = [] { return CUDA_SUCCESS; };
+  api.cuDeviceGetName = [](char* name, int len, CUdevice) {
+    std::strncpy(name, "Fake GPU", static_cast<size_t>(len));
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGetUuid = [](CUuuid* u, CUdevice) {
+    for (int i = 0; i < 16; ++i)
+      u->bytes[i] = static_cast<char>(0xa0 + i);
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceTotalMem = [](size_t* bytes, CUdevice) {
+    *bytes = size_t{80} << 30;
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGetAttribute = [](int* v, CUdevice_attribute a, CUdevice) {
+    switch (a) {
+      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *v = 132;
+        return CUDA_SUCCESS;
+      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *v = 9;
+        return CUDA_SUCCESS;
+      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *v = 0;
+        return CUDA_SUCCESS;
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+  };
+  api.cuDriverGetVersion = [](int* v) {
+    *v = 13000;
+    return CUDA_SUCCESS;
+  };
+  api.cuMemGetInfo = [](size_t* free, size_t* total) {
+    *free = size_t{70} << 30;
+    *total = size_t{80} << 30;
+    return CUDA_SUCCESS;
+  };
+  api.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
+    if (n == 0)
+      return CUDA_ERROR_INVALID_VALUE;
+    *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n));
+    live_allocations().insert(*p);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemFree = [](CUdeviceptr p) {
+    if (live_allocations().erase(p) == 0)
+      return CUDA_ERROR_INVALID_VALUE;
+    std::free(host(p));
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyHtoD = [](CUdeviceptr dst, const void* src, size_t n) {
+    std::memcpy(host(dst), src, n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n,
+                             CUstream) {
+    std::memcpy(host(dst), src, n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyDtoH = [](void* dst, CUdeviceptr src, size_t n) {
+    std::memcpy(dst, host(src), n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyDtoD = [](CUdeviceptr dst, CUdeviceptr src, size_t n) {
+    std::memmove(host(dst), host(src), n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemsetD8 = [](CUdeviceptr dst, unsigned char v, size_t n) {
+    std::memset(host(dst), v, n);
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int priority) {
+    *s = fake_stream(static_cast<uint64_t>(priority + 100));
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
+  api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+  api.cuStreamQuery = [](CUstream s) {
+    return s == CU_STREAM_PER_THREAD ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+  };
+}
+
+struct fake_gpu {
+  driver_api api;
+  std::unique_ptr<executor> exec;
+
+  fake_gpu() {
+    install_fake_driver(api);
+    auto ex = executor::make(api, 0);
+    REQUIRE(ex);
+    exec = std::move(*ex);
+  }
+};
+
+/// Numbers ops of one session and runs them one batch at a time.
+struct fake_client {
+  executor& ex;
+  uint64_t session = 0;
+  uint64_t seq = 0;
+
+  explicit fake_client(executor& e) : ex(e) {
+    proto::OpenSession req;
+    req.set_client_id("cpu:1");
+    auto opened = ex.open_session(req);
+    REQUIRE(opened);
+    session = opened->session();
+  }
+
+  proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
+    proto::OpBatch batch;
+    batch.set_session(session);
+    auto* op = batch.add_ops();
+    op->set_seq(++seq);
+    fill(*op);
+    auto reply = ex.execute(batch);
+    REQUIRE(reply.results_size() == 1);
+    return reply.results(0);
+  }
+
+  uint64_t alloc(uint64_t n) {
+    auto r = run([&](proto::Op& op) { op.mutable_mem_alloc()->set_size(n); });
+    REQUIRE(r.status() == CUDA_SUCCESS);
+    return r.dptr();
+  }
+
+  int htod(uint64_t dst, const std::string& data) {
+    return run([&](proto::Op& op) {
+             op.mutable_memcpy_htod()->set_dst(dst);
+             op.mutable_memcpy_htod()->set_data(data);
+           })
+      .status();
+  }
+
+  proto::OpResult dtoh(uint64_t src, uint64_t n) {
+    return run([&](proto::Op& op) {
+      op.mutable_memcpy_dtoh()->set_src(src);
+      op.mutable_memcpy_dtoh()->set_size(n);
+    });
+  }
+};
+
+} // namespace
+
+TEST_CASE("executor over a fake driver: copies stay inside own allocations",
+          "[executor][fake]") {
+  fake_gpu g;
+  fake_client c{*g.exec};
+  auto p = c.alloc(64);
+  REQUIRE(c.htod(p, std::string(64, 'a')) == CUDA_SUCCESS);
+  SECTION("a copy running past the end is refused and changes nothing") {
+    auto status = c.htod(p + 60, "bbbbbbbb");
+    CHECK(status == CUDA_ERROR_INVALID_VALUE);
+    CHECK(c.dtoh(p, 64).data() == std::string(64, 'a'));
+    auto r = c.run([&](proto::Op& op) {
+      op.mutable_memcpy_htod()->set_dst(p + 60);
+      op.mutable_memcpy_htod()->set_data("bbbbbbbb");
+    });
+    CHECK_THAT(r.error(), Catch::Contains(fmt::format("{:#x} + 8 bytes", p + 60)));
+  }
+  SECTION("a copy between two adjacent-looking allocations is refused") {
+    auto q = c.alloc(64);
+    auto r = c.run([&](proto::Op& op) {
+      auto* m = op.mutable_memcpy_dtod();
+      m->set_dst(q);
+      m->set_src(p + 32);
+      m->set_size(64);
+    });
+    CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  }
+  SECTION("a device-to-host copy above 64 MiB is refused before the driver") {
+    auto r = c.dtoh(p, (uint64_t{64} << 20) + 1);
+    CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("67108865 bytes"));
+  }
+  SECTION("DtoD inside the session copies the bytes") {
+    auto q = c.alloc(64);
+    auto r = c.run([&](proto::Op& op) {
+      auto* m = op.mutable_memcpy_dtod();
+      m->set_dst(q);
+      m->set_src(p);
+      m->set_size(64);
+    });
+    REQUIRE(r.status() == CUDA_SUCCESS);
+    CHECK(c.dtoh(q, 64).data() == std::string(64, 'a'));
+  }
+}
+
+TEST_CASE("executor over a fake driver: sessions are isolated",
+          "[executor][fake]") {
+  fake_gpu g;
+  fake_client a{*g.exec};
+  fake_client b{*g.exec};
+  CHECK(a.session != b.session);
+  auto p = a.alloc(128);
+  auto r = b.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(p); });
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(live_allocations().count(p) == 1);
+  CHECK(b.htod(p, "x") == CUDA_ERROR_INVALID_VALUE);
+  auto s = b.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(9); });
+  REQUIRE(s.status() == CUDA_SUCCESS);
+  auto other = a.run([](proto::Op& op) {
+    op.mutable_stream_synchronize()->set_stream(9);
+  });
+  CHECK(other.status() == CUDA_ERROR_INVALID_HANDLE);
+  auto q = a.run([](proto::Op& op) { op.mutable_stream_query()->set_stream(2); });
+  CHECK(q.status() == CUDA_ERROR_NOT_READY);
+  CHECK(q.error().empty());
+  auto interior = a.run([&](proto::Op& op) {
+    op.mutable_mem_free()->set_dptr(p + 8);
+  });
+  CHECK(interior.status() == CUDA_ERROR_INVALID_VALUE);
+  auto own = a.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(p); });
+  CHECK(own.status() == CUDA_SUCCESS);
+  CHECK(live_allocations().count(p) == 0);
+}
+
+TEST_CASE("executor over a fake driver: close_session frees everything",
+          "[executor][fake]") {
+  auto before = live_allocations().size();
+  {
+    fake_gpu g;
+    CHECK(context_retains() == 1);
+    uint64_t id = 0;
+    {
+      fake_client c{*g.exec};
+      id = c.session;
+      static_cast<void>(c.alloc(16));
+      static_cast<void>(c.alloc(32));
+      CHECK(live_allocations().size() == before + 2);
+      auto summaries = g.exec->sessions();
+      REQUIRE(summaries.size() == 1);
+      CHECK(summaries[0].allocated_bytes() == 48);
+      CHECK(summaries[0].client_id() == "cpu:1");
+      CHECK(summaries[0].ops_executed() == 2);
+    }
+    g.exec->close_session(id);
+    CHECK(live_allocations().size() == before);
+    CHECK(g.exec->sessions().empty());
+    fake_client d{*g.exec};
+    static_cast<void>(d.alloc(8));
+    CHECK(live_allocations().size() == before + 1);
+  }
+  // The executor's destructor closes what is still open.
+  CHECK(live_allocations().size() == before);
+  CHECK(context_retains() == 0);
+}
+
+TEST_CASE("executor over a fake driver: replay, unknown sessions, DeviceReset",
+          "[executor][fake]") {
+  fake_gpu g;
+  fake_client c{*g.exec};
+  auto p = c.alloc(4);
+  auto batch_of = [&](uint64_t first, uint64_t last) {
+    proto::OpBatch b;
+    b.set_session(c.session);
+    for (auto s = first; s <= last; ++s) {
+      auto* op = b.add_ops();
+      op->set_seq(s);
+      auto* m = op->mutable_memset();
+      m->set_dst(p + (s - first));
+      m->set_value(static_cast<uint32_t>(s));
+      m->set_element_size(1);
+      m->set_count(1);
+    }
+    return b;
+  };
+  auto first = g.exec->execute(batch_of(10, 11));
+  REQUIRE(first.results_size() == 2);
+  CHECK(first.executed_through() == 11);
+  auto again = g.exec->execute(batch_of(10, 12));
+  REQUIRE(again.results_size() == 1);
+  CHECK(again.results(0).seq() == 12);
+  CHECK(again.executed_through() == 12);
+  c.seq = 12;
+  CHECK(c.dtoh(p, 2).data() == std::string("\x0a\x0b", 2));
+
+  proto::OpBatch stray;
+  stray.set_session(4242);
+  stray.add_ops()->set_seq(3);
+  auto none = g.exec->execute(stray);
+  REQUIRE(none.results_size() == 1);
+  CHECK(none.results(0).seq() == 3);
+  CHECK(none.results(0).status() == CUDA_ERROR_INVALID_CONTEXT);
+  CHECK_THAT(none.results(0).error(), Catch::Contains("4242"));
+
+  auto empty = c.run([](proto::Op&) {});
+  CHECK(empty.status() == CUDA_ERROR_NOT_SUPPORTED);
+
+  auto reset = c.run([](proto::Op& op) { op.mutable_device_reset(); });
+  CHECK(reset.status() == CUDA_SUCCESS);
+  CHECK(live_allocations().count(p) == 0);
+  CHECK(c.htod(p, "z") == CUDA_ERROR_INVALID_VALUE);
+  CHECK(g.exec->find_session(c.session) != nullptr);
+}
+
+TEST_CASE("executor over a fake driver: device description",
+          "[executor][fake]") {
+  fake_gpu g;
+  proto::OpenSession req;
+  auto opened = g.exec->open_session(req);
+  REQUIRE(opened);
+  CHECK(opened->driver_version() == 13000);
+  REQUIRE(opened->devices_size() == 1);
+  CHECK(opened->devices(0).name() == "Fake GPU");
+  CHECK(opened->devices(0).attributes().size() == 3);
+  auto info = g.exec->gpu_info();
+  CHECK(info.name() == "Fake GPU");
+  CHECK(info.uuid() == "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
+  CHECK(info.sm_count() == 132);
+  CHECK(info.cc_major() == 9);
+  CHECK(info.cc_minor() == 0);
+  CHECK(info.free_memory() == (uint64_t{70} << 30));
+  auto bad = executor::make(g.api, 3);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code()
+        == static_cast<uint8_t>(gleam::executor::error_code::no_such_device));
+}
