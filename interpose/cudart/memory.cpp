@@ -1,0 +1,536 @@
+// Device and host memory: allocation, copies (1D, 2D, symbols), memsets and
+// pointer queries. Async variants run synchronously for now: correct, only
+// slower.
+#define __CUDA_API_VERSION_INTERNAL
+#include "interpose/export.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "interpose/runtime.hpp"
+
+using namespace gleam::interpose;
+namespace proto = gleam::proto;
+
+namespace {
+
+cudaError_t alloc(void** ptr, size_t size) {
+  if (ptr == nullptr)
+    return cudaErrorInvalidValue;
+  if (size == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  proto::Op op;
+  op.mutable_mem_alloc()->set_size(size);
+  proto::OpResult result;
+  auto err = run_op(std::move(op), &result);
+  if (err != cudaSuccess)
+    return err;
+  *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(result.dptr()));
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  r.allocations[result.dptr()] = size;
+  return cudaSuccess;
+}
+
+cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
+  if (ptr == nullptr)
+    return cudaErrorInvalidValue;
+  auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  auto rounded = (std::max<size_t>(size, 1) + page - 1) / page * page;
+  void* p = nullptr;
+  if (::posix_memalign(&p, page, rounded) != 0)
+    return cudaErrorMemoryAllocation;
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  r.host_ranges[reinterpret_cast<uintptr_t>(p)] = {rounded, flags, false};
+  *ptr = p;
+  return cudaSuccess;
+}
+
+cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch,
+                      size_t width, size_t height, cudaMemcpyKind kind,
+                      cudaStream_t stream, bool async) {
+  if (width > dpitch || width > spitch)
+    return cudaErrorInvalidPitchValue;
+  if (width == 0 || height == 0)
+    return cudaSuccess;
+  if (kind == cudaMemcpyDefault) {
+    bool d = classify(dst) == pointer_kind::device;
+    bool s = classify(src) == pointer_kind::device;
+    kind = d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+             : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+  }
+  proto::Op op;
+  auto* m = op.mutable_memcpy_2d();
+  m->set_width(width);
+  m->set_height(height);
+  m->set_stream(wire_stream(stream));
+  m->set_async(async);
+  switch (kind) {
+    case cudaMemcpyHostToHost:
+      for (size_t row = 0; row < height; ++row)
+        std::memmove(static_cast<char*>(dst) + row * dpitch,
+                     static_cast<const char*>(src) + row * spitch, width);
+      return cudaSuccess;
+    case cudaMemcpyHostToDevice: {
+      m->set_kind(proto::Memcpy2D::HTOD);
+      m->set_dst(reinterpret_cast<uintptr_t>(dst));
+      m->set_dst_pitch(dpitch);
+      std::string packed(width * height, '\0');
+      for (size_t row = 0; row < height; ++row)
+        std::memcpy(&packed[row * width], static_cast<const char*>(src) + row * spitch, width);
+      m->set_data(std::move(packed));
+      return run_op(std::move(op));
+    }
+    case cudaMemcpyDeviceToHost: {
+      m->set_kind(proto::Memcpy2D::DTOH);
+      m->set_src(reinterpret_cast<uintptr_t>(src));
+      m->set_src_pitch(spitch);
+      proto::OpResult result;
+      if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
+        return err;
+      if (result.data().size() != width * height)
+        return cudaErrorUnknown;
+      for (size_t row = 0; row < height; ++row)
+        std::memcpy(static_cast<char*>(dst) + row * dpitch, &result.data()[row * width], width);
+      return cudaSuccess;
+    }
+    case cudaMemcpyDeviceToDevice:
+      m->set_kind(proto::Memcpy2D::DTOD);
+      m->set_dst(reinterpret_cast<uintptr_t>(dst));
+      m->set_dst_pitch(dpitch);
+      m->set_src(reinterpret_cast<uintptr_t>(src));
+      m->set_src_pitch(spitch);
+      return run_op(std::move(op));
+    default:
+      return cudaErrorInvalidMemcpyDirection;
+  }
+}
+
+cudaError_t memset_op(void* dst, int value, size_t count, size_t pitch,
+                      size_t height, cudaStream_t stream, bool async) {
+  if (count == 0 || height == 0)
+    return cudaSuccess;
+  proto::Op op;
+  auto* m = op.mutable_memset();
+  m->set_dst(reinterpret_cast<uintptr_t>(dst));
+  m->set_value(static_cast<uint32_t>(value) & 0xffu);
+  m->set_element_size(1);
+  m->set_count(count);
+  m->set_pitch(pitch);
+  m->set_height(height);
+  m->set_stream(wire_stream(stream));
+  m->set_async(async);
+  return run_op(std::move(op));
+}
+
+cudaError_t symbol_address(const void* symbol, size_t offset, size_t count,
+                           uint64_t* dptr) {
+  variable_record* v = nullptr;
+  if (auto err = resolve_variable(symbol, &v); err != cudaSuccess)
+    return err;
+  if (offset > v->size || count > v->size - offset)
+    return cudaErrorInvalidValue;
+  *dptr = v->dptr + offset;
+  return cudaSuccess;
+}
+
+cudaError_t to_symbol(const void* symbol, const void* src, size_t count,
+                      size_t offset, cudaMemcpyKind kind, cudaStream_t stream,
+                      bool async) {
+  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice
+      && kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  uint64_t dptr = 0;
+  if (auto err = symbol_address(symbol, offset, count, &dptr); err != cudaSuccess)
+    return err;
+  return copy(reinterpret_cast<void*>(static_cast<uintptr_t>(dptr)), src, count,
+              kind, stream, async);
+}
+
+cudaError_t from_symbol(void* dst, const void* symbol, size_t count,
+                        size_t offset, cudaMemcpyKind kind, cudaStream_t stream,
+                        bool async) {
+  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice
+      && kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  uint64_t dptr = 0;
+  if (auto err = symbol_address(symbol, offset, count, &dptr); err != cudaSuccess)
+    return err;
+  return copy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(dptr)),
+              count, kind, stream, async);
+}
+
+cudaStream_t per_thread(cudaStream_t s) {
+  return s == nullptr ? cudaStreamPerThread : s;
+}
+
+} // namespace
+
+extern "C" {
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMalloc(void** devPtr, size_t size) {
+  return guarded([&] { return alloc(devPtr, size); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch,
+                                                   size_t width, size_t height) {
+  return guarded([&] {
+    if (devPtr == nullptr || pitch == nullptr)
+      return cudaErrorInvalidValue;
+    // The pitch alignment of every current device.
+    constexpr size_t align = 512;
+    *pitch = (std::max<size_t>(width, 1) + align - 1) / align * align;
+    return alloc(devPtr, *pitch * height);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaFree(void* devPtr) {
+  return guarded([&] {
+    if (devPtr == nullptr)
+      return cudaSuccess;
+    auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(devPtr));
+    {
+      auto& r = reg();
+      std::lock_guard<std::recursive_mutex> guard{r.mutex};
+      if (r.allocations.count(addr) == 0)
+        return cudaErrorInvalidValue;
+    }
+    proto::Op op;
+    op.mutable_mem_free()->set_dptr(addr);
+    auto err = run_op(std::move(op));
+    if (err == cudaSuccess) {
+      auto& r = reg();
+      std::lock_guard<std::recursive_mutex> guard{r.mutex};
+      r.allocations.erase(addr);
+    }
+    return err;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t size) {
+  return guarded([&] { return host_alloc(ptr, size, cudaHostAllocDefault); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  return guarded([&] { return host_alloc(pHost, size, flags); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaFreeHost(void* ptr) {
+  return guarded([&] {
+    if (ptr == nullptr)
+      return cudaSuccess;
+    auto& r = reg();
+    std::lock_guard<std::recursive_mutex> guard{r.mutex};
+    auto i = r.host_ranges.find(reinterpret_cast<uintptr_t>(ptr));
+    if (i == r.host_ranges.end() || i->second.registered)
+      return cudaErrorInvalidValue;
+    r.host_ranges.erase(i);
+    std::free(ptr);
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  return guarded([&] {
+    if (ptr == nullptr || size == 0)
+      return cudaErrorInvalidValue;
+    auto& r = reg();
+    std::lock_guard<std::recursive_mutex> guard{r.mutex};
+    auto key = reinterpret_cast<uintptr_t>(ptr);
+    if (r.host_ranges.count(key) != 0)
+      return cudaErrorHostMemoryAlreadyRegistered;
+    r.host_ranges[key] = {size, flags, true};
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
+  return guarded([&] {
+    auto& r = reg();
+    std::lock_guard<std::recursive_mutex> guard{r.mutex};
+    auto i = r.host_ranges.find(reinterpret_cast<uintptr_t>(ptr));
+    if (i == r.host_ranges.end() || !i->second.registered)
+      return cudaErrorHostMemoryNotRegistered;
+    r.host_ranges.erase(i);
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
+  return guarded([&] {
+    if (pFlags == nullptr)
+      return cudaErrorInvalidValue;
+    auto& r = reg();
+    std::lock_guard<std::recursive_mutex> guard{r.mutex};
+    auto addr = reinterpret_cast<uintptr_t>(pHost);
+    auto i = r.host_ranges.upper_bound(addr);
+    if (i == r.host_ranges.begin())
+      return cudaErrorInvalidValue;
+    --i;
+    if (addr >= i->first + i->second.size)
+      return cudaErrorInvalidValue;
+    *pFlags = i->second.flags;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes,
+                                                            const void* ptr) {
+  return guarded([&] {
+    if (attributes == nullptr)
+      return cudaErrorInvalidValue;
+    *attributes = cudaPointerAttributes{};
+    attributes->device = reg().device;
+    switch (classify(ptr)) {
+      case pointer_kind::device:
+        attributes->type = cudaMemoryTypeDevice;
+        attributes->devicePointer = const_cast<void*>(ptr);
+        break;
+      case pointer_kind::host_pinned:
+        attributes->type = cudaMemoryTypeHost;
+        attributes->hostPointer = const_cast<void*>(ptr);
+        break;
+      case pointer_kind::host_pageable:
+        attributes->type = cudaMemoryTypeUnregistered;
+        attributes->device = -2;
+        break;
+    }
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
+                                              enum cudaMemcpyKind kind) {
+  return guarded([&] { return copy(dst, src, count, kind, nullptr, false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count,
+                                                   enum cudaMemcpyKind kind) {
+  return guarded([&] { return copy(dst, src, count, kind, cudaStreamPerThread, false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count,
+                                                   enum cudaMemcpyKind kind,
+                                                   cudaStream_t stream) {
+  return guarded([&] { return copy(dst, src, count, kind, stream, true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src,
+                                                        size_t count,
+                                                        enum cudaMemcpyKind kind,
+                                                        cudaStream_t stream) {
+  return guarded([&] { return copy(dst, src, count, kind, per_thread(stream), true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyPeer(void* dst, int dstDevice, const void* src,
+                                                  int srcDevice, size_t count) {
+  return guarded([&] {
+    if (dstDevice != 0 || srcDevice != 0)
+      return cudaErrorInvalidDevice;
+    return copy(dst, src, count, cudaMemcpyDeviceToDevice, nullptr, false);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice,
+                                                       const void* src, int srcDevice,
+                                                       size_t count, cudaStream_t stream) {
+  return guarded([&] {
+    if (dstDevice != 0 || srcDevice != 0)
+      return cudaErrorInvalidDevice;
+    return copy(dst, src, count, cudaMemcpyDeviceToDevice, stream, true);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src,
+                                                size_t spitch, size_t width, size_t height,
+                                                enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, nullptr, false);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src,
+                                                     size_t spitch, size_t width,
+                                                     size_t height,
+                                                     enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, cudaStreamPerThread, false);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src,
+                                                     size_t spitch, size_t width,
+                                                     size_t height, enum cudaMemcpyKind kind,
+                                                     cudaStream_t stream) {
+  return guarded([&] {
+    return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream, true);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch,
+                                                          const void* src, size_t spitch,
+                                                          size_t width, size_t height,
+                                                          enum cudaMemcpyKind kind,
+                                                          cudaStream_t stream) {
+  return guarded([&] {
+    return memcpy_2d(dst, dpitch, src, spitch, width, height, kind, per_thread(stream), true);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
+  return guarded([&] { return memset_op(devPtr, value, count, 0, 1, nullptr, false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemset_ptds(void* devPtr, int value, size_t count) {
+  return guarded([&] {
+    return memset_op(devPtr, value, count, 0, 1, cudaStreamPerThread, false);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count,
+                                                   cudaStream_t stream) {
+  return guarded([&] { return memset_op(devPtr, value, count, 0, 1, stream, true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count,
+                                                        cudaStream_t stream) {
+  return guarded([&] {
+    return memset_op(devPtr, value, count, 0, 1, per_thread(stream), true);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value,
+                                                size_t width, size_t height) {
+  return guarded([&] {
+    if (width > pitch)
+      return cudaErrorInvalidValue;
+    return memset_op(devPtr, value, width, pitch, height, nullptr, false);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemset2D_ptds(void* devPtr, size_t pitch, int value,
+                                                     size_t width, size_t height) {
+  return guarded([&] {
+    if (width > pitch)
+      return cudaErrorInvalidValue;
+    return memset_op(devPtr, value, width, pitch, height, cudaStreamPerThread, false);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemset2DAsync(void* devPtr, size_t pitch, int value,
+                                                     size_t width, size_t height,
+                                                     cudaStream_t stream) {
+  return guarded([&] {
+    if (width > pitch)
+      return cudaErrorInvalidValue;
+    return memset_op(devPtr, value, width, pitch, height, stream, true);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void* devPtr, size_t pitch,
+                                                          int value, size_t width,
+                                                          size_t height,
+                                                          cudaStream_t stream) {
+  return guarded([&] {
+    if (width > pitch)
+      return cudaErrorInvalidValue;
+    return memset_op(devPtr, value, width, pitch, height, per_thread(stream), true);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src,
+                                                      size_t count, size_t offset,
+                                                      enum cudaMemcpyKind kind) {
+  return guarded([&] { return to_symbol(symbol, src, count, offset, kind, nullptr, false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void* symbol,
+                                                           const void* src, size_t count,
+                                                           size_t offset,
+                                                           enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    return to_symbol(symbol, src, count, offset, kind, cudaStreamPerThread, false);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void* symbol,
+                                                           const void* src, size_t count,
+                                                           size_t offset,
+                                                           enum cudaMemcpyKind kind,
+                                                           cudaStream_t stream) {
+  return guarded([&] { return to_symbol(symbol, src, count, offset, kind, stream, true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void* symbol,
+                                                                const void* src,
+                                                                size_t count, size_t offset,
+                                                                enum cudaMemcpyKind kind,
+                                                                cudaStream_t stream) {
+  return guarded([&] {
+    return to_symbol(symbol, src, count, offset, kind, per_thread(stream), true);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol,
+                                                        size_t count, size_t offset,
+                                                        enum cudaMemcpyKind kind) {
+  return guarded([&] { return from_symbol(dst, symbol, count, offset, kind, nullptr, false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol,
+                                                             size_t count, size_t offset,
+                                                             enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    return from_symbol(dst, symbol, count, offset, kind, cudaStreamPerThread, false);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol,
+                                                             size_t count, size_t offset,
+                                                             enum cudaMemcpyKind kind,
+                                                             cudaStream_t stream) {
+  return guarded([&] { return from_symbol(dst, symbol, count, offset, kind, stream, true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void* dst,
+                                                                  const void* symbol,
+                                                                  size_t count, size_t offset,
+                                                                  enum cudaMemcpyKind kind,
+                                                                  cudaStream_t stream) {
+  return guarded([&] {
+    return from_symbol(dst, symbol, count, offset, kind, per_thread(stream), true);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
+  return guarded([&] {
+    if (devPtr == nullptr)
+      return cudaErrorInvalidValue;
+    variable_record* v = nullptr;
+    if (auto err = resolve_variable(symbol, &v); err != cudaSuccess)
+      return err;
+    *devPtr = reinterpret_cast<void*>(static_cast<uintptr_t>(v->dptr));
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+  return guarded([&] {
+    if (size == nullptr)
+      return cudaErrorInvalidValue;
+    variable_record* v = nullptr;
+    if (auto err = resolve_variable(symbol, &v); err != cudaSuccess)
+      return err;
+    *size = v->size;
+    return cudaSuccess;
+  });
+}
+
+} // extern "C"

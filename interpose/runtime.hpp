@@ -1,0 +1,205 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "actors/proto/control.pb.h"
+#include "actors/proto/ops.pb.h"
+
+namespace gleam::interpose {
+
+/// Logs `name` once per process, with `reason`, to standard error, and records
+/// cudaErrorNotSupported as the calling thread's last error.
+/// Thread-safe; `name` and `reason` are static strings owned by the caller.
+void report_unsupported(const char* name, const char* reason) noexcept;
+
+// --- errors -------------------------------------------------------------
+
+/// Records `x` as the calling thread's last error when it is not
+/// cudaSuccess, and as the process's sticky error when CUDA documents it as
+/// sticky. Returns `x`.
+cudaError_t record(cudaError_t x) noexcept;
+
+/// The calling thread's last error; `clear` resets it to cudaSuccess.
+cudaError_t last_error(bool clear) noexcept;
+
+/// The sticky error of the process, cudaSuccess while there is none.
+cudaError_t sticky_error() noexcept;
+
+/// Runs `f` (returning cudaError_t) for an extern "C" entry point: returns
+/// the sticky error if one is set, maps any exception to cudaErrorUnknown,
+/// and records the result as the last error.
+template <class F>
+cudaError_t guarded(F&& f) noexcept {
+  if (auto s = sticky_error(); s != cudaSuccess)
+    return record(s);
+  try {
+    return record(f());
+  } catch (...) {
+    return record(cudaErrorUnknown);
+  }
+}
+
+// --- the connection -----------------------------------------------------
+
+/// Connects on first use (thread-safe). cudaSuccess once a session is open;
+/// cudaErrorNoDevice when no server could be reached (logged once);
+/// cudaErrorDevicesUnavailable after the session was lost.
+cudaError_t connect() noexcept;
+
+/// The session the server opened; valid only after connect() succeeded.
+const proto::SessionOpened& session();
+
+/// Runs `ops` as one batch and waits for the reply. Fills `results` (one per
+/// executed op) and returns the runtime error of the first failing op, or
+/// cudaSuccess. Connects first if needed. Thread-safe: batches of all
+/// threads are serialized and numbered in one sequence.
+cudaError_t run_ops(std::vector<proto::Op>& ops,
+                    std::vector<proto::OpResult>* results);
+
+/// run_ops for a single op; `result` may be null.
+cudaError_t run_op(proto::Op op, proto::OpResult* result = nullptr);
+
+// --- registry -----------------------------------------------------------
+
+struct module_record;
+
+/// One __global__ function registered by the app's host code.
+struct function_record {
+  /// The module that holds it; owned by the registry.
+  module_record* module = nullptr;
+  /// Host stub address the app uses to name the kernel.
+  const void* host = nullptr;
+  /// Mangled device name.
+  std::string name;
+  /// Parameter layout from the server (bytes), filled at module load.
+  std::vector<proto::ParamInfo> params;
+  /// CUfunction_attribute -> value from the server.
+  std::map<int, int> attributes;
+  /// Whether the server found the function in the loaded image.
+  bool found = false;
+};
+
+/// One __device__ / __constant__ variable registered by the app.
+struct variable_record {
+  /// The module that holds it; owned by the registry.
+  module_record* module = nullptr;
+  /// Address of the host shadow the app names the variable by.
+  const void* host = nullptr;
+  /// Device name of the variable.
+  std::string name;
+  /// Size in bytes (from registration, then from the server).
+  size_t size = 0;
+  /// Declared __constant__.
+  bool constant = false;
+  /// Device address on the server, filled at module load.
+  uint64_t dptr = 0;
+  /// Whether the server found the variable in the loaded image.
+  bool found = false;
+};
+
+/// One fatbin registered by __cudaRegisterFatBinary. Its address is the
+/// handle returned to the app.
+struct module_record {
+  /// First member so that the handle (void**) points at valid storage.
+  void* fatbin_wrapper = nullptr;
+  /// The fatbin image in the app's memory and its size in bytes.
+  const void* image = nullptr;
+  size_t image_size = 0;
+  /// Client module handle on the wire; 0 until first uploaded.
+  uint64_t handle = 0;
+  /// Whether a ModuleLoad was answered; `load_error` is its outcome.
+  bool loaded = false;
+  cudaError_t load_error = cudaSuccess;
+  /// The module's kernels and variables, in registration order.
+  std::vector<std::unique_ptr<function_record>> functions;
+  std::vector<std::unique_ptr<variable_record>> variables;
+};
+
+/// Process-wide local state of the interposer. Guarded by `mutex`.
+struct registry {
+  /// Guards every member; taken before the client's batch lock, never after.
+  std::recursive_mutex mutex;
+  /// Registered fatbins, never freed.
+  std::vector<std::unique_ptr<module_record>> modules;
+  /// Functions by host stub address, and by their own address (the
+  /// cudaKernel_t handed out by __cudaGetKernel).
+  std::map<const void*, function_record*> functions;
+  /// Variables by host shadow address.
+  std::map<const void*, variable_record*> variables;
+  /// Device allocations: base -> size in bytes.
+  std::map<uint64_t, uint64_t> allocations;
+  /// A host range the app allocated or registered through us.
+  struct host_range {
+    size_t size = 0;
+    unsigned flags = 0;
+    bool registered = false;
+  };
+  /// Pinned or registered host ranges by start address.
+  std::map<uintptr_t, host_range> host_ranges;
+  /// Streams: handle -> (flags, priority).
+  std::map<uint64_t, std::pair<unsigned, int>> streams;
+  /// Events: handle -> flags.
+  std::map<uint64_t, unsigned> events;
+  /// Device selected by cudaSetDevice (only 0..count-1 exist).
+  int device = 0;
+  /// Flags of cudaSetDeviceFlags, reported back by cudaGetDeviceFlags.
+  unsigned device_flags = 0;
+};
+
+/// The registry; never destroyed (registration and teardown calls may come
+/// from static destructors).
+registry& reg();
+
+/// A fresh client handle for a stream, event or module: never 0, 1 or 2.
+uint64_t next_handle() noexcept;
+
+/// Looks up the function for a host stub address (or cudaKernel_t); loads
+/// its module on the server if needed.
+cudaError_t resolve_function(const void* host, function_record** out);
+
+/// Looks up a variable by host address; loads its module if needed.
+cudaError_t resolve_variable(const void* host, variable_record** out);
+
+/// Packs launch arguments by `params` (offset/size each): a buffer of size
+/// last offset + last size with each args[i] copied to its offset.
+std::string pack_arguments(const std::vector<proto::ParamInfo>& params,
+                           void** args);
+
+/// The wire value of a stream: its handle (0, 1 and 2 pass through).
+inline uint64_t wire_stream(cudaStream_t s) noexcept {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s));
+}
+
+/// Where a pointer lives, from local records: device allocation, pinned or
+/// registered host memory, or unknown (pageable host memory).
+enum class pointer_kind {
+  /// Inside one of our device allocations.
+  device,
+  /// Inside host memory from cudaMallocHost/cudaHostAlloc/cudaHostRegister.
+  host_pinned,
+  /// Anything else.
+  host_pageable,
+};
+pointer_kind classify(const void* p) noexcept;
+
+/// Copies `count` bytes by `kind` (cudaMemcpyDefault inferred); `stream`
+/// and `async` go on the wire for device-side copies.
+cudaError_t copy(void* dst, const void* src, size_t count,
+                 cudaMemcpyKind kind, cudaStream_t stream, bool async);
+
+/// CUdevice_attribute `attr` of the current device from the session, or
+/// `fallback` when the server did not report it. Requires connect().
+int device_attribute(int attr, int fallback);
+
+/// Synchronizes a stream on the server (StreamSynchronize op).
+cudaError_t sync_stream(cudaStream_t stream);
+
+} // namespace gleam::interpose

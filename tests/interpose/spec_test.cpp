@@ -1,0 +1,253 @@
+#include "tests/support/gpu_probe.hpp"
+
+#include <catch2/catch.hpp>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// The parts of one cudart.spec entry that these tests look at.
+struct spec_entry {
+  std::string name;
+  std::vector<std::string> classes;
+  std::string reason;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in{text};
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#')
+      out.push_back(line);
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  auto first = s.find_first_not_of(" \t");
+  if (first == std::string::npos)
+    return {};
+  auto last = s.find_last_not_of(" \t");
+  return s.substr(first, last - first + 1);
+}
+
+std::vector<spec_entry> read_spec() {
+  std::vector<spec_entry> entries;
+  for (const auto& raw : lines_of(read_file(gleam::test::source_path("interpose/spec/cudart.spec")))) {
+    auto line = trim(raw);
+    auto space = line.find(' ');
+    auto key = line.substr(0, space);
+    auto rest = space == std::string::npos ? std::string{} : trim(line.substr(space));
+    if (key == "fn")
+      entries.push_back(spec_entry{rest, {}, {}});
+    else if (key == "class" && !entries.empty())
+      entries.back().classes.push_back(rest.substr(0, rest.find(' ')));
+    else if (key == "reason" && !entries.empty())
+      entries.back().reason = rest;
+  }
+  return entries;
+}
+
+/// Names defined by `library` with version `libcudart.so.13`, and everything
+/// else `nm -D --defined-only` lists (as "<type> <symbol>").
+struct exported_set {
+  std::multiset<std::string> versioned;
+  std::vector<std::string> other;
+};
+
+exported_set exported_by(const std::string& library) {
+  std::string out;
+  auto rc = gleam::test::run_command("nm -D --defined-only '" + library + "'", out);
+  REQUIRE(rc == 0);
+  exported_set result;
+  std::istringstream in{out};
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words{line};
+    std::string address, type, symbol;
+    words >> address >> type >> symbol;
+    const std::string tag = "@@libcudart.so.13";
+    if (type == "T" && symbol.size() > tag.size()
+        && symbol.compare(symbol.size() - tag.size(), tag.size(), tag) == 0)
+      result.versioned.insert(symbol.substr(0, symbol.size() - tag.size()));
+    else if (!(type == "A" && symbol == "libcudart.so.13"))
+      result.other.push_back(type + " " + symbol);
+  }
+  return result;
+}
+
+const char* vendor_library = "/usr/local/cuda/lib64/libcudart.so.13";
+
+std::vector<std::string> vendor_names() {
+  if (std::ifstream{vendor_library}.good()) {
+    auto set = exported_by(vendor_library);
+    return {set.versioned.begin(), set.versioned.end()};
+  }
+  WARN("no vendor " << vendor_library << "; using interpose/spec/libcudart.so.13.symbols");
+  return lines_of(read_file(gleam::test::source_path("interpose/spec/libcudart.so.13.symbols")));
+}
+
+std::set<std::string> spec_names(const std::vector<spec_entry>& spec) {
+  std::set<std::string> names;
+  for (const auto& e : spec)
+    names.insert(e.name);
+  return names;
+}
+
+std::string built_library() {
+  return gleam::test::build_path("lib/libcudart.so.13");
+}
+
+} // namespace
+
+TEST_CASE("the spec names every vendor export exactly once, each in one class",
+          "[interpose][spec]") {
+  auto spec = read_spec();
+  auto vendor = vendor_names();
+  REQUIRE(vendor.size() == 422);
+  std::map<std::string, int> seen;
+  for (const auto& e : spec)
+    ++seen[e.name];
+  for (const auto& name : vendor) {
+    INFO(name);
+    CHECK(seen[name] == 1);
+  }
+  CHECK(spec_names(spec) == std::set<std::string>(vendor.begin(), vendor.end()));
+  CHECK(spec.size() == vendor.size());
+  for (const auto& e : spec) {
+    INFO(e.name);
+    REQUIRE(e.classes.size() == 1);
+    const auto& cls = e.classes.front();
+    CHECK((cls == "manual" || cls == "unsupported" || cls == "generated"));
+    if (cls == "unsupported")
+      CHECK_FALSE(e.reason.empty());
+  }
+}
+
+TEST_CASE("the committed name list matches the installed vendor library",
+          "[interpose][spec]") {
+  if (!std::ifstream{vendor_library}.good()) {
+    WARN("no vendor " << vendor_library << " to compare with; skipped");
+    return;
+  }
+  auto committed = lines_of(read_file(gleam::test::source_path("interpose/spec/libcudart.so.13.symbols")));
+  auto vendor = vendor_names();
+  CHECK(std::set<std::string>(committed.begin(), committed.end())
+        == std::set<std::string>(vendor.begin(), vendor.end()));
+}
+
+TEST_CASE("the generated name lists follow the spec", "[interpose][spec]") {
+  auto spec = read_spec();
+  auto symbols = lines_of(read_file(gleam::test::build_path("interpose/cudart_symbols.txt")));
+  auto names = spec_names(spec);
+  CHECK(symbols == std::vector<std::string>(names.begin(), names.end()));
+  std::set<std::string> manual;
+  for (const auto& e : spec)
+    if (e.classes.size() == 1 && e.classes.front() == "manual")
+      manual.insert(e.name);
+  auto listed = lines_of(read_file(gleam::test::build_path("interpose/cudart_manual.txt")));
+  CHECK(listed == std::vector<std::string>(manual.begin(), manual.end()));
+  CHECK(manual.count("cudaMalloc") == 1);
+  CHECK(manual.count("__cudaLaunchKernel") == 1);
+  CHECK(manual.count("cudaGraphCreate") == 0);
+}
+
+TEST_CASE("the built libcudart.so.13 exports exactly the spec's names, versioned",
+          "[interpose][library]") {
+  auto exported = exported_by(built_library());
+  auto names = spec_names(read_spec());
+  std::set<std::string> unique(exported.versioned.begin(), exported.versioned.end());
+  CHECK(exported.versioned.size() == unique.size());
+  for (const auto& name : names) {
+    INFO("missing from the library: " << name);
+    CHECK(unique.count(name) == 1);
+  }
+  for (const auto& name : unique) {
+    INFO("exported but not in the spec: " << name);
+    CHECK(names.count(name) == 1);
+  }
+  INFO("first unexpected export: " << (exported.other.empty() ? "" : exported.other.front()));
+  CHECK(exported.other.empty());
+}
+
+TEST_CASE("the built library's SONAME is libcudart.so.13", "[interpose][library]") {
+  std::string out;
+  REQUIRE(gleam::test::run_command("readelf -d '" + built_library() + "'", out) == 0);
+  CHECK(out.find("Library soname: [libcudart.so.13]") != std::string::npos);
+}
+
+TEST_CASE("an unsupported function fails with cudaErrorNotSupported", "[interpose][library]") {
+  auto* lib = dlopen(built_library().c_str(), RTLD_NOW | RTLD_LOCAL);
+  INFO("dlopen: " << (lib ? "" : dlerror()));
+  REQUIRE(lib != nullptr);
+  auto graph_create = reinterpret_cast<decltype(&cudaGraphCreate)>(dlsym(lib, "cudaGraphCreate"));
+  auto ipc_handle = reinterpret_cast<decltype(&cudaIpcGetMemHandle)>(dlsym(lib, "cudaIpcGetMemHandle"));
+  auto channel_desc = reinterpret_cast<decltype(&cudaCreateChannelDesc)>(dlsym(lib, "cudaCreateChannelDesc"));
+  REQUIRE(graph_create != nullptr);
+  REQUIRE(ipc_handle != nullptr);
+  REQUIRE(channel_desc != nullptr);
+
+  cudaGraph_t graph = nullptr;
+  CHECK(graph_create(&graph, 0) == cudaErrorNotSupported);
+  CHECK(graph == nullptr);
+  cudaIpcMemHandle_t handle{};
+  int local = 0;
+  CHECK(ipc_handle(&handle, &local) == cudaErrorNotSupported);
+  auto desc = channel_desc(8, 8, 8, 8, cudaChannelFormatKindUnsigned);
+  CHECK(desc.f == cudaChannelFormatKindNone);
+  CHECK(desc.x == 0);
+
+  auto placeholders = read_file(gleam::test::build_path("interpose/placeholders.txt"));
+  if (placeholders.find("runtime") != std::string::npos
+      || placeholders.find("manual") != std::string::npos) {
+    WARN("this build links placeholders (" << trim(placeholders)
+                                           << "); last-error checks skipped");
+  } else {
+    auto get_last_error = reinterpret_cast<decltype(&cudaGetLastError)>(dlsym(lib, "cudaGetLastError"));
+    REQUIRE(get_last_error != nullptr);
+    CHECK(graph_create(&graph, 0) == cudaErrorNotSupported);
+    CHECK(get_last_error() == cudaErrorNotSupported);
+    CHECK(get_last_error() == cudaSuccess);
+  }
+  dlclose(lib);
+}
+
+TEST_CASE("the generator rejects an unsupported entry without a reason", "[interpose][spec]") {
+  auto dir = gleam::test::build_path("tests/interpose_spec_test.d");
+  std::string ignored;
+  REQUIRE(gleam::test::run_command("mkdir -p '" + dir + "'", ignored) == 0);
+  auto spec = dir + "/bad.spec";
+  std::ofstream{spec} << "fn cudaGraphCreate\n  header cuda_runtime_api.h\n"
+                         "  returns cudaError_t\n  class unsupported\n  call sync\n"
+                         "  param cudaGraph_t *pGraph | out 1\n  param unsigned int flags\nend\n";
+  std::string out;
+  auto rc = gleam::test::run_command(
+    "python3 '" + gleam::test::source_path("interpose/gen/generate.py") + "' --spec '" + spec
+      + "' 2>&1",
+    out);
+  CHECK(rc != 0);
+  CHECK(out.find("bad.spec:1 (cudaGraphCreate): unsupported needs a non-empty 'reason'")
+        != std::string::npos);
+
+  std::ofstream{spec} << "fn cudaGraphCreate\n  header cuda_runtime_api.h\n"
+                         "  returns cudaError_t\n  class unsupported\n  reason r\n  call sync\n"
+                         "  param cudaGraph_t *pGraph\nend\n";
+  out.clear();
+  rc = gleam::test::run_command("python3 '" + gleam::test::source_path("interpose/gen/generate.py")
+                                  + "' --spec '" + spec + "' 2>&1",
+                                out);
+  CHECK(rc != 0);
+  CHECK(out.find("pointer parameter 'cudaGraph_t *pGraph' needs") != std::string::npos);
+}

@@ -1,0 +1,214 @@
+// The built libcudart.so.13 in processes of their own: without a server,
+// against a gleamd that serves no GPU, and ([gpu]) every test program run
+// locally and through gleam-run with identical output.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/gpu_probe.hpp"
+
+namespace {
+
+using gleam::test::build_path;
+using gleam::test::run_command;
+
+/// A TCP port that was free a moment ago (bound to 0, then closed).
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool port_open(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/gleam-runtime-test-XXXXXX";
+  const char* dir = ::mkdtemp(tmpl);
+  REQUIRE(dir != nullptr);
+  return dir;
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1))
+    ++n;
+  return n;
+}
+
+/// A gleamd child process with the given config; stopped with SIGTERM.
+class gleamd_process {
+public:
+  gleamd_process(const std::string& dir, const std::string& config_text, int port) {
+    auto conf = dir + "/node.conf";
+    std::ofstream{conf} << config_text;
+    auto bin = build_path("bin/gleamd");
+    auto log = dir + "/gleamd.log";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::freopen(log.c_str(), "w", stderr);
+      std::freopen(log.c_str(), "a", stdout);
+      auto arg = "--config-file=" + conf;
+      ::execl(bin.c_str(), bin.c_str(), arg.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Bounded wait for the node to listen (not a timing assertion).
+    for (int i = 0; i < 300 && !port_open(port); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    listening_ = port_open(port);
+  }
+  ~gleamd_process() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+  bool listening() const {
+    return listening_;
+  }
+
+private:
+  pid_t pid_ = -1;
+  bool listening_ = false;
+};
+
+std::string probe_command(const std::string& env, const std::string& err_file) {
+  return env + " " + build_path("tests/interpose_runtime_probe") + " "
+         + build_path("lib/libcudart.so.13") + " 2>" + err_file;
+}
+
+} // namespace
+
+TEST_CASE("without a reachable server the device count is 0 with cudaErrorNoDevice",
+          "[interpose_runtime]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  std::string out;
+  auto rc = run_command(probe_command("GLEAM_SERVER=127.0.0.1:" + std::to_string(port),
+                                      dir + "/err.txt"),
+                        out);
+  auto err = read_file(dir + "/err.txt");
+  INFO("stdout: " << out << "\nstderr: " << err);
+  CHECK(rc == 0);
+  CHECK(out == "count=0 error=cudaErrorNoDevice again=cudaErrorNoDevice "
+               "last=cudaErrorNoDevice\n");
+  // One line, naming the address and what to do.
+  CHECK(count_of(err, "gleam: cannot reach a Gleam server at 127.0.0.1:"
+                        + std::to_string(port))
+        == 1);
+  CHECK(count_of(err, "start gleamd") == 1);
+}
+
+TEST_CASE("a node without GPUs yields cudaErrorNoDevice with the reason",
+          "[interpose_runtime]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  gleamd_process node{dir,
+                      "[node]\nid = \"t\"\nroles = [\"scheduler\", \"gpu_server\"]\n"
+                      "port = " + std::to_string(port) + "\nadvertise = \"127.0.0.1\"\n",
+                      port};
+  REQUIRE(node.listening());
+  std::string out;
+  auto rc = run_command(probe_command("GLEAM_SCHEDULER=127.0.0.1:" + std::to_string(port),
+                                      dir + "/err.txt"),
+                        out);
+  auto err = read_file(dir + "/err.txt");
+  INFO("stdout: " << out << "\nstderr: " << err << "\ngleamd: "
+                  << read_file(dir + "/gleamd.log"));
+  CHECK(rc == 0);
+  if (gleam::test::gpu_unavailable_reason().empty()) {
+    CHECK(out.rfind("count=", 0) == 0);
+  } else {
+    CHECK(out.rfind("count=0 error=cudaErrorNoDevice", 0) == 0);
+    CHECK(count_of(err, "gleam: cannot reach a Gleam server at 127.0.0.1:"
+                          + std::to_string(port))
+          == 1);
+  }
+}
+
+TEST_CASE("every test program prints the same through gleam-run as locally",
+          "[gpu][interpose_runtime]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  gleamd_process node{dir,
+                      "[node]\nid = \"t\"\nroles = [\"all\"]\nport = " + std::to_string(port)
+                        + "\nadvertise = \"127.0.0.1\"\n\n[gpu_server]\ndevices = [\"all\"]\n\n"
+                          "[cache]\ndir = \"" + dir + "/cache\"\n",
+                      port};
+  REQUIRE(node.listening());
+  std::ifstream list{build_path("tests/programs/programs.txt")};
+  std::vector<std::string> programs;
+  for (std::string line; std::getline(list, line);)
+    if (!line.empty())
+      programs.push_back(line.front() == '/' ? line : build_path(line));
+  REQUIRE_FALSE(programs.empty());
+  auto run = build_path("bin/gleam-run");
+  for (const auto& prog : programs) {
+    std::string local;
+    std::string remote;
+    auto local_rc = run_command(prog, local);
+    auto remote_rc = run_command("GLEAM_CHECK_NO_DRIVER=1 " + run + " --server 127.0.0.1:"
+                                   + std::to_string(port) + " -- " + prog,
+                                 remote);
+    INFO(prog << "\nlocal:\n" << local << "\nremote:\n" << remote);
+    CHECK(local_rc == 0);
+    CHECK(remote_rc == 0);
+    CHECK(local == remote);
+  }
+}
+
+TEST_CASE("gleam-run sets the environment and preloads the interposer",
+          "[interpose_runtime]") {
+  std::string out;
+  auto rc = run_command(build_path("bin/gleam-run")
+                          + " --server 10.0.0.7:4751 --sync --config /tmp/x.conf -- env",
+                        out);
+  out = "\n" + out;
+  CHECK(rc == 0);
+  CHECK(out.find("\nGLEAM_SERVER=10.0.0.7:4751\n") != std::string::npos);
+  CHECK(out.find("\nGLEAM_ASYNC=off\n") != std::string::npos);
+  CHECK(out.find("\nGLEAM_CONFIG=/tmp/x.conf\n") != std::string::npos);
+  auto preload = out.find("\nLD_PRELOAD=");
+  REQUIRE(preload != std::string::npos);
+  auto line = out.substr(preload + 1, out.find('\n', preload + 1) - preload - 1);
+  CHECK(line.find("/lib/libcudart.so.13") != std::string::npos);
+  std::string ignored;
+  CHECK(run_command(build_path("bin/gleam-run") + " 2>/dev/null", ignored) == 2);
+}

@@ -1,0 +1,84 @@
+// Shared helpers of the CUDA test programs: error checking and the checksum
+// line every program ends with.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <cuda_runtime.h>
+
+/// Checks a CUDA runtime call; on failure prints the call, the error name
+/// and its text to stderr and exits with status 1.
+#define GLEAM_PROGRAM_CHECK(call)                                             \
+  do {                                                                        \
+    cudaError_t gleam_status_ = (call);                                       \
+    if (gleam_status_ != cudaSuccess) {                                       \
+      std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, \
+                   #call, cudaGetErrorName(gleam_status_),                    \
+                   cudaGetErrorString(gleam_status_));                        \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (false)
+
+/// Checks the launch just issued (configuration errors) without syncing.
+#define GLEAM_PROGRAM_CHECK_LAUNCH() GLEAM_PROGRAM_CHECK(cudaGetLastError())
+
+/// Exits with status 2 after printing `what` when `cond` is false: a wrong
+/// result rather than a CUDA error.
+#define GLEAM_PROGRAM_EXPECT(cond, what)                                  \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      std::fprintf(stderr, "%s:%d: expectation failed: %s (%s)\n",        \
+                   __FILE__, __LINE__, #cond, what);                      \
+      std::exit(2);                                                       \
+    }                                                                     \
+  } while (false)
+
+namespace gleam_program {
+
+/// FNV-1a 64-bit over `size` bytes, continuing from `hash`.
+inline uint64_t fnv1a(const void* data, size_t size,
+                      uint64_t hash = 0xcbf29ce484222325ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= p[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+/// Accumulates the checksum of everything a program copied back.
+class checksum {
+public:
+  /// Mixes `size` bytes at `data` into the checksum.
+  void add(const void* data, size_t size) {
+    hash_ = fnv1a(data, size, hash_);
+  }
+
+  /// Mixes one trivially copyable value into the checksum.
+  template <class T>
+  void add_value(const T& value) {
+    add(&value, sizeof(T));
+  }
+
+  /// Prints the final line: "checksum <name> 0x<16 hex digits>".
+  void print(const char* name) const {
+    std::printf("checksum %s 0x%016llx\n", name,
+                static_cast<unsigned long long>(hash_));
+  }
+
+private:
+  uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+/// Deterministic pseudo-random 32-bit values (xorshift32), for test data.
+inline uint32_t next_random(uint32_t& state) {
+  state ^= state << 13;
+  state ^= state >> 17;
+  state ^= state << 5;
+  return state;
+}
+
+} // namespace gleam_program

@@ -1,0 +1,25 @@
+"""PyTorch smoke test: runs the same tensor work locally or through Gleam and
+prints results that must match byte for byte (deterministic ops only)."""
+import sys
+
+import torch
+
+torch.manual_seed(0)
+print("cuda available:", torch.cuda.is_available())
+print("device count:", torch.cuda.device_count())
+print("device name:", torch.cuda.get_device_name(0))
+x = torch.arange(1 << 20, dtype=torch.float32, device="cuda")
+y = x * 2.5 + 1.0
+print("elementwise sum:", y.sum().item())
+print("max:", y.max().item(), "argmax:", y.argmax().item())
+z = torch.sin(x[:1024]).cpu()
+print("sin checksum:", float(z.double().sum()))
+r = torch.randn(256, 256, device="cuda")
+print("randn mean:", float(r.mean().item()))
+back = r.cpu()
+print("round trip equal:", bool(torch.equal(back.cuda().cpu(), back)))
+if "--linear" in sys.argv:
+    lin = torch.nn.Linear(64, 32).cuda()
+    out = lin(torch.ones(8, 64, device="cuda"))
+    print("linear checksum:", float(out.double().sum().item()))
+print("done")

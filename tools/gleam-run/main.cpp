@@ -1,0 +1,92 @@
+// gleam-run: runs an unmodified CUDA program through Gleam's interposer.
+//
+//   gleam-run [--config FILE] [--server HOST:PORT] [--sync] -- prog args...
+//
+// Sets GLEAM_CONFIG / GLEAM_SERVER / GLEAM_ASYNC=off as asked, puts the
+// directory of our libcudart.so.13 (<exe dir>/../lib) first on
+// LD_LIBRARY_PATH, preloads that library (so it wins over a copy that an app
+// finds through its own RPATH, as PyTorch wheels do) and execs the program.
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: gleam-run [--config FILE] [--server HOST:PORT] [--sync] "
+               "-- program [args...]\n");
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  auto n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return ".";
+  buf[n] = '\0';
+  std::string path{buf};
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+void prepend_env(const char* name, const std::string& value, char sep) {
+  const char* old = std::getenv(name);
+  std::string joined = value;
+  if (old != nullptr && *old != '\0')
+    joined += sep + std::string{old};
+  ::setenv(name, joined.c_str(), 1);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if ((arg == "--config" || arg == "--server") && i + 1 < argc) {
+      ::setenv(arg == "--config" ? "GLEAM_CONFIG" : "GLEAM_SERVER", argv[++i], 1);
+    } else if (arg == "--sync") {
+      ::setenv("GLEAM_ASYNC", "off", 1);
+    } else if (arg == "-h" || arg == "--help") {
+      usage();
+      return 0;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      std::fprintf(stderr, "gleam-run: unknown option '%s'\n", arg.c_str());
+      usage();
+      return 2;
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) {
+    usage();
+    return 2;
+  }
+  auto lib_dir = self_dir() + "/../lib";
+  char resolved[PATH_MAX];
+  if (::realpath(lib_dir.c_str(), resolved) != nullptr)
+    lib_dir = resolved;
+  auto lib = lib_dir + "/libcudart.so.13";
+  if (::access(lib.c_str(), R_OK) != 0) {
+    std::fprintf(stderr,
+                 "gleam-run: Gleam's interposer %s is missing (%s): build the "
+                 "gleam_cudart target or reinstall the bundle\n",
+                 lib.c_str(), std::strerror(errno));
+    return 127;
+  }
+  prepend_env("LD_LIBRARY_PATH", lib_dir, ':');
+  prepend_env("LD_PRELOAD", lib, ':');
+  ::execvp(argv[i], argv + i);
+  std::fprintf(stderr, "gleam-run: cannot run '%s': %s\n", argv[i], std::strerror(errno));
+  return 127;
+}
