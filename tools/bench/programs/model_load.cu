@@ -1,0 +1,60 @@
+// Model load: reads a weights file as a sequence of tensors (sizes cycling
+// 1, 4, 16, 64 MiB), allocates each on the device and uploads it, then
+// checks a device-side checksum of every tensor against the host's.
+// Usage: model_load --file F
+#include "bench_util.cuh"
+
+__global__ void sum_words(const unsigned* p, size_t n, unsigned long long* out) {
+  unsigned long long acc = 0;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    acc += p[i];
+  atomicAdd(out, acc);
+}
+
+int main(int argc, char** argv) {
+  auto path = bench::arg(argc, argv, "--file", "");
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    std::fprintf(stderr, "model_load: cannot open weights file '%s': pass --file F\n",
+                 path.c_str());
+    return 2;
+  }
+  const size_t sizes[] = {1u << 20, 4u << 20, 16u << 20, 64u << 20};
+  std::vector<char> host(64u << 20);
+  std::vector<void*> tensors;
+  unsigned long long host_sum = 0;
+  unsigned long long* dev_sum = nullptr;
+  size_t total = 0;
+  double t0 = bench::now_us();
+  GLEAM_BENCH_CHECK(cudaMalloc(&dev_sum, sizeof(*dev_sum)));
+  GLEAM_BENCH_CHECK(cudaMemset(dev_sum, 0, sizeof(*dev_sum)));
+  for (size_t i = 0;; ++i) {
+    size_t want = sizes[i % 4];
+    size_t got = std::fread(host.data(), 1, want, f);
+    got -= got % 4;
+    if (got == 0)
+      break;
+    void* dev = nullptr;
+    GLEAM_BENCH_CHECK(cudaMalloc(&dev, got));
+    GLEAM_BENCH_CHECK(cudaMemcpy(dev, host.data(), got, cudaMemcpyHostToDevice));
+    auto* words = reinterpret_cast<const unsigned*>(host.data());
+    for (size_t w = 0; w < got / 4; ++w)
+      host_sum += words[w];
+    sum_words<<<64, 256>>>(static_cast<const unsigned*>(dev), got / 4, dev_sum);
+    tensors.push_back(dev);
+    total += got;
+  }
+  std::fclose(f);
+  unsigned long long dev_total = 0;
+  GLEAM_BENCH_CHECK(cudaMemcpy(&dev_total, dev_sum, sizeof(dev_total), cudaMemcpyDeviceToHost));
+  double t1 = bench::now_us();
+  for (void* p : tensors)
+    GLEAM_BENCH_CHECK(cudaFree(p));
+  GLEAM_BENCH_CHECK(cudaFree(dev_sum));
+  bench::result("load_s", (t1 - t0) / 1e6);
+  bench::result("load_gbit_s", static_cast<double>(total) * 8 / ((t1 - t0) * 1e3));
+  bench::result("bytes", static_cast<double>(total));
+  bench::result("checksum_ok", dev_total == host_sum ? 1 : 0);
+  return 0;
+}

@@ -1,0 +1,189 @@
+#include "tools/bench/scenarios.hpp"
+
+#include <cstdio>
+#include <vector>
+
+#include "tools/bench/bench_env.hpp"
+#include "tools/bench/error.hpp"
+#include "tools/link_emulator/error.hpp"
+#include "tools/link_emulator/selftest.hpp"
+
+namespace gleam::tools::bench {
+
+namespace {
+
+/// Runs `program` ctx.reps times with `args_for(rep)` and records the
+/// result lines named in `units` as metrics.
+scenario_result run_reps(const run_context& ctx, const std::string& program,
+                         const std::vector<std::pair<std::string, std::string>>& units,
+                         const std::function<std::vector<std::string>(int)>& args_for) {
+  scenario_result out;
+  for (auto& [name, unit] : units)
+    out.metric(name, unit);
+  for (int rep = 0; rep < ctx.reps; ++rep) {
+    auto lines = run_program(ctx, program, args_for(rep));
+    if (!lines) {
+      std::vector<std::string> names;
+      for (auto& u : units)
+        names.push_back(u.first);
+      return scenario_result::skip("run failed: " + describe(lines.error()), names);
+    }
+    for (auto& [name, value] : *lines)
+      for (auto& [want, unit] : units)
+        if (name == want)
+          out.metric(name, unit).samples.push_back(value);
+  }
+  return out;
+}
+
+scenario_result call_latency(const run_context& ctx) {
+  return run_reps(ctx, "call_latency",
+                  {{"sync_call_us", "us"}, {"async_call_us", "us"}, {"launch_sync_us", "us"}},
+                  [](int) { return std::vector<std::string>{"--iters", "1000"}; });
+}
+
+scenario_result bulk(const run_context& ctx) {
+  auto r = run_reps(ctx, "bulk", {{"h2d_gbit_s", "Gbit/s"}, {"d2h_gbit_s", "Gbit/s"}},
+                    [](int rep) {
+                      return std::vector<std::string>{"--mib", "256", "--seed",
+                                                      std::to_string(rep + 1)};
+                    });
+  // Throughput against the link's rate, where there is a link.
+  if (r.skipped.empty() && ctx.run_mode != mode::local && ctx.link.up.rate_bps > 0) {
+    auto h2d = r.metric("h2d_gbit_s", "Gbit/s").samples;
+    auto& util = r.metric("h2d_link_util", "%");
+    for (double v : h2d)
+      util.samples.push_back(v * 1e9 / static_cast<double>(ctx.link.up.rate_bps) * 100);
+  }
+  return r;
+}
+
+scenario_result model_load(const run_context& ctx) {
+  const auto& s = *ctx.settings;
+  auto bytes = static_cast<uint64_t>(s.model_gib * 1024 * 1024 * 1024);
+  auto path = s.work_dir + "/weights.bin";
+  scenario_result out;
+  // Room for every metric, so the references below stay valid.
+  out.metrics.reserve(4);
+  auto& uncached = out.metric("load_uncached_s", "s");
+  auto& cached = out.metric("load_cached_s", "s");
+  std::vector<std::string> names{"load_uncached_s", "load_cached_s"};
+  for (int rep = 0; rep < ctx.reps; ++rep) {
+    // Fresh content per repetition, so the first load is a cold one.
+    auto seed = static_cast<uint64_t>(rep + 1) * 7919 + static_cast<uint64_t>(ctx.run_mode);
+    if (auto err = write_weights_file(path, bytes, seed))
+      return scenario_result::skip("run failed: " + describe(err), names);
+    for (auto* target : {&uncached, &cached}) {
+      auto lines = run_program(ctx, "model_load", {"--file", path});
+      if (!lines)
+        return scenario_result::skip("run failed: " + describe(lines.error()), names);
+      double load_s = -1;
+      double ok = 0;
+      for (auto& [name, value] : *lines) {
+        if (name == "load_s")
+          load_s = value;
+        else if (name == "checksum_ok")
+          ok = value;
+      }
+      if (ok != 1 || load_s < 0)
+        return scenario_result::skip(
+          "run failed: model_load saw wrong weights on the device (checksum mismatch) in "
+            + std::string(to_string(ctx.run_mode)) + " mode",
+          names);
+      target->samples.push_back(load_s);
+    }
+  }
+  return out;
+}
+
+scenario_result decode_loop(const run_context& ctx) {
+  return run_reps(ctx, "decode_loop", {{"iter_us", "us"}, {"iters_per_s", "1/s"}},
+                  [](int) {
+                    return std::vector<std::string>{"--iters", "200", "--kernels", "32"};
+                  });
+}
+
+scenario_result link(const run_context& ctx) {
+  namespace le = link_emulator;
+  le::selftest_options opts;
+  opts.bulk_duration = std::chrono::milliseconds{1500};
+  opts.pings = 500;
+  scenario_result out;
+  // Room for every metric, so the references below stay valid.
+  out.metrics.reserve(8);
+  auto& up = out.metric("up_mbit_s", "Mbit/s");
+  auto& down = out.metric("down_mbit_s", "Mbit/s");
+  auto& rate_err = out.metric("rate_error_pct", "%");
+  auto& delay = out.metric("delay_us", "us");
+  auto& delay_p99 = out.metric("delay_p99_us", "us");
+  auto& delay_err = out.metric("delay_error_us", "us");
+  auto& cpu = out.metric("cpu_pct", "%");
+  for (int rep = 0; rep < ctx.reps; ++rep) {
+    auto r = le::run_selftest(ctx.link, opts);
+    if (!r)
+      return scenario_result::skip("run failed: " + le::describe(r.error()),
+                                   {"up_mbit_s", "down_mbit_s", "delay_us"});
+    up.samples.push_back(r->up_bps / 1e6);
+    down.samples.push_back(r->down_bps / 1e6);
+    if (r->configured_up_bps > 0)
+      rate_err.samples.push_back((r->up_bps - r->configured_up_bps) / r->configured_up_bps
+                                 * 100);
+    delay.samples.push_back(r->delay_median_us);
+    delay_p99.samples.push_back(r->delay_p99_us);
+    delay_err.samples.push_back(r->delay_median_us - r->configured_delay_us
+                                - r->direct_median_us);
+    cpu.samples.push_back(r->bulk_cpu_percent);
+  }
+  if (rate_err.samples.empty())
+    out.metrics.erase(out.metrics.begin() + 2);
+  return out;
+}
+
+} // namespace
+
+caf::error write_weights_file(const std::string& path, uint64_t bytes, uint64_t seed) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr)
+    return make_error(error_code::io_failed, "cannot write weights file '" + path
+                                               + "': choose a writable --work-dir");
+  std::vector<uint64_t> buf(1 << 17);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  uint64_t left = bytes;
+  bool ok = true;
+  while (ok && left > 0) {
+    for (auto& w : buf) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      w = x;
+    }
+    auto n = std::min<uint64_t>(left, buf.size() * sizeof(uint64_t));
+    ok = std::fwrite(buf.data(), 1, n, f) == n;
+    left -= n;
+  }
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok)
+    return make_error(error_code::io_failed, "short write to weights file '" + path
+                                               + "': free disk space or use --model-gib");
+  return caf::none;
+}
+
+void register_builtin_scenarios(registry& reg) {
+  reg.add({"call_latency",
+           "per-call latency of a sync call (4 B D2H copy), an async call (empty launch) "
+           "and launch+sync",
+           true, true, {"call_latency"}, {"sync_call_us", "async_call_us", "launch_sync_us"},
+           call_latency});
+  reg.add({"bulk", "H2D/D2H throughput of 256 MiB pinned copies vs the link rate", true,
+           true, {"bulk"}, {"h2d_gbit_s", "d2h_gbit_s"}, bulk});
+  reg.add({"model_load",
+           "allocate + upload --model-gib GiB of weight-like tensors from a file, "
+           "uncached then cached",
+           true, true, {"model_load"}, {"load_uncached_s", "load_cached_s"}, model_load});
+  reg.add({"decode_loop", "200 iterations of 32 small kernels and one 4 B sync each", true,
+           true, {"decode_loop"}, {"iter_us", "iters_per_s"}, decode_loop});
+  reg.add({"link", "gleam-link's own rate and one-way delay on loopback (no GPU)", false,
+           false, {}, {"up_mbit_s", "down_mbit_s", "delay_us"}, link});
+}
+
+} // namespace gleam::tools::bench
