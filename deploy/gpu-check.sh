@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from an unpacked bundle (deploy/bundle.sh): the
+# [gpu] tests of every test binary, then each CUDA program of ours locally
+# and through Gleam with the real driver hidden from the client (a private
+# mount namespace where libcuda.so* and /dev/nvidia* are /dev/null), and
+# compares outputs.
+#   deploy/gpu-check.sh BUNDLE_DIR [OUT_DIR]
+set -uo pipefail
+bundle=$(cd "${1:?bundle dir}" && pwd)
+out=${2:-/tmp/gleam-gpu-check}
+mkdir -p "$out"
+export GLEAM_BUILD_DIR="$bundle" GLEAM_SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+cuda_lib=/usr/local/cuda/lib64
+nvidia-smi -L
+echo "== [gpu] tests"
+fail=0
+for t in "$bundle"/tests/*_test; do
+  [ -x "$t" ] || continue
+  name=$(basename "$t")
+  "$t" "[gpu]" > "$out/$name.log" 2>&1
+  rc=$?
+  summary=$(grep -E "test cases|All tests passed|SKIPPED|No test cases" "$out/$name.log" | tail -1)
+  echo "$name rc=$rc $summary"
+  [ $rc -ne 0 ] && [ $rc -ne 77 ] && fail=1 && tail -40 "$out/$name.log"
+done
+
+echo "== programs: local vs through Gleam, driver hidden from the client"
+port=4790
+cat > "$out/node.conf" <<CONF
+[node]
+id = "gpu-check"
+roles = ["all"]
+port = $port
+[cache]
+dir = "$out/cache"
+CONF
+"$bundle/bin/gleamd" --config-file="$out/node.conf" 2> "$out/gleamd.log" &
+gleamd_pid=$!
+sleep 2
+"$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c nodes
+"$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c gpus
+hide='for f in $(ldconfig -p | awk "/libcuda\.so/{print \$NF}") /usr/local/nvidia/lib64/libcuda.so* /dev/nvidia*; do { [ -f "$f" ] || [ -c "$f" ]; } && mount --bind /dev/null "$f"; done'
+same=0; differ=0
+while read -r prog; do
+  [ -n "$prog" ] || continue
+  p="$bundle/$prog"
+  name=$(basename "$p")
+  LD_LIBRARY_PATH=$cuda_lib "$p" > "$out/$name.local" 2>&1; lrc=$?
+  unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
+    '$bundle/bin/gleam-run' -- '$p'" > "$out/$name.gleam" 2>&1; grc=$?
+  if [ $lrc -eq 0 ] && [ $grc -eq 0 ] && cmp -s "$out/$name.local" "$out/$name.gleam"; then
+    same=$((same+1)); echo "same     $name: $(grep -m1 checksum "$out/$name.local")"
+  else
+    differ=$((differ+1)); echo "DIFFERS  $name (local rc=$lrc, gleam rc=$grc)"
+    diff "$out/$name.local" "$out/$name.gleam" | head -12
+  fi
+done < "$bundle/tests/programs/programs.txt"
+if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
+  echo "== PyTorch smoke: local vs through Gleam, driver hidden"
+  smoke="$GLEAM_SOURCE_DIR/tests/programs/torch_smoke.py"
+  timeout 300 python3 "$smoke" > "$out/torch.local" 2>&1; echo "local rc=$?"
+  unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
+    timeout 300 '$bundle/bin/gleam-run' -- python3 '$smoke'" > "$out/torch.gleam" 2>&1
+  echo "gleam rc=$?"
+  if cmp -s "$out/torch.local" "$out/torch.gleam"; then echo "torch: identical"; else
+    echo "torch: DIFFERS"; diff "$out/torch.local" "$out/torch.gleam" | head -30; fi
+fi
+"$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c sessions
+kill -TERM $gleamd_pid; wait $gleamd_pid
+echo "gleamd exit: $?"
+tail -5 "$out/gleamd.log"
+echo "programs: $same identical, $differ differ"
+[ $fail -eq 0 ] && [ $differ -eq 0 ]
