@@ -38,13 +38,4 @@ caf::error make_error(error_code code, std::string what) {
                     caf::make_message(std::move(what))};
 }
 
-std::string describe(const caf::error& err) {
-  if (!err)
-    return "no error";
-  const auto& ctx = err.context();
-  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
-    return ctx.get_as<std::string>(0);
-  return caf::to_string(err);
-}
-
 } // namespace gleam::interpose::fatbin

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "config/error.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -43,7 +45,7 @@ const char* to_string(error_code x);
 /// A CAF error of category "gleam_fbin" carrying `what` as its context.
 caf::error make_error(error_code code, std::string what);
 
-/// The message a fatbin error carries, or CAF's rendering for other errors.
-std::string describe(const caf::error& err);
+/// The text of any gleam error (the message it carries).
+using config::describe;
 
 } // namespace gleam::interpose::fatbin

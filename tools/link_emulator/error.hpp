@@ -1,5 +1,7 @@
 #pragma once
 
+#include "config/error.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -28,8 +30,7 @@ const char* to_string(error_code x);
 /// A CAF error of category "gleam_link" carrying `what` as its context.
 caf::error make_error(error_code code, std::string what);
 
-/// The human-readable text of an error made by make_error, or CAF's own
-/// rendering for errors without a message.
-std::string describe(const caf::error& err);
+/// The text of any gleam error (the message it carries).
+using config::describe;
 
 } // namespace gleam::tools::link_emulator
