@@ -9,8 +9,6 @@
 
 namespace gleam::config {
 
-namespace {
-
 std::string trim(const std::string& s) {
   size_t b = 0;
   size_t e = s.size();
@@ -20,6 +18,8 @@ std::string trim(const std::string& s) {
     --e;
   return s.substr(b, e - b);
 }
+
+namespace {
 
 // Removes a trailing comment that is not inside a quoted string.
 std::string strip_comment(const std::string& line) {

@@ -71,6 +71,9 @@ private:
   std::map<std::string, std::set<std::string>> known_; // section -> keys read
 };
 
+/// `s` without leading and trailing white space.
+std::string trim(const std::string& s);
+
 /// Reads a whole text file; file_unreadable names the path.
 [[nodiscard]] caf::expected<std::string> read_text(const std::string& path);
 

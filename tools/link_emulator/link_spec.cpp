@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "config/config_file.hpp"
 #include "tools/link_emulator/error.hpp"
 
 namespace gleam::tools::link_emulator {
@@ -12,13 +13,7 @@ namespace gleam::tools::link_emulator {
 namespace {
 
 std::string lower_trim(const std::string& s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-    ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-    --e;
-  std::string out = s.substr(b, e - b);
+  std::string out = config::trim(s);
   for (auto& c : out)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
