@@ -173,6 +173,12 @@ cudaError_t resolve_variable(const void* host, variable_record** out);
 std::string pack_arguments(const std::vector<proto::ParamInfo>& params,
                            void** args);
 
+/// The stream a _ptsz entry point means: its null stream is the calling
+/// thread's default stream.
+inline cudaStream_t per_thread(cudaStream_t s) noexcept {
+  return s == nullptr ? cudaStreamPerThread : s;
+}
+
 /// The wire value of a stream: its handle (0, 1 and 2 pass through).
 inline uint64_t wire_stream(cudaStream_t s) noexcept {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s));

@@ -105,7 +105,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, 
                                                            size_t sharedMem,
                                                            cudaStream_t stream) {
   return __cudaLaunchKernel(kernel, gridDim, blockDim, args, sharedMem,
-                            stream == nullptr ? cudaStreamPerThread : stream);
+                            per_thread(stream));
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim,
@@ -122,7 +122,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 
                                                          size_t sharedMem,
                                                          cudaStream_t stream) {
   return cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem,
-                          stream == nullptr ? cudaStreamPerThread : stream);
+                          per_thread(stream));
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim,
@@ -138,7 +138,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(
   const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
   cudaStream_t stream) {
   return cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem,
-                                     stream == nullptr ? cudaStreamPerThread : stream);
+                                     per_thread(stream));
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config,

@@ -167,10 +167,6 @@ cudaError_t from_symbol(void* dst, const void* symbol, size_t count,
               count, kind, stream, async);
 }
 
-cudaStream_t per_thread(cudaStream_t s) {
-  return s == nullptr ? cudaStreamPerThread : s;
-}
-
 } // namespace
 
 extern "C" {

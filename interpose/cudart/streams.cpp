@@ -11,10 +11,6 @@ namespace proto = gleam::proto;
 
 namespace {
 
-cudaStream_t per_thread(cudaStream_t s) {
-  return s == nullptr ? cudaStreamPerThread : s;
-}
-
 bool builtin_stream(cudaStream_t s) {
   return wire_stream(s) <= 2;
 }
