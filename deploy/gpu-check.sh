@@ -55,15 +55,28 @@ while read -r prog; do
     diff "$out/$name.local" "$out/$name.gleam" | head -12
   fi
 done < "$bundle/tests/programs/programs.txt"
-if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
-  echo "== PyTorch smoke: local vs through Gleam, driver hidden"
-  smoke="$GLEAM_SOURCE_DIR/tests/programs/torch_smoke.py"
-  timeout 300 python3 "$smoke" > "$out/torch.local" 2>&1; echo "local rc=$?"
+# torch_check NAME ARGS...: a Python script of tests/programs locally and
+# through Gleam; stdout must be identical, stderr is kept apart (timings).
+torch_check() {
+  local name=$1; shift
+  timeout 600 python3 "$@" > "$out/$name.local" 2> "$out/$name.local.err"; local lrc=$?
   unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
-    timeout 300 '$bundle/bin/gleam-run' -- python3 '$smoke'" > "$out/torch.gleam" 2>&1
-  echo "gleam rc=$?"
-  if cmp -s "$out/torch.local" "$out/torch.gleam"; then echo "torch: identical"; else
-    echo "torch: DIFFERS"; diff "$out/torch.local" "$out/torch.gleam" | head -30; fi
+    timeout 600 '$bundle/bin/gleam-run' -- python3 $*" > "$out/$name.gleam" 2> "$out/$name.gleam.err"
+  local grc=$?
+  if [ $lrc -eq 0 ] && [ $grc -eq 0 ] && cmp -s "$out/$name.local" "$out/$name.gleam"; then
+    same=$((same+1)); echo "same     $name: $(grep -m1 -E 'generated|done' "$out/$name.local")"
+  else
+    differ=$((differ+1)); echo "DIFFERS  $name (local rc=$lrc, gleam rc=$grc)"
+    diff "$out/$name.local" "$out/$name.gleam" | head -20; tail -25 "$out/$name.gleam.err"
+  fi
+  grep -h timing "$out/$name.local.err" "$out/$name.gleam.err" 2>/dev/null
+}
+if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
+  echo "== PyTorch: local vs through Gleam, driver hidden"
+  progs="$GLEAM_SOURCE_DIR/tests/programs"
+  torch_check torch_smoke "$progs/torch_smoke.py" --linear
+  python3 "$progs/torch_generate.py" --size tiny --dir "$out" --save-only
+  torch_check torch_generate "$progs/torch_generate.py" --size tiny --dir "$out"
 fi
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c sessions
 kill -TERM $gleamd_pid; wait $gleamd_pid
