@@ -1,5 +1,7 @@
 #include "interpose/runtime.hpp"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -290,6 +292,11 @@ cudaError_t connect() noexcept {
   }
 }
 
+bool connected() noexcept {
+  std::lock_guard<std::mutex> guard{*client_mutex};
+  return the_client != nullptr && the_client->state == cudaSuccess;
+}
+
 const proto::SessionOpened& session() {
   return the_client->opened;
 }
@@ -356,8 +363,6 @@ registry& reg() {
   return *r;
 }
 
-namespace {
-
 cudaError_t load_module(module_record& m) {
   if (m.loaded)
     return m.load_error;
@@ -401,8 +406,6 @@ cudaError_t load_module(module_record& m) {
       }
   return cudaSuccess;
 }
-
-} // namespace
 
 cudaError_t resolve_function(const void* host, function_record** out) {
   auto& r = reg();
@@ -571,14 +574,32 @@ __attribute__((destructor)) void check_no_driver() {
   const char* v = std::getenv("GLEAM_CHECK_NO_DRIVER");
   if (v == nullptr || std::strcmp(v, "1") != 0)
     return;
+  // Our own libcuda.so.1 lies next to this library; any other libcuda.so*
+  // mapped into the process is the vendor's.
+  std::string ours;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&check_no_driver), &info) != 0
+      && info.dli_fname != nullptr) {
+    char resolved[PATH_MAX];
+    if (::realpath(info.dli_fname, resolved) != nullptr) {
+      ours = resolved;
+      ours = ours.substr(0, ours.rfind('/') + 1) + "libcuda.so.1";
+    }
+  }
   std::ifstream maps{"/proc/self/maps"};
   std::string line;
-  while (std::getline(maps, line))
-    if (line.find("/libcuda.so") != std::string::npos) {
-      std::fprintf(stderr, "gleam: the real CUDA driver was loaded into this process\n");
-      std::fflush(stderr);
-      ::_exit(97);
-    }
+  while (std::getline(maps, line)) {
+    if (line.find("/libcuda.so") == std::string::npos)
+      continue;
+    auto path = line.substr(line.find('/'));
+    char resolved[PATH_MAX];
+    if (!ours.empty() && ::realpath(path.c_str(), resolved) != nullptr && ours == resolved)
+      continue;
+    std::fprintf(stderr, "gleam: the real CUDA driver was loaded into this process (%s)\n",
+                 path.c_str());
+    std::fflush(stderr);
+    ::_exit(97);
+  }
 }
 
 } // namespace
