@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -58,6 +59,16 @@ void after_fork_in_child() {
   // The parent's actor system has no threads here: leak it, start afresh.
   the_client = nullptr;
   client_mutex = new std::mutex;
+  // The parent's session and everything in it are not the child's: modules
+  // load again on first use; device allocations, streams and events of the
+  // parent do not exist for the child. Only this thread runs now.
+  auto& r = reg();
+  new (&r.mutex) std::recursive_mutex;
+  for (auto& m : r.modules)
+    forget_server_state(*m);
+  r.allocations.clear();
+  r.streams.clear();
+  r.events.clear();
 }
 
 /// The in-app actor that opens the session, so the server monitors it and
@@ -363,6 +374,23 @@ registry& reg() {
   return *r;
 }
 
+void forget_server_state(module_record& m) noexcept {
+  if (m.image == nullptr)
+    return; // an unparsable fatbin keeps its load error
+  m.handle = 0;
+  m.loaded = false;
+  m.load_error = cudaSuccess;
+  for (auto& f : m.functions) {
+    f->found = false;
+    f->params.clear();
+    f->attributes.clear();
+  }
+  for (auto& v : m.variables) {
+    v->found = false;
+    v->dptr = 0;
+  }
+}
+
 cudaError_t load_module(module_record& m) {
   if (m.loaded)
     return m.load_error;
@@ -574,7 +602,7 @@ __attribute__((destructor)) void check_no_driver() {
   const char* v = std::getenv("GLEAM_CHECK_NO_DRIVER");
   if (v == nullptr || std::strcmp(v, "1") != 0)
     return;
-  // Our own libcuda.so.1 lies next to this library; any other libcuda.so*
+  // Our own libcuda.so.1 lies in driver/ next to this library; any other libcuda.so*
   // mapped into the process is the vendor's.
   std::string ours;
   Dl_info info{};
@@ -583,7 +611,7 @@ __attribute__((destructor)) void check_no_driver() {
     char resolved[PATH_MAX];
     if (::realpath(info.dli_fname, resolved) != nullptr) {
       ours = resolved;
-      ours = ours.substr(0, ours.rfind('/') + 1) + "libcuda.so.1";
+      ours = ours.substr(0, ours.rfind('/') + 1) + "driver/libcuda.so.1";
     }
   }
   std::ifstream maps{"/proc/self/maps"};

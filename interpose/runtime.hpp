@@ -169,6 +169,11 @@ uint64_t next_handle() noexcept;
 /// held. Returns the load's outcome (remembered in m.load_error).
 cudaError_t load_module(module_record& m);
 
+/// Marks `m` as not loaded on any server (its handle, the found flags,
+/// layouts and device addresses are cleared), so the next use loads it again:
+/// for a child after fork(), whose session is a new one.
+void forget_server_state(module_record& m) noexcept;
+
 /// Looks up the function for a host stub address (or cudaKernel_t); loads
 /// its module on the server if needed.
 cudaError_t resolve_function(const void* host, function_record** out);

@@ -5,7 +5,10 @@
 #include "interpose/export.hpp"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -81,8 +84,9 @@ size_t image_size(const void* image) {
   return std::strlen(static_cast<const char*>(image)) + 1; // PTX text
 }
 
-/// Names of the global functions (kernels and device functions) and global
-/// objects in an uncompressed ELF64 cubin.
+/// Names of the global functions (kernels and device functions) and the
+/// objects (__device__ / __constant__ variables) in an uncompressed ELF64
+/// cubin.
 void elf_names(const std::string& img, std::set<std::string>& functions,
                std::set<std::string>& objects) {
   uint64_t shoff = 0;
@@ -112,10 +116,14 @@ void elf_names(const std::string& img, std::set<std::string>& functions,
       read_at(img, s + 4, &info);
       read_at(img, s + 6, &shndx);
       int bind = info >> 4, kind = info & 0xf;
-      if (shndx == 0 || (bind != 1 && bind != 2) || stroff + name >= img.size())
+      if (shndx == 0 || stroff + name >= img.size())
         continue;
       std::string n{img.c_str() + stroff + name};
-      if (kind == 2)
+      if (n.empty())
+        continue;
+      // Kernels are global functions; a non-extern __device__ variable is a
+      // local object, still found by cuModuleGetGlobal.
+      if (kind == 2 && (bind == 1 || bind == 2))
         functions.insert(n);
       else if (kind == 1)
         objects.insert(n);
@@ -151,9 +159,22 @@ struct driver_module {
   std::list<module_record> instances;
 };
 
+void driver_modules_after_fork();
+
 std::list<driver_module>& driver_modules() {
-  static auto* x = new std::list<driver_module>;
+  static auto* x = [] {
+    ::pthread_atfork(nullptr, nullptr, driver_modules_after_fork);
+    return new std::list<driver_module>;
+  }();
   return *x;
+}
+
+/// A child after fork() has a new session: every module instance loads again
+/// on first use (the runtime's own handler has reset the registry's maps).
+void driver_modules_after_fork() {
+  for (auto& m : driver_modules())
+    for (auto& inst : m.instances)
+      forget_server_state(inst);
 }
 
 driver_module* find_module(void* handle) {
@@ -192,8 +213,11 @@ void forget_instance(module_record& inst) {
   auto& r = reg();
   for (const auto& f : inst.functions)
     r.functions.erase(f.get());
-  for (const auto& v : inst.variables)
+  for (const auto& v : inst.variables) {
     r.variables.erase(v.get());
+    if (v->found)
+      r.allocations.erase(v->dptr);
+  }
 }
 
 int p_connect() {
@@ -280,6 +304,8 @@ int p_module_get_function(void* module, const char* name, void** function) {
     for (auto& inst : m->instances)
       for (auto& f : inst.functions)
         if (f->name == name) {
+          if (auto err = load_module(inst); err != cudaSuccess)
+            return err;
           if (!f->found)
             return cudaErrorSymbolNotFound;
           *function = f.get();
@@ -310,8 +336,11 @@ int p_module_get_global(void* module, const char* name, uint64_t* dptr, size_t* 
     variable_record* found = nullptr;
     for (auto& inst : m->instances)
       for (auto& v : inst.variables)
-        if (v->name == name)
+        if (v->name == name) {
+          if (auto err = load_module(inst); err != cudaSuccess)
+            return err;
           found = v.get();
+        }
     if (found == nullptr) {
       auto& inst = new_instance(*m, {}, {name});
       if (auto err = load_module(inst); err != cudaSuccess)
@@ -411,8 +440,8 @@ const gleam_private_interface the_interface = {
 using get_proc_fn = CUresult (*)(const char*, void**, int, cuuint64_t,
                                  CUdriverProcAddressQueryResult*);
 
-/// cuGetProcAddress_v2 of Gleam's libcuda.so.1, which lies next to this
-/// library; null (logged once) when it is missing.
+/// cuGetProcAddress_v2 of Gleam's libcuda.so.1, which lies in driver/ next
+/// to this library; null (logged once) when it is missing.
 get_proc_fn our_get_proc() {
   static get_proc_fn fn = [] () -> get_proc_fn {
     Dl_info info{};
@@ -422,7 +451,7 @@ get_proc_fn our_get_proc() {
     std::string path{info.dli_fname};
     auto slash = path.rfind('/');
     path = (slash == std::string::npos ? std::string{"."} : path.substr(0, slash))
-           + "/libcuda.so.1";
+           + "/driver/libcuda.so.1";
     void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
       std::fprintf(stderr,
@@ -442,18 +471,22 @@ cudaError_t entry_point(const char* where, const char* symbol, void** funcPtr,
   if (symbol == nullptr || funcPtr == nullptr)
     return record(cudaErrorInvalidValue);
   *funcPtr = nullptr;
-  log(log_level::debug, "{}({}, version {}, flags {})", where, symbol, cudaVersion, flags);
   auto status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   if (auto fn = our_get_proc())
     fn(symbol, funcPtr, static_cast<int>(cudaVersion), flags, &status);
-  if (status != CU_GET_PROC_ADDRESS_SUCCESS) {
+  if (status != CU_GET_PROC_ADDRESS_SUCCESS)
     *funcPtr = nullptr;
+  // GLEAM_LOG=debug: each requested name once, with the outcome (before the
+  // session exists the client's logger is not configured yet).
+  if (const char* v = std::getenv("GLEAM_LOG");
+      v != nullptr && (std::strcmp(v, "debug") == 0 || std::strcmp(v, "trace") == 0)) {
     static std::mutex mutex;
     static std::set<std::string> logged;
     std::lock_guard<std::mutex> guard{mutex};
     if (logged.insert(symbol).second)
-      log(log_level::debug, "{}: no driver function {} (version {})", where, symbol,
-          cudaVersion);
+      std::fprintf(stderr, "gleam-client [debug] %s(%s, version %u, flags %llu): %s\n", where,
+                   symbol, cudaVersion, flags,
+                   status == CU_GET_PROC_ADDRESS_SUCCESS ? "found" : "not found");
   }
   if (driverStatus != nullptr)
     *driverStatus = status == CU_GET_PROC_ADDRESS_SUCCESS

@@ -207,12 +207,13 @@ GLEAM_INTERPOSE_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigne
                                                            int* active) {
   if (flags == nullptr || active == nullptr)
     return CUDA_ERROR_INVALID_VALUE;
+  // The session holds the server's primary context: active once it was open.
+  int open = api().connected();
   if (auto err = initialized(); err != CUDA_SUCCESS)
     return err;
   if (auto err = check_device(dev); err != CUDA_SUCCESS)
     return err;
-  // The session holds the server's primary context: active once open.
-  *active = api().connected();
+  *active = open;
   unsigned f = 0;
   *flags = cudaGetDeviceFlags(&f) == cudaSuccess ? (f & ~cudaDeviceMapHost) : 0;
   return CUDA_SUCCESS;

@@ -61,7 +61,7 @@ std::map<std::string, std::vector<std::string>> read_spec() {
 }
 
 std::string driver_library() {
-  return build_path("lib/libcuda.so.1");
+  return build_path("lib/driver/libcuda.so.1");
 }
 
 void* driver() {

@@ -4,7 +4,7 @@
 //
 // Sets GLEAM_CONFIG / GLEAM_SERVER / GLEAM_ASYNC=off as asked, puts the
 // directory of our libcudart.so.13 (<exe dir>/../lib) first on
-// LD_LIBRARY_PATH, preloads that library and our libcuda.so.1 next to it (so
+// LD_LIBRARY_PATH, preloads that library and our libcuda.so.1 from lib/driver (so
 // they win over a copy that an app finds through its own RPATH, as PyTorch
 // wheels do, and over the real driver) and execs the program.
 #include <unistd.h>
@@ -85,11 +85,11 @@ int main(int argc, char** argv) {
                  lib.c_str(), std::strerror(errno));
     return 127;
   }
-  prepend_env("LD_LIBRARY_PATH", lib_dir, ':');
+  prepend_env("LD_LIBRARY_PATH", lib_dir + "/driver:" + lib_dir, ':');
   // Our libcuda.so.1 is preloaded too: a program's dlopen("libcuda.so.1")
   // (PyTorch's lazy NVRTC stub) then finds it already loaded, whatever the
   // program's RPATH says, and the real driver never enters the process.
-  auto driver = lib_dir + "/libcuda.so.1";
+  auto driver = lib_dir + "/driver/libcuda.so.1";
   if (::access(driver.c_str(), R_OK) != 0) {
     std::fprintf(stderr,
                  "gleam-run: Gleam's driver surface %s is missing (%s): build the "
