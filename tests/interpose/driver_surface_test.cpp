@@ -125,7 +125,12 @@ TEST_CASE("the driver spec names what PyTorch cu130 resolves", "[interpose][driv
     "cuGetProcAddress_v2", "cuPointerGetAttributes", "cuMemGetAddressRange_v2",
     "cuMemGetInfo_v2", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2",
     "cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize", "cuEventCreate",
-    "cuEventRecord", "cuEventDestroy_v2", "cuEventElapsedTime_v2"};
+    "cuEventRecord", "cuEventDestroy_v2", "cuEventElapsedTime_v2", "cuFuncSetCacheConfig",
+    "cuMemRetainAllocationHandle", "cuMemGetAllocationPropertiesFromHandle",
+    "cuMulticastUnbind", "cuCtxPopCurrent_v2", "cuCtxPushCurrent_v2", "cuCtxFromGreenCtx",
+    "cuGreenCtxDestroy", "cuGreenCtxStreamCreate", "cuDevSmResourceSplitByCount",
+    "cuDeviceGetDevResource", "cuDevResourceGenerateDesc", "cuLogsRegisterCallback",
+    "cuLogsUnregisterCallback"};
   for (const char* name : needed) {
     INFO("missing from cuda.spec: " << name);
     CHECK(spec.count(name) == 1);
@@ -242,6 +247,45 @@ TEST_CASE("cudaGetDriverEntryPoint hands out libcuda.so.1's functions",
   CHECK(status == cudaDriverEntryPointSymbolNotFound);
   CHECK(fn == nullptr);
   CHECK(plain(nullptr, &fn, cudaEnableDefault, &status) == cudaErrorInvalidValue);
+}
+
+TEST_CASE("every name of c10's driver API table resolves at its pinned version",
+          "[interpose][driver][library]") {
+  void* rt = dlopen(build_path("lib/libcudart.so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(rt != nullptr);
+  auto by_version = sym<decltype(&cudaGetDriverEntryPointByVersion)>(
+    rt, "cudaGetDriverEntryPointByVersion");
+  REQUIRE(by_version != nullptr);
+  // C10_LIBCUDA_DRIVER_API_REQUIRED and _OPTIONAL of c10/cuda/driver_api.h.
+  const std::pair<const char*, unsigned> names[] = {
+    {"cuDeviceGet", 12000}, {"cuDeviceGetAttribute", 12000}, {"cuMemGetAddressRange", 12000},
+    {"cuMemAddressReserve", 12000}, {"cuMemRelease", 12000}, {"cuMemMap", 12000},
+    {"cuMemAddressFree", 12000}, {"cuMemSetAccess", 12000}, {"cuMemUnmap", 12000},
+    {"cuMemCreate", 12000}, {"cuMemGetAllocationGranularity", 12000},
+    {"cuMemExportToShareableHandle", 12000}, {"cuMemImportFromShareableHandle", 12000},
+    {"cuMemRetainAllocationHandle", 12000}, {"cuMemGetAllocationPropertiesFromHandle", 12000},
+    {"cuMemsetD32Async", 12000}, {"cuStreamWriteValue32", 12000}, {"cuGetErrorString", 12000},
+    {"cuMulticastAddDevice", 12030}, {"cuMulticastBindMem", 12030},
+    {"cuMulticastCreate", 12030}, {"cuMulticastUnbind", 12030}, {"cuCtxFromGreenCtx", 12080},
+    {"cuCtxGetCurrent", 12080}, {"cuCtxPopCurrent", 12080}, {"cuCtxPushCurrent", 12080},
+    {"cuCtxSetCurrent", 12080}, {"cuGreenCtxCreate", 12080}, {"cuGreenCtxDestroy", 12080},
+    {"cuGreenCtxStreamCreate", 12080}, {"cuDevSmResourceSplitByCount", 12080},
+    {"cuDeviceGetDevResource", 12080}, {"cuDevResourceGenerateDesc", 12080},
+    {"cuLogsRegisterCallback", 12090}, {"cuLogsUnregisterCallback", 12090}};
+  for (const auto& [name, version] : names) {
+    INFO(name << " at " << version);
+    void* fn = nullptr;
+    auto status = cudaDriverEntryPointSymbolNotFound;
+    CHECK(by_version(name, &fn, version, cudaEnableDefault, &status) == cudaSuccess);
+    CHECK(status == cudaDriverEntryPointSuccess);
+    CHECK(fn != nullptr);
+  }
+  // The versioned variant is the one handed out.
+  void* fn = nullptr;
+  auto status = cudaDriverEntryPointSymbolNotFound;
+  REQUIRE(by_version("cuStreamWriteValue32", &fn, 12000, cudaEnableDefault, &status)
+          == cudaSuccess);
+  CHECK(fn == dlsym(driver(), "cuStreamWriteValue32_v2"));
 }
 
 TEST_CASE("driver calls without a reachable server fail with CUDA_ERROR_NO_DEVICE",

@@ -138,8 +138,8 @@ int main() {
   CUdeviceptr base = 0;
   size_t range = 0;
   DRV_CHECK(address_range(&base, &range, d_in + 40));
-  std::printf("allocation: memory type %u, range base matches %d, size %zu\n", mem_type,
-              base == d_in, range);
+  std::printf("allocation: memory type %u, range base matches %d, size covers it %d\n",
+              mem_type, base == d_in, range >= n * sizeof(float));
   DRV_CHECK(htod(d_in, in.data(), n * sizeof(float)));
   CUdeviceptr d_counter = 0;
   size_t counter_size = 0;
