@@ -74,7 +74,11 @@ int main() {
       GLEAM_PROGRAM_EXPECT(v[i] == 100 + 3 * i, "child value");
     std::printf("child: v[0]=%d v[%d]=%d sum=%lld\n", v[0], n - 1, v[n - 1], total(v));
     std::fflush(stdout);
-    std::exit(0);
+    // Under Gleam the child closes its own session at exit; the vendor's
+    // runtime must not tear down the parent's context from the child.
+    if (on_gleam())
+      std::exit(0);
+    _exit(0);
   }
   int status = 0;
   GLEAM_PROGRAM_EXPECT(waitpid(pid, &status, 0) == pid, "waitpid");
