@@ -23,6 +23,18 @@ copy_elf() { # file dest_dir
 
 for f in "$build"/bin/*; do [ -x "$f" ] && [ -f "$f" ] && copy_elf "$f" "$root/bin"; done
 for f in "$build"/lib/*.so*; do [ -f "$f" ] && [ ! -L "$f" ] && copy_elf "$f" "$root/lib"; done
+# Gleam's libcuda.so.1 in lib/driver/, off every RUNPATH (gleamd and the GPU
+# tests dlopen the real driver); it finds libcudart.so.13 in lib/.
+if [ -d "$build/lib/driver" ]; then
+  mkdir -p "$root/lib/driver"
+  for f in "$build"/lib/driver/*.so*; do
+    if [ -L "$f" ]; then cp -P "$f" "$root/lib/driver/"; elif [ -f "$f" ]; then
+      cp -L "$f" "$root/lib/driver/"; g="$root/lib/driver/$(basename "$f")"
+      chmod u+w "$g"; strip --strip-debug "$g" 2>/dev/null || true
+      patchelf --set-rpath '$ORIGIN/..' "$g"
+    fi
+  done
+fi
 # Keep the SONAME links (libcudart.so.13 -> libcudart.so.13.0.0).
 for f in "$build"/lib/*.so*; do
   [ -L "$f" ] && cp -P "$f" "$root/lib/"
@@ -40,7 +52,8 @@ if [ -d "$build/tests/programs" ]; then
   fi
 fi
 # Data files tests read from the build tree (fatbins, generated lists).
-find "$build" -maxdepth 3 \( -name '*.fatbin' -o -name 'cudart_*.txt' \) -type f \
+find "$build" -maxdepth 3 \( -name '*.fatbin' -o -name 'cudart_*.txt' -o -name 'cuda_*.txt' \
+  -o -name 'cuda.map' \) -type f \
   -exec sh -c 'mkdir -p "$2/$(dirname "${1#$3/}")"; cp "$1" "$2/${1#$3/}"' _ {} "$root" "$build" \;
 # Bench programs.
 [ -d "$build/bench" ] && cp -r "$build/bench" "$root/bench"

@@ -1,5 +1,7 @@
 #include "interpose/runtime.hpp"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -56,6 +59,16 @@ void after_fork_in_child() {
   // The parent's actor system has no threads here: leak it, start afresh.
   the_client = nullptr;
   client_mutex = new std::mutex;
+  // The parent's session and everything in it are not the child's: modules
+  // load again on first use; device allocations, streams and events of the
+  // parent do not exist for the child. Only this thread runs now.
+  auto& r = reg();
+  new (&r.mutex) std::recursive_mutex;
+  for (auto& m : r.modules)
+    forget_server_state(*m);
+  r.allocations.clear();
+  r.streams.clear();
+  r.events.clear();
 }
 
 /// The in-app actor that opens the session, so the server monitors it and
@@ -290,6 +303,11 @@ cudaError_t connect() noexcept {
   }
 }
 
+bool connected() noexcept {
+  std::lock_guard<std::mutex> guard{*client_mutex};
+  return the_client != nullptr && the_client->state == cudaSuccess;
+}
+
 const proto::SessionOpened& session() {
   return the_client->opened;
 }
@@ -356,7 +374,22 @@ registry& reg() {
   return *r;
 }
 
-namespace {
+void forget_server_state(module_record& m) noexcept {
+  if (m.image == nullptr)
+    return; // an unparsable fatbin keeps its load error
+  m.handle = 0;
+  m.loaded = false;
+  m.load_error = cudaSuccess;
+  for (auto& f : m.functions) {
+    f->found = false;
+    f->params.clear();
+    f->attributes.clear();
+  }
+  for (auto& v : m.variables) {
+    v->found = false;
+    v->dptr = 0;
+  }
+}
 
 cudaError_t load_module(module_record& m) {
   if (m.loaded)
@@ -401,8 +434,6 @@ cudaError_t load_module(module_record& m) {
       }
   return cudaSuccess;
 }
-
-} // namespace
 
 cudaError_t resolve_function(const void* host, function_record** out) {
   auto& r = reg();
@@ -571,14 +602,32 @@ __attribute__((destructor)) void check_no_driver() {
   const char* v = std::getenv("GLEAM_CHECK_NO_DRIVER");
   if (v == nullptr || std::strcmp(v, "1") != 0)
     return;
+  // Our own libcuda.so.1 lies in driver/ next to this library; any other libcuda.so*
+  // mapped into the process is the vendor's.
+  std::string ours;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&check_no_driver), &info) != 0
+      && info.dli_fname != nullptr) {
+    char resolved[PATH_MAX];
+    if (::realpath(info.dli_fname, resolved) != nullptr) {
+      ours = resolved;
+      ours = ours.substr(0, ours.rfind('/') + 1) + "driver/libcuda.so.1";
+    }
+  }
   std::ifstream maps{"/proc/self/maps"};
   std::string line;
-  while (std::getline(maps, line))
-    if (line.find("/libcuda.so") != std::string::npos) {
-      std::fprintf(stderr, "gleam: the real CUDA driver was loaded into this process\n");
-      std::fflush(stderr);
-      ::_exit(97);
-    }
+  while (std::getline(maps, line)) {
+    if (line.find("/libcuda.so") == std::string::npos)
+      continue;
+    auto path = line.substr(line.find('/'));
+    char resolved[PATH_MAX];
+    if (!ours.empty() && ::realpath(path.c_str(), resolved) != nullptr && ours == resolved)
+      continue;
+    std::fprintf(stderr, "gleam: the real CUDA driver was loaded into this process (%s)\n",
+                 path.c_str());
+    std::fflush(stderr);
+    ::_exit(97);
+  }
 }
 
 } // namespace

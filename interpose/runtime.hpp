@@ -54,6 +54,9 @@ cudaError_t guarded(F&& f) noexcept {
 /// cudaErrorDevicesUnavailable after the session was lost.
 cudaError_t connect() noexcept;
 
+/// True once a session is open (never connects).
+bool connected() noexcept;
+
 /// The session the server opened; valid only after connect() succeeded.
 const proto::SessionOpened& session();
 
@@ -160,6 +163,16 @@ registry& reg();
 
 /// A fresh client handle for a stream, event or module: never 0, 1 or 2.
 uint64_t next_handle() noexcept;
+
+/// Sends ModuleLoad for `m` (its image, function and variable names) unless
+/// already answered; fills the records from the reply. Call with reg().mutex
+/// held. Returns the load's outcome (remembered in m.load_error).
+cudaError_t load_module(module_record& m);
+
+/// Marks `m` as not loaded on any server (its handle, the found flags,
+/// layouts and device addresses are cleared), so the next use loads it again:
+/// for a child after fork(), whose session is a new one.
+void forget_server_state(module_record& m) noexcept;
 
 /// Looks up the function for a host stub address (or cudaKernel_t); loads
 /// its module on the server if needed.

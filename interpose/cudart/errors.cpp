@@ -1,5 +1,6 @@
 // Last-error state, error names and texts, versions, and the entry points
-// that hand out driver internals (not remoted yet).
+// that hand out driver internals (cudaGetDriverEntryPoint* is in
+// driver_bridge.cpp).
 #define __CUDA_API_VERSION_INTERNAL
 #include "interpose/export.hpp"
 
@@ -13,8 +14,8 @@ namespace {
 
 cudaError_t no_driver_entry(const char* name) {
   report_unsupported(name,
-                     "driver entry points are not remoted yet; the app gets "
-                     "cudaErrorNotSupported and must use runtime calls");
+                     "the driver's export tables are internal to the vendor "
+                     "runtime; use cudaGetDriverEntryPoint");
   return cudaErrorNotSupported;
 }
 
@@ -66,39 +67,6 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaProfilerStart(void) {
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaProfilerStop(void) {
   return cudaSuccess;
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaGetDriverEntryPoint(
-  const char* symbol, void** funcPtr, unsigned long long flags,
-  cudaDriverEntryPointQueryResult* driverStatus) {
-  if (funcPtr != nullptr)
-    *funcPtr = nullptr;
-  if (driverStatus != nullptr)
-    *driverStatus = cudaDriverEntryPointSymbolNotFound;
-  return record(no_driver_entry("cudaGetDriverEntryPoint"));
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(
-  const char* symbol, void** funcPtr, unsigned long long flags,
-  cudaDriverEntryPointQueryResult* driverStatus) {
-  return cudaGetDriverEntryPoint(symbol, funcPtr, flags, driverStatus);
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(
-  const char* symbol, void** funcPtr, unsigned int cudaVersion,
-  unsigned long long flags, cudaDriverEntryPointQueryResult* driverStatus) {
-  if (funcPtr != nullptr)
-    *funcPtr = nullptr;
-  if (driverStatus != nullptr)
-    *driverStatus = cudaDriverEntryPointSymbolNotFound;
-  return record(no_driver_entry("cudaGetDriverEntryPointByVersion"));
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
-  const char* symbol, void** funcPtr, unsigned int cudaVersion,
-  unsigned long long flags, cudaDriverEntryPointQueryResult* driverStatus) {
-  return cudaGetDriverEntryPointByVersion(symbol, funcPtr, cudaVersion, flags,
-                                          driverStatus);
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaGetExportTable(const void** ppExportTable,

@@ -65,6 +65,8 @@ std::vector<spec_entry> read_spec() {
 /// else `nm -D --defined-only` lists (as "<type> <symbol>").
 struct exported_set {
   std::multiset<std::string> versioned;
+  /// Gleam's private entry points (version GLEAM_PRIVATE_1).
+  std::set<std::string> private_names;
   std::vector<std::string> other;
 };
 
@@ -79,10 +81,16 @@ exported_set exported_by(const std::string& library) {
     std::string address, type, symbol;
     words >> address >> type >> symbol;
     const std::string tag = "@@libcudart.so.13";
-    if (type == "T" && symbol.size() > tag.size()
-        && symbol.compare(symbol.size() - tag.size(), tag.size(), tag) == 0)
+    const std::string private_tag = "@@GLEAM_PRIVATE_1";
+    auto tagged = [&](const std::string& t) {
+      return type == "T" && symbol.size() > t.size()
+             && symbol.compare(symbol.size() - t.size(), t.size(), t) == 0;
+    };
+    if (tagged(tag))
       result.versioned.insert(symbol.substr(0, symbol.size() - tag.size()));
-    else if (!(type == "A" && symbol == "libcudart.so.13"))
+    else if (tagged(private_tag))
+      result.private_names.insert(symbol.substr(0, symbol.size() - private_tag.size()));
+    else if (!(type == "A" && (symbol == "libcudart.so.13" || symbol == "GLEAM_PRIVATE_1")))
       result.other.push_back(type + " " + symbol);
   }
   return result;
@@ -180,6 +188,11 @@ TEST_CASE("the built libcudart.so.13 exports exactly the spec's names, versioned
   }
   INFO("first unexpected export: " << (exported.other.empty() ? "" : exported.other.front()));
   CHECK(exported.other.empty());
+  // Beyond the vendor's names: exactly the generator's private list.
+  auto private_list = lines_of(read_file(gleam::test::build_path("interpose/cudart_private.txt")));
+  CHECK(exported.private_names
+        == std::set<std::string>(private_list.begin(), private_list.end()));
+  CHECK(exported.private_names.count("gleam_private_interface_v1") == 1);
 }
 
 TEST_CASE("the built library's SONAME is libcudart.so.13", "[interpose][library]") {

@@ -209,6 +209,36 @@ TEST_CASE("gleam-run sets the environment and preloads the interposer",
   REQUIRE(preload != std::string::npos);
   auto line = out.substr(preload + 1, out.find('\n', preload + 1) - preload - 1);
   CHECK(line.find("/lib/libcudart.so.13") != std::string::npos);
+  CHECK(line.find("/lib/driver/libcuda.so.1") != std::string::npos);
+  auto path = out.find("\nLD_LIBRARY_PATH=");
+  REQUIRE(path != std::string::npos);
+  CHECK(out.compare(path + 1, 16 + build_path("lib/driver").size(),
+                    "LD_LIBRARY_PATH=" + build_path("lib/driver"))
+        == 0);
   std::string ignored;
   CHECK(run_command(build_path("bin/gleam-run") + " 2>/dev/null", ignored) == 2);
+}
+
+TEST_CASE("GLEAM_CHECK_NO_DRIVER accepts Gleam's libcuda.so.1 and no other",
+          "[interpose_runtime]") {
+  auto dir = temp_dir();
+  auto env = "GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:" + std::to_string(free_port());
+  auto run = [&](const std::string& extra_env) {
+    std::string out;
+    return run_command(env + " " + extra_env + " " + build_path("bin/gleam-run") + " -- "
+                         + build_path("tests/interpose_runtime_probe") + " "
+                         + build_path("lib/libcudart.so.13") + " 2>" + dir + "/err.txt",
+                       out);
+  };
+  // gleam-run preloads our libcuda.so.1: not the real driver.
+  CHECK(run("") == 0);
+  // Any other libcuda.so* in the process is taken for the vendor's.
+  std::string ignored;
+  // A stand-in named libcuda.so.1 that is not ours: a copy of libgcc_s.
+  REQUIRE(run_command("cp \"$(ldd '" + build_path("bin/gleam-run")
+                        + "' | awk '/libgcc_s/{print $3}')\" '" + dir + "/libcuda.so.1'",
+                      ignored)
+          == 0);
+  CHECK(run("LD_PRELOAD=" + dir + "/libcuda.so.1") == 97);
+  CHECK(read_file(dir + "/err.txt").find("the real CUDA driver was loaded") != std::string::npos);
 }

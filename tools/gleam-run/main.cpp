@@ -4,8 +4,9 @@
 //
 // Sets GLEAM_CONFIG / GLEAM_SERVER / GLEAM_ASYNC=off as asked, puts the
 // directory of our libcudart.so.13 (<exe dir>/../lib) first on
-// LD_LIBRARY_PATH, preloads that library (so it wins over a copy that an app
-// finds through its own RPATH, as PyTorch wheels do) and execs the program.
+// LD_LIBRARY_PATH, preloads that library and our libcuda.so.1 from lib/driver (so
+// they win over a copy that an app finds through its own RPATH, as PyTorch
+// wheels do, and over the real driver) and execs the program.
 #include <unistd.h>
 
 #include <cerrno>
@@ -84,8 +85,19 @@ int main(int argc, char** argv) {
                  lib.c_str(), std::strerror(errno));
     return 127;
   }
-  prepend_env("LD_LIBRARY_PATH", lib_dir, ':');
-  prepend_env("LD_PRELOAD", lib, ':');
+  prepend_env("LD_LIBRARY_PATH", lib_dir + "/driver:" + lib_dir, ':');
+  // Our libcuda.so.1 is preloaded too: a program's dlopen("libcuda.so.1")
+  // (PyTorch's lazy NVRTC stub) then finds it already loaded, whatever the
+  // program's RPATH says, and the real driver never enters the process.
+  auto driver = lib_dir + "/driver/libcuda.so.1";
+  if (::access(driver.c_str(), R_OK) != 0) {
+    std::fprintf(stderr,
+                 "gleam-run: Gleam's driver surface %s is missing (%s): build the "
+                 "gleam_cuda target or reinstall the bundle\n",
+                 driver.c_str(), std::strerror(errno));
+    return 127;
+  }
+  prepend_env("LD_PRELOAD", lib + ":" + driver, ':');
   ::execvp(argv[i], argv + i);
   std::fprintf(stderr, "gleam-run: cannot run '%s': %s\n", argv[i], std::strerror(errno));
   return 127;
