@@ -59,7 +59,7 @@ def main():
     torch.cuda.synchronize()
     t_load = time.monotonic() - t0
     model.eval()
-    prompt = torch.tensor([[1, 450, 4996, 17354, 1701, 29916, 432, 17204]],
+    prompt = torch.tensor([[1, 450, 4996, 1735, 1701, 2991, 432, 1720]],
                           device="cuda")
     with torch.no_grad():
         t1 = time.monotonic()
