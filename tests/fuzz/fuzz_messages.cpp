@@ -11,6 +11,8 @@
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "actors/pb.hpp"
 #include "actors/proto/control.pb.h"
@@ -18,16 +20,28 @@
 
 namespace {
 
+/// Wire bytes with map entries sorted by key: map order is otherwise
+/// unspecified, so only deterministic bytes can be compared.
+template <class Message>
+std::string deterministic_bytes(const Message& m) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream{&out};
+    google::protobuf::io::CodedOutputStream coded{&stream};
+    coded.SetSerializationDeterministic(true);
+    if (!m.SerializeToCodedStream(&coded))
+      std::abort();
+  }
+  return out;
+}
+
 template <class Message>
 void round_trip(const Message& m) {
-  std::string bytes;
-  if (!m.SerializeToString(&bytes))
-    std::abort();
+  auto bytes = deterministic_bytes(m);
   Message again;
   if (!again.ParseFromString(bytes))
     std::abort();
-  std::string bytes2;
-  if (!again.SerializeToString(&bytes2) || bytes2 != bytes)
+  if (deterministic_bytes(again) != bytes)
     std::abort();
 }
 
