@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include "placement/latency_model.hpp"
+#include "placement/prepared_snapshot.hpp"
 #include "placement/snapshot.hpp"
 
 namespace gleam::placement {
@@ -72,8 +73,16 @@ struct decision {
 /// ones placed before it. Pure: same inputs, same decision. Never places a
 /// task on a server without enough free GPU memory for its profile.
 /// Preconditions: validate(snap) and validate(snap, t) for each t pass.
-/// Cost: O(|queue| · |servers|) cheap evaluations.
+/// Cost: O(|queue| · |servers|) cheap evaluations, plus building the
+/// per-server aggregates (O(Σ running tasks)); keep a prepared_snapshot and
+/// use the overload below to pay that once, not per decision.
 decision place(const snapshot& snap, const std::vector<task>& queue, policy_kind kind);
+
+/// Same over prepared aggregates: copies only the timelines of servers it
+/// places tasks on, so one decision for one task over 1000 servers costs a
+/// few tens of microseconds.
+decision place(const prepared_snapshot& prep, const std::vector<task>& queue,
+               policy_kind kind);
 
 /// One line for the console on why `a` (the entry of `t`) came out as it did,
 /// e.g. "task 7 placed on gpu-3: load 8.0 s (16.0 GB cached of 16.0 GB),

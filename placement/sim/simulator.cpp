@@ -348,7 +348,7 @@ private:
     queue.reserve(n);
     for (std::size_t i = 0; i < n; ++i)
       queue.push_back(make_task(trace_[waiting_[i]], memo));
-    auto d = place(snap, queue, policy_);
+    auto d = place(prepared_snapshot{std::move(snap)}, queue, policy_);
     cursor_ = d.next_round_robin_cursor;
     std::vector<bool> started(n, false);
     for (std::size_t i = 0; i < n; ++i) {
