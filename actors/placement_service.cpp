@@ -221,9 +221,13 @@ void placement_service::on_session_ended(const std::string& node_id,
   rec.alpha_gpu = 1.0;
   // GPU occupancy: the fraction of the session the server spent executing
   // it (synchronizing waits included); unmeasured means the whole GPU.
+  // Learned from solo runs only: a shared GPU stretches a session's wall
+  // time without it executing more, so the fraction would read low.
   rec.occ.gpu = e.busy_ns() > 0 && e.duration_ns() > 0
                   ? std::clamp(static_cast<double>(e.busy_ns()) / e.duration_ns(), 0.05, 1.0)
                   : 1.0;
+  if (rec.shared_gpu && profiles_.knows(sig))
+    rec.occ.gpu = profile_of(sig, 0).occ.gpu;
   rec.occ.network = 1.0; // a load saturates the server's ingress
   profiles_.observe(sig, rec);
   refresh_gamma();
