@@ -121,6 +121,61 @@ void pick_fitting(const snapshot& snap, const std::vector<task>& queue, cluster_
   }
 }
 
+/// Work conservation for gleam: a waiting task's predicted start assumes it
+/// gets its awaited server first, but the k-th waiter of a server (queue
+/// order) realistically completes about k / c service times later, c being
+/// how many such tasks fit in the server's memory at once. A server
+/// left with nothing to run takes the waiting task that gains most by
+/// running on it now instead, if any completes earlier there.
+void fill_idle(const snapshot& snap, const std::vector<task>& queue, cluster_state& cs,
+               decision& d) {
+  auto n = static_cast<server_index>(snap.servers.size());
+  std::vector<std::size_t> waiting;
+  for (std::size_t i = 0; i < queue.size(); ++i)
+    if (d.assignments[i].awaited != no_server)
+      waiting.push_back(i);
+  if (waiting.empty())
+    return;
+  std::vector<double> realistic(queue.size(), 0);
+  std::unordered_map<server_index, uint32_t> rank;
+  for (auto i : waiting) {
+    const auto& a = d.assignments[i];
+    auto k = rank[a.awaited]++;
+    // As many run at once as fit in its memory (an optimistic bound).
+    auto fit = std::max<uint64_t>(1, cs.timeline(a.awaited).total_memory_bytes()
+                                         / std::max<uint64_t>(1, queue[i].profile.memory_bytes));
+    realistic[i] = a.predicted.completion_s()
+                   + static_cast<double>(k / fit) * a.predicted.total_s;
+  }
+  for (server_index s = 0; s < n; ++s) {
+    if (cs.timeline(s).task_count() != 0)
+      continue;
+    auto pick = queue.size();
+    double gain = 0;
+    prediction pick_p;
+    for (auto i : waiting) {
+      const auto& a = d.assignments[i];
+      if (a.awaited == no_server || !cs.fits_now(s, queue[i]))
+        continue;
+      auto p = cs.predict_now(s, queue[i]);
+      auto g = realistic[i] - p.completion_s();
+      if (g > gain) {
+        gain = g;
+        pick = i;
+        pick_p = p;
+      }
+    }
+    if (pick == queue.size())
+      continue;
+    auto& a = d.assignments[pick];
+    a.awaited = no_server;
+    a.server = s;
+    a.predicted = pick_p;
+    cs.commit(s, queue[pick], pick_p);
+    ++d.placed;
+  }
+}
+
 void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
                      cluster_state& cs, decision& d) {
   // Phase 1: group by weight set, groups in order of their first task.
@@ -201,6 +256,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
       ++d.placed;
     }
   }
+  fill_idle(snap, queue, cs, d);
 }
 
 std::string gb(uint64_t bytes) {

@@ -20,7 +20,9 @@ enum class policy_kind : uint8_t {
   /// Two phases: group tasks by weight set (cache affinity), then place each
   /// task of each group where its predicted completion (start delay + load +
   /// compute, contention included) is earliest; a task whose best server is
-  /// not free yet waits for it.
+  /// not free yet waits for it. Then work conservation: a server left with
+  /// nothing to run takes the waiter that gains most by starting there now,
+  /// judging each waiter's real completion by its place in its server's line.
   gleam,
   /// Next server after the cursor on which the task fits now.
   round_robin,
