@@ -9,13 +9,13 @@
 # scheduler's queue cannot serialize them; the gpu_server still reports every
 # session end to the scheduler, which learns from it as in production.
 #   deploy/contention-check.sh BUNDLE_DIR [OUT_DIR]
-# Knobs (env): ITERS=200 INNER=200000 MB=256 (program size), SOLO=3 PAIRS=4
+# Knobs (env): ITERS=1000 INNER=200000 MB=256 (program size), SOLO=3 PAIRS=4
 # TRIPLES=2 (rounds), PORT=4791.
 set -uo pipefail
 bundle=$(cd "${1:?bundle dir}" && pwd)
 out=${2:-/tmp/gleam-contention-check}
 mkdir -p "$out"
-iters=${ITERS:-200}; inner=${INNER:-200000}; mb=${MB:-256}
+iters=${ITERS:-1000}; inner=${INNER:-200000}; mb=${MB:-256}
 solo=${SOLO:-3}; pairs=${PAIRS:-4}; triples=${TRIPLES:-2}
 port=${PORT:-4791}
 prog="$bundle/bench/contention"
