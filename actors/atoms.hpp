@@ -17,5 +17,8 @@ using get_gpu_atom = caf::atom_constant<caf::atom("g_getgpu")>;
 using open_atom = caf::atom_constant<caf::atom("g_open")>;
 using close_atom = caf::atom_constant<caf::atom("g_close")>;
 using tick_atom = caf::atom_constant<caf::atom("g_tick")>;
+using explain_atom = caf::atom_constant<caf::atom("g_explain")>;
+using gamma_atom = caf::atom_constant<caf::atom("g_gamma")>;
+using queue_atom = caf::atom_constant<caf::atom("g_queue")>;
 
 } // namespace gleam::actors

@@ -8,13 +8,21 @@
 
 #include "actors/error.hpp"
 #include "actors/log.hpp"
+#include "actors/session_meter.hpp"
 #include "config/error.hpp"
 #include "executor/driver_api.hpp"
 #include "executor/executor.hpp"
+#include "executor/session.hpp"
 
 namespace gleam::actors {
 
 namespace {
+
+uint64_t unix_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+}
 
 struct gpu_server_state {
   std::shared_ptr<executor::driver_api> driver; // keeps the driver loaded
@@ -24,6 +32,7 @@ struct gpu_server_state {
   std::chrono::milliseconds grace{30000};
   std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client;
   std::map<uint64_t, bool> orphaned; // session -> client gone
+  session_meter meter;                // phases and overlaps for the scheduler
   static inline const char* name = "gleam.gpu_server";
 };
 
@@ -38,10 +47,24 @@ void post_telemetry(server_ptr self) {
   t.set_index(static_cast<uint32_t>(st.exec->ordinal()));
   t.set_sessions(static_cast<uint32_t>(sessions.size()));
   uint64_t used = 0;
-  for (const auto& s : sessions)
+  for (auto& s : sessions) {
     used += s.allocated_bytes();
+    st.meter.annotate(s);
+    *t.add_running() = s;
+  }
   t.set_used_memory(used);
   st.board->post(st.slot, std::move(t), std::move(sessions));
+}
+
+/// Records the end of session `id` for the scheduler (before it is closed).
+void report_end(server_ptr self, uint64_t id) {
+  auto& st = self->state;
+  proto::SessionEnded ended;
+  if (!st.board
+      || !st.meter.on_close(id, unix_ns(), static_cast<uint32_t>(st.exec->ordinal()),
+                            st.exec->gpu_info().name(), ended))
+    return;
+  st.board->post_ended(std::move(ended));
 }
 
 gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
@@ -82,16 +105,26 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
         ids.push_back(opened->session());
       }
       self->state.orphaned.erase(opened->session());
+      self->state.meter.on_open(opened->session(), req->client_id(), req->task_signature(),
+                                unix_ns());
       log(log_level::info, "gpu {}: session {} opened for '{}'", self->state.exec->ordinal(),
           opened->session(), req->client_id());
       post_telemetry(self);
       return pb<proto::SessionOpened>{std::move(*opened)};
     },
     [=](const pb<proto::OpBatch>& batch) {
-      return pb<proto::BatchReply>{self->state.exec->execute(batch.value)};
+      auto& st = self->state;
+      auto begin = unix_ns();
+      auto reply = st.exec->execute(batch.value);
+      const auto* sess = st.exec->find_session(batch->session());
+      auto allocated = sess != nullptr ? sess->memory.allocated_bytes() : 0;
+      if (st.meter.on_batch(batch.value, begin, unix_ns(), allocated))
+        post_telemetry(self); // the scheduler sees the compute phase begin
+      return pb<proto::BatchReply>{std::move(reply)};
     },
     [=](close_atom, uint64_t id) {
       bool known = self->state.exec->find_session(id) != nullptr;
+      report_end(self, id);
       self->state.exec->close_session(id);
       self->state.orphaned.erase(id);
       for (auto& [addr, ids] : self->state.sessions_by_client)
@@ -114,6 +147,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
       if (i == self->state.orphaned.end())
         return;
       self->state.orphaned.erase(i);
+      report_end(self, id);
       self->state.exec->close_session(id);
       log(log_level::warning,
           "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "

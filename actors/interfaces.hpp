@@ -37,6 +37,13 @@ using scheduler_actor = caf::typed_actor<
   caf::replies_to<place_atom, pb<proto::PlacementRequest>>::with<pb<proto::PlacementReply>>,
   // The cluster view for the console.
   caf::replies_to<view_atom>::with<pb<proto::ClusterView>>,
+  // The latency model's view of one task (console "placement explain").
+  caf::replies_to<explain_atom, pb<proto::PlacementExplain>>::with<
+    pb<proto::PlacementExplanation>>,
+  // Fitted contention factors per GPU type and resource (console "gamma").
+  caf::replies_to<gamma_atom>::with<pb<proto::GammaTable>>,
+  // Requests waiting for a server (console "queue").
+  caf::replies_to<queue_atom>::with<pb<proto::PlacementQueue>>,
   // Internal timer: sweeps nodes whose heartbeats stopped.
   caf::reacts_to<tick_atom>>;
 

@@ -21,8 +21,11 @@ bool membership::on_heartbeat(const proto::Heartbeat& hb, clock::time_point now)
     return false;
   i->second.last_seen = now;
   i->second.up = true;
-  if (hb.has_telemetry())
+  if (hb.has_telemetry()) {
     i->second.telemetry = hb.telemetry();
+    // Ended sessions are events for the scheduler, not state to show.
+    i->second.telemetry.clear_ended_sessions();
+  }
   return true;
 }
 
@@ -42,24 +45,52 @@ std::vector<std::string> membership::sweep(clock::time_point now) {
   return went_down;
 }
 
+namespace {
+
+void fill_status(const std::string& id, const proto::NodeRegister& reg,
+                 const proto::Telemetry& telemetry, double rtt_ms, bool up,
+                 std::chrono::milliseconds age, proto::NodeStatus* n) {
+  n->set_node_id(id);
+  n->set_hostname(reg.hostname());
+  for (auto role : reg.roles())
+    n->add_roles(static_cast<proto::Role>(role));
+  *n->mutable_gpus() = reg.gpus();
+  n->set_up(up);
+  n->set_last_heartbeat_age_ms(static_cast<uint64_t>(age.count()));
+  n->set_rtt_ms(rtt_ms);
+  *n->mutable_telemetry() = telemetry;
+  n->set_data_host(reg.data_host());
+  n->set_data_port(reg.data_port());
+}
+
+} // namespace
+
 proto::ClusterView membership::view(clock::time_point now) const {
   proto::ClusterView result;
-  for (const auto& [id, st] : nodes_) {
-    auto* n = result.add_nodes();
-    n->set_node_id(id);
-    n->set_hostname(st.reg.hostname());
-    for (auto role : st.reg.roles())
-      n->add_roles(static_cast<proto::Role>(role));
-    *n->mutable_gpus() = st.reg.gpus();
-    n->set_up(st.up);
-    n->set_last_heartbeat_age_ms(static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(now - st.last_seen).count()));
-    n->set_rtt_ms(st.rtt_ms);
-    *n->mutable_telemetry() = st.telemetry;
-    n->set_data_host(st.reg.data_host());
-    n->set_data_port(st.reg.data_port());
-  }
+  for (const auto& [id, st] : nodes_)
+    fill_status(id, st.reg, st.telemetry, st.rtt_ms, st.up,
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - st.last_seen),
+                result.add_nodes());
   return result;
+}
+
+bool membership::status_of(const std::string& node_id, clock::time_point now,
+                           proto::NodeStatus& out) const {
+  auto i = nodes_.find(node_id);
+  if (i == nodes_.end())
+    return false;
+  const auto& st = i->second;
+  out.Clear();
+  fill_status(node_id, st.reg, st.telemetry, st.rtt_ms, st.up,
+              std::chrono::duration_cast<std::chrono::milliseconds>(now - st.last_seen), &out);
+  return true;
+}
+
+std::vector<std::string> membership::node_ids() const {
+  std::vector<std::string> out;
+  for (const auto& [id, st] : nodes_)
+    out.push_back(id);
+  return out;
 }
 
 proto::PlacementReply membership::place(const proto::PlacementRequest&) const {

@@ -36,6 +36,13 @@ public:
   /// The cluster as the console shows it.
   proto::ClusterView view(clock::time_point now) const;
 
+  /// One node of view(); false when `node_id` never registered.
+  bool status_of(const std::string& node_id, clock::time_point now,
+                 proto::NodeStatus& out) const;
+
+  /// Ids of every registered node.
+  std::vector<std::string> node_ids() const;
+
   /// Picks the up GPU with the fewest sessions (ties: most free memory,
   /// then node id); a reply with ok=false says why nothing fits.
   proto::PlacementReply place(const proto::PlacementRequest& req) const;

@@ -118,8 +118,11 @@ void heartbeat(node_ptr self) {
   hb.set_seq(++st.hb_seq);
   hb.set_sent_time_ns(unix_ns());
   hb.set_last_rtt_us(st.last_rtt_us);
-  if (st.roles.board)
+  if (st.roles.board) {
     *hb.mutable_telemetry() = st.roles.board->telemetry();
+    for (auto& e : st.roles.board->take_ended())
+      *hb.mutable_telemetry()->add_ended_sessions() = std::move(e);
+  }
   self->request(st.scheduler, st.cfg.down_after, heartbeat_atom::value,
                 pb<proto::Heartbeat>{std::move(hb)})
     .then(

@@ -1,5 +1,7 @@
 #include "actors/scheduler.hpp"
 
+#include <map>
+
 #include <caf/all.hpp>
 
 #include "actors/error.hpp"
@@ -10,29 +12,66 @@ namespace gleam::actors {
 
 namespace {
 
+using reply_promise = caf::typed_response_promise<pb<proto::PlacementReply>>;
+
 struct scheduler_state {
   explicit scheduler_state() : members(std::chrono::milliseconds{2000}) {
   }
   membership members;
+  placement_service placement;
+  std::map<uint64_t, reply_promise> waiting; // placement id -> client
   static inline const char* name = "gleam.scheduler";
 };
 
 using clock = membership::clock;
+using self_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
 
-scheduler_actor::behavior_type
-scheduler_impl(scheduler_actor::stateful_pointer<scheduler_state> self,
-               std::chrono::milliseconds down_after) {
+uint64_t unix_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+}
+
+/// Feeds membership's view of `node_id` to the placement snapshot.
+void refresh_node(self_ptr self, const std::string& node_id) {
+  proto::NodeStatus status;
+  if (self->state.members.status_of(node_id, clock::now(), status))
+    self->state.placement.on_node(status, unix_ns());
+}
+
+/// Runs the policy over the queue and answers the clients it placed.
+void dispatch(self_ptr self) {
+  auto& st = self->state;
+  for (auto& x : st.placement.dispatch(clock::now(), unix_ns())) {
+    auto i = st.waiting.find(x.id);
+    if (i == st.waiting.end())
+      continue;
+    if (x.reply.ok())
+      log(log_level::info, "placed task {} on node '{}' gpu {}: {}", x.id, x.reply.node_id(),
+          x.reply.gpu_index(), x.reply.explanation());
+    else
+      log(log_level::warning, "cannot place task {}: {}", x.id, x.reply.error());
+    i->second.deliver(pb<proto::PlacementReply>{std::move(x.reply)});
+    st.waiting.erase(i);
+  }
+}
+
+scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::milliseconds down_after,
+                                              placement_options opts) {
   self->state.members = membership{down_after};
+  self->state.placement = placement_service{opts};
   auto sweep_every = std::max(std::chrono::milliseconds{10}, down_after / 4);
   self->delayed_send(self, sweep_every, tick_atom::value);
   return {
     [=](register_atom, const pb<proto::NodeRegister>& reg) {
       self->state.members.on_register(reg.value, clock::now());
+      refresh_node(self, reg->node_id());
       log(log_level::info, "node '{}' registered ({} GPU(s), data {}:{})",
           reg->node_id(), reg->gpus_size(), reg->data_host(), reg->data_port());
       proto::NodeRegistered reply;
       reply.set_node_id(reg->node_id());
       reply.set_down_after_ms(static_cast<uint64_t>(down_after.count()));
+      dispatch(self);
       return pb<proto::NodeRegistered>{std::move(reply)};
     },
     [=](heartbeat_atom,
@@ -42,29 +81,45 @@ scheduler_impl(scheduler_actor::stateful_pointer<scheduler_state> self,
                           "node '" + hb->node_id() + "' is not registered: register first");
       if (hb->last_rtt_us() > 0)
         self->state.members.on_rtt(hb->node_id(), std::chrono::microseconds{hb->last_rtt_us()});
+      for (const auto& e : hb->telemetry().ended_sessions())
+        self->state.placement.on_session_ended(hb->node_id(), e);
+      refresh_node(self, hb->node_id());
+      dispatch(self);
       proto::HeartbeatAck ack;
       ack.set_node_id(hb->node_id());
       ack.set_seq(hb->seq());
       ack.set_echo_time_ns(hb->sent_time_ns());
       return pb<proto::HeartbeatAck>{std::move(ack)};
     },
-    [=](place_atom, const pb<proto::PlacementRequest>& req) {
-      auto reply = self->state.members.place(req.value);
-      if (reply.ok())
-        log(log_level::info, "placed client '{}' on node '{}' gpu {}", req->client_id(),
-            reply.node_id(), reply.gpu_index());
-      else
-        log(log_level::warning, "cannot place client '{}': {}", req->client_id(),
-            reply.error());
-      return pb<proto::PlacementReply>{std::move(reply)};
+    [=](place_atom, const pb<proto::PlacementRequest>& req) -> reply_promise {
+      auto rp = self->make_response_promise<pb<proto::PlacementReply>>();
+      auto id = self->state.placement.submit(req.value, clock::now());
+      self->state.waiting.emplace(id, rp);
+      log(log_level::debug, "task {} from client '{}' ('{}') queued", id, req->client_id(),
+          req->task_signature());
+      dispatch(self);
+      return rp;
     },
     [=](view_atom) {
       return pb<proto::ClusterView>{self->state.members.view(clock::now())};
     },
+    [=](explain_atom, const pb<proto::PlacementExplain>& req) {
+      return pb<proto::PlacementExplanation>{
+        self->state.placement.explain(req->task(), req->weight_bytes(), unix_ns())};
+    },
+    [=](gamma_atom) {
+      return pb<proto::GammaTable>{self->state.placement.gamma()};
+    },
+    [=](queue_atom) {
+      return pb<proto::PlacementQueue>{self->state.placement.queue(clock::now())};
+    },
     [=](tick_atom) {
-      for (const auto& id : self->state.members.sweep(clock::now()))
+      for (const auto& id : self->state.members.sweep(clock::now())) {
         log(log_level::warning, "node '{}' marked down: no heartbeat for more than {} ms", id,
             down_after.count());
+        refresh_node(self, id);
+      }
+      dispatch(self);
       self->delayed_send(self, sweep_every, tick_atom::value);
     },
   };
@@ -72,8 +127,9 @@ scheduler_impl(scheduler_actor::stateful_pointer<scheduler_state> self,
 
 } // namespace
 
-scheduler_actor spawn_scheduler(caf::actor_system& sys, std::chrono::milliseconds down_after) {
-  return sys.spawn(scheduler_impl, down_after);
+scheduler_actor spawn_scheduler(caf::actor_system& sys, std::chrono::milliseconds down_after,
+                                placement_options opts) {
+  return sys.spawn(scheduler_impl, down_after, opts);
 }
 
 } // namespace gleam::actors

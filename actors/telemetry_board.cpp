@@ -32,4 +32,18 @@ std::vector<proto::SessionSummary> telemetry_board::sessions() const {
   return result;
 }
 
+void telemetry_board::post_ended(proto::SessionEnded ended) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (ended_.size() >= max_ended)
+    ended_.erase(ended_.begin());
+  ended_.push_back(std::move(ended));
+}
+
+std::vector<proto::SessionEnded> telemetry_board::take_ended() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<proto::SessionEnded> out;
+  out.swap(ended_);
+  return out;
+}
+
 } // namespace gleam::actors

@@ -23,10 +23,21 @@ public:
   /// Every open session on this node.
   std::vector<proto::SessionSummary> sessions() const;
 
+  /// Queues the record of a session that ended, for the next heartbeat;
+  /// keeps at most `max_ended` (the oldest are dropped).
+  void post_ended(proto::SessionEnded ended);
+
+  /// The records queued since the last call, oldest first; empties the queue.
+  std::vector<proto::SessionEnded> take_ended();
+
+  /// Most ended-session records kept between two heartbeats.
+  static constexpr size_t max_ended = 1024;
+
 private:
   mutable std::mutex mtx_;
   std::vector<proto::GpuTelemetry> gpus_;
   std::vector<std::vector<proto::SessionSummary>> sessions_;
+  std::vector<proto::SessionEnded> ended_;
 };
 
 } // namespace gleam::actors

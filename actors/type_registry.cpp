@@ -12,6 +12,10 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<pb<proto::PlacementRequest>>("gleam.PlacementRequest");
   cfg.add_message_type<pb<proto::PlacementReply>>("gleam.PlacementReply");
   cfg.add_message_type<pb<proto::ClusterView>>("gleam.ClusterView");
+  cfg.add_message_type<pb<proto::PlacementExplain>>("gleam.PlacementExplain");
+  cfg.add_message_type<pb<proto::PlacementExplanation>>("gleam.PlacementExplanation");
+  cfg.add_message_type<pb<proto::GammaTable>>("gleam.GammaTable");
+  cfg.add_message_type<pb<proto::PlacementQueue>>("gleam.PlacementQueue");
   cfg.add_message_type<pb<proto::NodeStatus>>("gleam.NodeStatus");
   cfg.add_message_type<pb<proto::OpenSession>>("gleam.OpenSession");
   cfg.add_message_type<pb<proto::SessionOpened>>("gleam.SessionOpened");

@@ -14,48 +14,78 @@ namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
-/// Per-server state a decision keeps while it places tasks one by one.
-struct cluster_state {
-  std::vector<server_timeline> timelines;
-  std::vector<double> gamma_gpu;
-  std::vector<double> gamma_net;
-  std::vector<double> gpu_load; // summed GPU occupancy, all phases
+constexpr uint32_t no_slot = std::numeric_limits<uint32_t>::max();
 
-  explicit cluster_state(const snapshot& snap) {
-    auto n = snap.servers.size();
-    timelines.reserve(n);
-    gamma_gpu.reserve(n);
-    gamma_net.reserve(n);
-    gpu_load.reserve(n);
-    for (const auto& s : snap.servers) {
-      timelines.emplace_back(s);
-      gamma_gpu.push_back(snap.gamma_of(s.gpu_type, resource::gpu));
-      gamma_net.push_back(snap.gamma_of(s.gpu_type, resource::network));
-      double load = 0;
-      for (const auto& r : s.running)
-        load += r.occ.gpu;
-      gpu_load.push_back(load);
-    }
+/// Per-server state a decision keeps while it places tasks one by one: the
+/// prepared aggregates, overlaid by private copies of the servers this
+/// decision placed tasks on (copy on first write, so a decision that places
+/// k tasks copies at most k timelines).
+class cluster_state {
+public:
+  explicit cluster_state(const prepared_snapshot& prep) : prep_(prep) {
+  }
+
+  const server_timeline& timeline(server_index s) const {
+    auto k = slot_of(s);
+    return k == no_slot ? prep_.at(s).timeline : own_[k].timeline;
+  }
+
+  double gpu_load(server_index s) const {
+    auto k = slot_of(s);
+    return k == no_slot ? prep_.at(s).gpu_load : own_[k].gpu_load;
+  }
+
+  double gamma_gpu(server_index s) const {
+    return prep_.at(s).gamma_gpu;
+  }
+
+  double gamma_net(server_index s) const {
+    return prep_.at(s).gamma_net;
   }
 
   bool fits_now(server_index s, const task& t) const {
-    return timelines[s].free_memory_bytes() >= t.profile.memory_bytes;
+    return timeline(s).free_memory_bytes() >= t.profile.memory_bytes;
   }
 
-  prediction predict_now(const snapshot& snap, server_index s, const task& t) const {
-    return predict(t, snap.servers[s], timelines[s], 0, gamma_gpu[s], gamma_net[s]);
+  prediction predict_now(server_index s, const task& t) const {
+    return predict(t, prep_.snap().servers[s], timeline(s), 0, gamma_gpu(s), gamma_net(s));
   }
 
   void commit(server_index s, const task& t, const prediction& p) {
-    timelines[s].add(0, p.load_s, p.total_s, t.profile.occ, t.profile.memory_bytes);
-    gpu_load[s] += t.profile.occ.gpu;
+    auto& e = own(s);
+    e.timeline.add(0, p.load_s, p.total_s, t.profile.occ, t.profile.memory_bytes);
+    e.gpu_load += t.profile.occ.gpu;
   }
+
+private:
+  struct entry {
+    server_timeline timeline;
+    double gpu_load;
+  };
+
+  uint32_t slot_of(server_index s) const {
+    return slot_.empty() ? no_slot : slot_[s];
+  }
+
+  entry& own(server_index s) {
+    if (slot_.empty())
+      slot_.assign(prep_.snap().servers.size(), no_slot);
+    if (slot_[s] == no_slot) {
+      slot_[s] = static_cast<uint32_t>(own_.size());
+      own_.push_back({prep_.at(s).timeline, prep_.at(s).gpu_load});
+    }
+    return own_[slot_[s]];
+  }
+
+  const prepared_snapshot& prep_;
+  std::vector<uint32_t> slot_;
+  std::vector<entry> own_;
 };
 
-void place_now(const snapshot& snap, cluster_state& cs, const task& t, server_index s,
-               assignment& a, decision& d) {
+void place_now(cluster_state& cs, const task& t, server_index s, assignment& a,
+               decision& d) {
   a.server = s;
-  a.predicted = cs.predict_now(snap, s, t);
+  a.predicted = cs.predict_now(s, t);
   cs.commit(s, t, a.predicted);
   ++d.placed;
 }
@@ -68,7 +98,7 @@ void round_robin(const snapshot& snap, const std::vector<task>& queue, cluster_s
     for (server_index k = 0; k < n; ++k) {
       auto s = (cursor + k) % n;
       if (cs.fits_now(s, queue[i])) {
-        place_now(snap, cs, queue[i], s, d.assignments[i], d);
+        place_now(cs, queue[i], s, d.assignments[i], d);
         cursor = (s + 1) % n;
         break;
       }
@@ -87,7 +117,62 @@ void pick_fitting(const snapshot& snap, const std::vector<task>& queue, cluster_
       if (cs.fits_now(s, queue[i]) && (best == no_server || better(s, best)))
         best = s;
     if (best != no_server)
-      place_now(snap, cs, queue[i], best, d.assignments[i], d);
+      place_now(cs, queue[i], best, d.assignments[i], d);
+  }
+}
+
+/// Work conservation for gleam: a waiting task's predicted start assumes it
+/// gets its awaited server first, but the k-th waiter of a server (queue
+/// order) realistically completes about k / c service times later, c being
+/// how many such tasks fit in the server's memory at once. A server
+/// left with nothing to run takes the waiting task that gains most by
+/// running on it now instead, if any completes earlier there.
+void fill_idle(const snapshot& snap, const std::vector<task>& queue, cluster_state& cs,
+               decision& d) {
+  auto n = static_cast<server_index>(snap.servers.size());
+  std::vector<std::size_t> waiting;
+  for (std::size_t i = 0; i < queue.size(); ++i)
+    if (d.assignments[i].awaited != no_server)
+      waiting.push_back(i);
+  if (waiting.empty())
+    return;
+  std::vector<double> realistic(queue.size(), 0);
+  std::unordered_map<server_index, uint32_t> rank;
+  for (auto i : waiting) {
+    const auto& a = d.assignments[i];
+    auto k = rank[a.awaited]++;
+    // As many run at once as fit in its memory (an optimistic bound).
+    auto fit = std::max<uint64_t>(1, cs.timeline(a.awaited).total_memory_bytes()
+                                         / std::max<uint64_t>(1, queue[i].profile.memory_bytes));
+    realistic[i] = a.predicted.completion_s()
+                   + static_cast<double>(k / fit) * a.predicted.total_s;
+  }
+  for (server_index s = 0; s < n; ++s) {
+    if (cs.timeline(s).task_count() != 0)
+      continue;
+    auto pick = queue.size();
+    double gain = 0;
+    prediction pick_p;
+    for (auto i : waiting) {
+      const auto& a = d.assignments[i];
+      if (a.awaited == no_server || !cs.fits_now(s, queue[i]))
+        continue;
+      auto p = cs.predict_now(s, queue[i]);
+      auto g = realistic[i] - p.completion_s();
+      if (g > gain) {
+        gain = g;
+        pick = i;
+        pick_p = p;
+      }
+    }
+    if (pick == queue.size())
+      continue;
+    auto& a = d.assignments[pick];
+    a.awaited = no_server;
+    a.server = s;
+    a.predicted = pick_p;
+    cs.commit(s, queue[pick], pick_p);
+    ++d.placed;
   }
 }
 
@@ -116,7 +201,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
       auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
       for (server_index s = 0; s < n; ++s) {
         const auto& srv = snap.servers[s];
-        const auto& tl = cs.timelines[s];
+        const auto& tl = cs.timeline(s);
         auto start = tl.earliest_fit(t.profile.memory_bytes);
         if (!(start < second_done))
           continue;
@@ -133,8 +218,8 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
         prediction p;
         bool admitted = false;
         while (start < second_done) {
-          p = predict(t, srv, tl, start, cs.gamma_gpu[s], cs.gamma_net[s]);
-          if (tl.admits(start + p.load_s, t.profile.occ.gpu, cs.gamma_gpu[s])) {
+          p = predict(t, srv, tl, start, cs.gamma_gpu(s), cs.gamma_net(s));
+          if (tl.admits(start + p.load_s, t.profile.occ.gpu, cs.gamma_gpu(s))) {
             admitted = true;
             break;
           }
@@ -171,6 +256,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
       ++d.placed;
     }
   }
+  fill_idle(snap, queue, cs, d);
 }
 
 std::string gb(uint64_t bytes) {
@@ -224,12 +310,18 @@ const assignment* decision::find(task_id id) const {
 }
 
 decision place(const snapshot& snap, const std::vector<task>& queue, policy_kind kind) {
+  return place(prepared_snapshot{snap}, queue, kind);
+}
+
+decision place(const prepared_snapshot& prep, const std::vector<task>& queue,
+               policy_kind kind) {
+  const auto& snap = prep.snap();
   decision d;
   d.assignments.resize(queue.size());
   for (std::size_t i = 0; i < queue.size(); ++i)
     d.assignments[i].task = queue[i].id;
   d.next_round_robin_cursor = snap.round_robin_cursor;
-  cluster_state cs{snap};
+  cluster_state cs{prep};
   switch (kind) {
     case policy_kind::gleam:
       gleam_two_phase(snap, queue, cs, d);
@@ -239,14 +331,16 @@ decision place(const snapshot& snap, const std::vector<task>& queue, policy_kind
       break;
     case policy_kind::least_loaded:
       pick_fitting(snap, queue, cs, d, [&](server_index a, server_index b) {
-        if (cs.gpu_load[a] != cs.gpu_load[b])
-          return cs.gpu_load[a] < cs.gpu_load[b];
-        return cs.timelines[a].task_count() < cs.timelines[b].task_count();
+        auto la = cs.gpu_load(a);
+        auto lb = cs.gpu_load(b);
+        if (la != lb)
+          return la < lb;
+        return cs.timeline(a).task_count() < cs.timeline(b).task_count();
       });
       break;
     case policy_kind::memory_fit:
       pick_fitting(snap, queue, cs, d, [&](server_index a, server_index b) {
-        return cs.timelines[a].free_memory_bytes() < cs.timelines[b].free_memory_bytes();
+        return cs.timeline(a).free_memory_bytes() < cs.timeline(b).free_memory_bytes();
       });
       break;
   }

@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include "placement/latency_model.hpp"
+#include "placement/prepared_snapshot.hpp"
 #include "placement/snapshot.hpp"
 
 namespace gleam::placement {
@@ -19,7 +20,9 @@ enum class policy_kind : uint8_t {
   /// Two phases: group tasks by weight set (cache affinity), then place each
   /// task of each group where its predicted completion (start delay + load +
   /// compute, contention included) is earliest; a task whose best server is
-  /// not free yet waits for it.
+  /// not free yet waits for it. Then work conservation: a server left with
+  /// nothing to run takes the waiter that gains most by starting there now,
+  /// judging each waiter's real completion by its place in its server's line.
   gleam,
   /// Next server after the cursor on which the task fits now.
   round_robin,
@@ -72,8 +75,16 @@ struct decision {
 /// ones placed before it. Pure: same inputs, same decision. Never places a
 /// task on a server without enough free GPU memory for its profile.
 /// Preconditions: validate(snap) and validate(snap, t) for each t pass.
-/// Cost: O(|queue| · |servers|) cheap evaluations.
+/// Cost: O(|queue| · |servers|) cheap evaluations, plus building the
+/// per-server aggregates (O(Σ running tasks)); keep a prepared_snapshot and
+/// use the overload below to pay that once, not per decision.
 decision place(const snapshot& snap, const std::vector<task>& queue, policy_kind kind);
+
+/// Same over prepared aggregates: copies only the timelines of servers it
+/// places tasks on, so one decision for one task over 1000 servers costs a
+/// few tens of microseconds.
+decision place(const prepared_snapshot& prep, const std::vector<task>& queue,
+               policy_kind kind);
 
 /// One line for the console on why `a` (the entry of `t`) came out as it did,
 /// e.g. "task 7 placed on gpu-3: load 8.0 s (16.0 GB cached of 16.0 GB),

@@ -172,6 +172,12 @@ public:
     for (uint32_t g = 0; g < cfg.gpu_types.size() && g < cfg.cluster.servers_per_type.size(); ++g)
       for (uint32_t k = 0; k < cfg.cluster.servers_per_type[g]; ++k)
         servers_.push_back(make_server(g, servers_.size()));
+    usage_.resize(cfg.gpu_types.size());
+    co_time_.assign(cfg.gpu_types.size(), 0.0);
+    for (std::size_t g = 0; g < cfg.gpu_types.size(); ++g) {
+      usage_[g].gpu_type = cfg.gpu_types[g].name;
+      usage_[g].tasks_by_type.assign(cfg.task_types.size(), 0);
+    }
   }
 
   sim_report execute() {
@@ -192,8 +198,10 @@ public:
       auto t_next = std::min(t_arrival, now + dt);
       if (!std::isfinite(t_next))
         break; // queued tasks fit nowhere: reported as not completed
-      for (auto& s : servers_)
+      for (auto& s : servers_) {
+        account(s, t_next - now);
         s.advance(t_next - now, model_.gamma[s.type]);
+      }
       now = t_next;
       for (auto& s : servers_)
         finish_phases(s, now, rep, latencies, heldout, queue_sum);
@@ -236,10 +244,40 @@ public:
         rep.gammas.push_back(row);
       }
     }
+    std::vector<double> per_type(cfg_.gpu_types.size(), 0.0);
+    for (const auto& sv : servers_)
+      per_type[sv.type] += 1;
+    for (std::size_t g = 0; g < usage_.size(); ++g) {
+      auto& u = usage_[g];
+      if (u.computing > 0)
+        u.mean_co_computing = co_time_[g] / u.computing;
+      auto denom = per_type[g] * rep.makespan_s;
+      if (denom > 0) {
+        u.computing /= denom;
+        u.loading_only /= denom;
+        u.idle = std::max(0.0, 1.0 - u.computing - u.loading_only);
+      }
+    }
+    rep.usage = usage_;
     return rep;
   }
 
 private:
+  void account(const sim_server& s, double dt) {
+    if (dt <= 0 || !(dt < infinity))
+      return;
+    std::size_t computing = 0;
+    for (const auto& j : s.jobs)
+      computing += j.phase == compute_phase ? 1 : 0;
+    auto& u = usage_[s.type];
+    if (computing > 0) {
+      u.computing += dt;
+      co_time_[s.type] += dt * static_cast<double>(computing);
+    } else if (!s.jobs.empty()) {
+      u.loading_only += dt;
+    }
+  }
+
   sim_server make_server(uint32_t g, std::size_t index) const {
     const auto& spec = cfg_.gpu_types[g];
     const auto& cc = cfg_.cluster;
@@ -348,7 +386,7 @@ private:
     queue.reserve(n);
     for (std::size_t i = 0; i < n; ++i)
       queue.push_back(make_task(trace_[waiting_[i]], memo));
-    auto d = place(snap, queue, policy_);
+    auto d = place(prepared_snapshot{std::move(snap)}, queue, policy_);
     cursor_ = d.next_round_robin_cursor;
     std::vector<bool> started(n, false);
     for (std::size_t i = 0; i < n; ++i) {
@@ -432,6 +470,7 @@ private:
       if (!learn && service > 0)
         heldout.push_back(100.0 * std::fabs(j.predicted.total_s - service) / service);
       latencies.push_back(now - tt.arrival_s);
+      ++usage_[s.type].tasks_by_type[tt.type];
       queue_sum += j.start_s - tt.arrival_s;
       ++rep.completed;
       s.free_bytes += j.memory_bytes;
@@ -550,6 +589,8 @@ private:
   server_index cursor_ = 0;
   double network_bytes_ = 0;
   double cached_bytes_ = 0;
+  std::vector<gpu_usage> usage_;
+  std::vector<double> co_time_;
 };
 
 } // namespace
@@ -574,7 +615,14 @@ bool same_report(const sim_report& a, const sim_report& b) {
          && a.mix_median_abs_pct == b.mix_median_abs_pct && a.mix_samples == b.mix_samples
          && a.network_bytes == b.network_bytes && a.cache_hit_fraction == b.cache_hit_fraction
          && std::equal(a.gammas.begin(), a.gammas.end(), b.gammas.begin(), b.gammas.end(),
-                       same_gamma);
+                       same_gamma)
+         && std::equal(a.usage.begin(), a.usage.end(), b.usage.begin(), b.usage.end(),
+                       [](const gpu_usage& x, const gpu_usage& y) {
+                         return x.gpu_type == y.gpu_type && x.computing == y.computing
+                                && x.loading_only == y.loading_only && x.idle == y.idle
+                                && x.mean_co_computing == y.mean_co_computing
+                                && x.tasks_by_type == y.tasks_by_type;
+                       });
 }
 
 std::string format_reports(const std::vector<sim_report>& reports) {
@@ -594,6 +642,21 @@ std::string format_reports(const std::vector<sim_report>& reports) {
   }
   if (reports.empty())
     return out;
+  std::snprintf(line, sizeof(line), "\n%-13s %-10s %9s %9s %7s %9s  %s\n", "policy", "gpu type",
+                "computing", "load only", "idle", "co-run", "tasks done per task type");
+  out += line;
+  for (const auto& r : reports) {
+    for (const auto& u : r.usage) {
+      std::string counts;
+      for (auto c : u.tasks_by_type)
+        counts += (counts.empty() ? "" : "/") + std::to_string(c);
+      std::snprintf(line, sizeof(line), "%-13s %-10s %8.1f%% %8.1f%% %6.1f%% %9.2f  %s\n",
+                    std::string{to_string(r.policy)}.c_str(), u.gpu_type.c_str(),
+                    100 * u.computing, 100 * u.loading_only, 100 * u.idle, u.mean_co_computing,
+                    counts.c_str());
+      out += line;
+    }
+  }
   const auto& first = reports.front();
   std::snprintf(line, sizeof(line),
                 "\nlatency model (%s run): held-out tasks median |err| %.1f%% (n=%zu), "

@@ -63,6 +63,21 @@ struct gamma_row_report {
   double rms_residual = 0;
 };
 
+/// How one GPU type's servers spent the run (fractions of servers × makespan).
+struct gpu_usage {
+  std::string gpu_type;
+  /// At least one task in its compute phase.
+  double computing = 0;
+  /// Tasks present but all loading weights: memory held, SMs idle.
+  double loading_only = 0;
+  /// No task at all.
+  double idle = 0;
+  /// Mean number of tasks computing together while computing.
+  double mean_co_computing = 0;
+  /// Tasks completed on this type, per task type (indexed like task_types).
+  std::vector<std::size_t> tasks_by_type;
+};
+
 /// Outcome of one simulated run. Times in seconds.
 struct sim_report {
   policy_kind policy = policy_kind::gleam;
@@ -90,6 +105,8 @@ struct sim_report {
   double cache_hit_fraction = 0;
   /// γ per GPU type and resource.
   std::vector<gamma_row_report> gammas;
+  /// Where the GPU time went, per GPU type.
+  std::vector<gpu_usage> usage;
 };
 
 /// Runs `cfg.trace` through the cluster under `policy`. Deterministic: the

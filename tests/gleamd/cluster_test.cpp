@@ -208,3 +208,28 @@ TEST_CASE("the console says clearly when no node listens", "[gleamd][cluster]") 
   CHECK(rc == 1);
   CHECK_THAT(out, Catch::Contains("cannot reach a gleam node at 127.0.0.1:" + std::to_string(port)));
 }
+
+TEST_CASE("the console shows gamma, the placement queue and a task's explanation",
+          "[gleamd][cluster]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  write_file(dir + "/s.conf", "[node]\nid = \"plc-t\"\nroles = [\"scheduler\"]\nport = "
+                                + std::to_string(port) + "\n");
+  node_process node{dir + "/s.conf", dir + "/s.log"};
+  poll_nodes(port, [](const std::string& t) { return has_word(row(t, "plc-t"), "up"); });
+  auto gamma = console(port, "gamma");
+  INFO(gamma);
+  CHECK_THAT(gamma, Catch::Contains("GPU TYPE") && Catch::Contains("0 GPU type(s)")
+                      && Catch::Contains("default gamma 1"));
+  auto queue = console(port, "queue");
+  INFO(queue);
+  CHECK_THAT(queue, Catch::Contains("0 queued task(s); 0 placed so far"));
+  auto explain = console(port, "placement explain llama-8B");
+  INFO(explain);
+  CHECK_THAT(explain, Catch::Contains("task llama-8B: unknown signature, conservative default "
+                                      "profile; weights 17.18 GB, memory 35.43 GB")
+                        && Catch::Contains("decision: no GPU server has registered"));
+  auto usage = console(port, "placement");
+  CHECK_THAT(usage, Catch::Contains("usage: placement explain TASK"));
+  CHECK_THAT(console(port, "help"), Catch::Contains("placement explain TASK"));
+}

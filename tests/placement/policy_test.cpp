@@ -126,3 +126,31 @@ TEST_CASE("gleam groups tasks sharing weights onto the same cached server",
   CHECK(parse_policy_kind("least_loaded").value() == policy_kind::least_loaded);
   CHECK(!parse_policy_kind("fastest"));
 }
+
+TEST_CASE("gleam gives an idle server the waiter that would otherwise finish latest",
+          "[placement]") {
+  // A caches the weights but is full for 5 s and holds one task at a time;
+  // B is idle, without the weights (160 s to load them over the link).
+  auto a = make_server("A", 80, 0);
+  a.cached.push_back({7, 16 * gb});
+  a.running.push_back(make_running(1, 0.5, 5, 80));
+  auto b = make_server("B", 80, 80);
+  auto snap = make_snapshot({a, b});
+  std::vector<task> queue;
+  for (task_id i = 0; i < 12; ++i)
+    queue.push_back(make_task(10 + i, 7, 10, 80));
+  // Each alone would finish on A at 5 + 8 + 10 = 23 s, but the k-th in
+  // line realistically at 23 + 18 k s; on B it finishes at 170 s. Only the
+  // last (k = 11, 221 s) gains by starting on B now.
+  auto d = place(snap, queue, policy_kind::gleam);
+  CHECK(d.placed == 1);
+  CHECK(d.assignments[11].server == 1);
+  CHECK(d.assignments[11].predicted.completion_s() == Approx(170.0).epsilon(0.01));
+  for (std::size_t i = 0; i < 11; ++i) {
+    CHECK(d.assignments[i].server == no_server);
+    CHECK(d.assignments[i].awaited == 0);
+  }
+  // With a short line nobody gains: all wait for A.
+  queue.resize(5);
+  CHECK(place(snap, queue, policy_kind::gleam).placed == 0);
+}

@@ -64,6 +64,17 @@ TEST_CASE("gleam beats the baselines on a contention-heavy trace", "[placement]"
   CHECK(g.throughput_tasks_per_s / ll.throughput_tasks_per_s > 1.0);
   CHECK(g.network_bytes < rr.network_bytes);
   CHECK(g.mean_latency_s < rr.mean_latency_s);
+  // Where the GPU time went: fractions of each type's time add up to 1 and
+  // every completed task is counted on the type it ran on.
+  REQUIRE(g.usage.size() == cfg.gpu_types.size());
+  std::size_t counted = 0;
+  for (const auto& u : g.usage) {
+    CHECK(u.computing + u.loading_only + u.idle == Approx(1.0));
+    CHECK(u.computing > 0);
+    for (auto c : u.tasks_by_type)
+      counted += c;
+  }
+  CHECK(counted == g.completed);
 }
 
 TEST_CASE("the simulator reports planted and fitted gamma", "[placement]") {

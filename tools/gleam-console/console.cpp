@@ -32,6 +32,11 @@ const char* help_text =
   "  nodes      every registered node: roles, up/down, heartbeat age, RTT, GPUs\n"
   "  gpus       every GPU of the cluster: memory, sessions, utilization\n"
   "  sessions   every open client session on the GPU servers\n"
+  "  gamma      the contention factor per GPU type and resource: fitted or default\n"
+  "  queue      placement requests waiting for a GPU\n"
+  "  placement explain TASK\n"
+  "             the latency model's prediction for TASK (a task signature or a\n"
+  "             queued task's id) on every GPU, and where it would go\n"
   "  help       this text\n"
   "  quit       leave the console\n";
 
@@ -81,6 +86,20 @@ bool console::run(const std::string& line, std::ostream& out) {
     return gpus(out);
   if (cmd == "sessions")
     return sessions(out);
+  if (cmd == "gamma")
+    return gamma(out);
+  if (cmd == "queue")
+    return queue(out);
+  if (cmd == "placement") {
+    std::string sub;
+    std::string task;
+    words >> sub >> task;
+    if (sub != "explain" || task.empty()) {
+      out << "usage: placement explain TASK (a task signature or a queued task's id)\n";
+      return false;
+    }
+    return explain(task, out);
+  }
   out << "unknown command '" << cmd << "'; " << help_text;
   return false;
 }
@@ -169,6 +188,88 @@ bool console::sessions(std::ostream& out) {
   }
   out << count << " session(s)\n";
   return ok;
+}
+
+bool console::gamma(std::ostream& out) {
+  caf::error err;
+  proto::GammaTable table;
+  self_->request(scheduler_, request_timeout, actors::gamma_atom::value)
+    .receive([&](actors::pb<proto::GammaTable>& t) { table = std::move(t.value); },
+             [&](caf::error& e) { err = std::move(e); });
+  if (err) {
+    out << "error: " << config::describe(err) << "\n";
+    return false;
+  }
+  out << fmt::format("{:<24} {:<8} {:>7} {:<9} {:>8} {:>8} {:>7}\n", "GPU TYPE", "RESOURCE",
+                     "GAMMA", "STATE", "SAMPLES", "ACTIVE", "RMS");
+  for (const auto& e : table.entries())
+    out << fmt::format("{:<24} {:<8} {:>7.3f} {:<9} {:>8} {:>8} {:>7.3f}\n", e.gpu_type(),
+                       e.resource(), e.gamma(), e.converged() ? "fitted" : "default",
+                       e.samples(), e.active_samples(), e.rms_residual());
+  out << table.entries_size() / 2 << " GPU type(s); alpha = max(1, gamma * sum of the "
+      << "co-runners' occupancy); default gamma " << table.default_gamma()
+      << " until 8 contended runs are seen\n";
+  return true;
+}
+
+bool console::queue(std::ostream& out) {
+  caf::error err;
+  proto::PlacementQueue q;
+  self_->request(scheduler_, request_timeout, actors::queue_atom::value)
+    .receive([&](actors::pb<proto::PlacementQueue>& t) { q = std::move(t.value); },
+             [&](caf::error& e) { err = std::move(e); });
+  if (err) {
+    out << "error: " << config::describe(err) << "\n";
+    return false;
+  }
+  out << fmt::format("{:>6} {:<24} {:<28} {:>9} {:<20} {:>9}\n", "TASK", "CLIENT", "SIGNATURE",
+                     "WAITED", "WAITS FOR", "START IN");
+  for (const auto& t : q.tasks())
+    out << fmt::format("{:>6} {:<24} {:<28} {:>8.1f}s {:<20} {:>8.1f}s\n", t.placement_id(),
+                       t.client_id(), t.task_signature(), t.waited_s(),
+                       t.awaited_server().empty() ? "-" : t.awaited_server(),
+                       t.predicted_start_s());
+  out << q.tasks_size() << " queued task(s); " << q.placed_total() << " placed so far, "
+      << q.pending_sessions() << " placed but not yet seen as a session\n";
+  return true;
+}
+
+bool console::explain(const std::string& task, std::ostream& out) {
+  caf::error err;
+  proto::PlacementExplanation x;
+  actors::pb<proto::PlacementExplain> req;
+  req->set_task(task);
+  self_->request(scheduler_, request_timeout, actors::explain_atom::value, req)
+    .receive([&](actors::pb<proto::PlacementExplanation>& t) { x = std::move(t.value); },
+             [&](caf::error& e) { err = std::move(e); });
+  if (err) {
+    out << "error: " << config::describe(err) << "\n";
+    return false;
+  }
+  out << "task " << x.task() << ": "
+      << (x.known() ? "profile from " + std::to_string(x.samples()) + " finished run(s)"
+                    : std::string{"unknown signature, conservative default profile"})
+      << fmt::format("; weights {:.2f} GB, memory {:.2f} GB, occupancy gpu {:.2f} net {:.2f}\n",
+                     x.weight_bytes() / 1e9, x.memory_bytes() / 1e9, x.gpu_occupancy(),
+                     x.net_occupancy());
+  for (int i = 0; i < x.gpu_types_size() && i < x.compute_s_size(); ++i)
+    out << fmt::format("  solo compute on {}: {:.3f} s\n", x.gpu_types(i), x.compute_s(i));
+  out << fmt::format("{:<24} {:<20} {:>4} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10}\n", "SERVER",
+                     "GPU TYPE", "FITS", "START", "LOAD", "COMPUTE", "A_GPU", "A_NET", "DONE IN");
+  for (const auto& s : x.servers()) {
+    if (s.start_s() < 0) {
+      out << fmt::format("{:<24} {:<20} {:>4} never: the task needs more memory than it has\n",
+                         s.server(), s.gpu_type(), "no");
+      continue;
+    }
+    out << fmt::format("{:<24} {:<20} {:>4} {:>8.2f}s {:>8.2f}s {:>8.2f}s {:>7.2f} {:>7.2f} "
+                       "{:>9.2f}s\n",
+                       s.server(), s.gpu_type(), s.fits_now() ? "yes" : "no", s.start_s(),
+                       s.load_s(), s.compute_s(), s.alpha_gpu(), s.alpha_net(),
+                       s.completion_s());
+  }
+  out << "decision: " << x.summary() << "\n";
+  return true;
 }
 
 } // namespace gleam::tools

@@ -30,6 +30,9 @@ private:
   bool nodes(std::ostream& out);
   bool gpus(std::ostream& out);
   bool sessions(std::ostream& out);
+  bool gamma(std::ostream& out);
+  bool queue(std::ostream& out);
+  bool explain(const std::string& task, std::ostream& out);
   caf::expected<proto::ClusterView> view();
 
   caf::actor_system& sys_;

@@ -1,0 +1,157 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/proto/control.pb.h"
+#include "placement/latency_model.hpp"
+#include "placement/policy.hpp"
+#include "placement/prepared_snapshot.hpp"
+#include "placement/task_profile.hpp"
+
+namespace gleam::actors {
+
+/// Settings of the scheduler's placement.
+struct placement_options {
+  /// Policy used for real placements (the others exist for comparison).
+  placement::policy_kind policy = placement::policy_kind::gleam;
+  /// A request that waited this long is placed on the fitting server with
+  /// the earliest predicted completion even if the model would rather wait
+  /// (a client gives up after its request timeout, 120 s by default).
+  std::chrono::milliseconds max_wait{60000};
+  /// A placement not seen as a session on its GPU after this long is
+  /// forgotten (the client died or went elsewhere).
+  std::chrono::milliseconds pending_timeout{30000};
+  /// Client → server rate assumed until loads on that server were measured,
+  /// bytes per second (1 GbE).
+  double default_link_rate_bytes_per_s = 125e6;
+};
+
+/// The cached weight sets a GPU's telemetry reports (the cache-contents
+/// field of GpuTelemetry); empty, i.e. "nothing cached", while the
+/// telemetry carries no such field.
+std::vector<placement::cached_weights> cached_weight_sets(const proto::GpuTelemetry& gpu);
+
+/// The weight set id the scheduler uses for a request: a hash of its chunk
+/// keys when it sent any, else of its task signature.
+placement::weight_set_id weight_set_of(const proto::PlacementRequest& req);
+
+/// The scheduler's placement logic, without actors: a snapshot of the GPUs
+/// kept up to date from heartbeats (free memory, open sessions with their
+/// learned occupancy and remaining time, control-link RTT, cache contents),
+/// task profiles and γ learned from the SessionEnded records, and a queue of
+/// requests the policy decided to hold back. Timestamps are explicit (unix
+/// ns for telemetry, `clock` for waits) so tests drive it with a fake clock.
+/// Not thread-safe: one actor owns it.
+class placement_service {
+public:
+  using clock = std::chrono::steady_clock;
+
+  /// A request that got a server.
+  struct placed {
+    uint64_t id = 0;
+    proto::PlacementReply reply;
+  };
+
+  explicit placement_service(placement_options opts = {});
+
+  /// The GPUs of a node as membership sees it: GpuInfo, telemetry, RTT of
+  /// its control link, up/down (nothing is placed on a down node).
+  /// `now_ns` is the unix time of the telemetry.
+  void on_node(const proto::NodeStatus& node, uint64_t now_ns);
+
+  /// Learns from one finished session: its profile (solo runs), γ of the
+  /// GPU (co-located compute phases) and of the network (co-located loads),
+  /// and the link rate of its server (solo loads).
+  void on_session_ended(const std::string& node_id, const proto::SessionEnded& ended);
+
+  /// Queues a request; returns its placement id.
+  uint64_t submit(const proto::PlacementRequest& req, clock::time_point now);
+
+  /// Runs the policy over the queue; returns the requests placed now
+  /// (removed from the queue). A request no server can ever hold gets a
+  /// reply with ok=false saying why.
+  std::vector<placed> dispatch(clock::time_point now, uint64_t now_ns);
+
+  /// The model's view of `task` (a signature, or the id of a queued task).
+  proto::PlacementExplanation explain(const std::string& task, uint64_t weight_bytes,
+                                      uint64_t now_ns) const;
+
+  /// γ per GPU type seen and resource, fitted or default.
+  proto::GammaTable gamma() const;
+
+  /// The waiting requests.
+  proto::PlacementQueue queue(clock::time_point now) const;
+
+  /// Number of GPUs known (up or down).
+  size_t server_count() const noexcept {
+    return gpus_.size();
+  }
+
+  /// The profile the scheduler would use for `signature` now.
+  placement::task_profile profile_of(const std::string& signature,
+                                     uint64_t weight_bytes_hint) const;
+
+private:
+  struct pending_task {
+    uint64_t id = 0;
+    std::string signature;
+    placement::weight_set_id weights = 0;
+    uint64_t weight_bytes = 0;
+    uint64_t placed_ns = 0;
+  };
+
+  struct gpu_entry {
+    std::string node_id;
+    proto::GpuInfo info;
+    std::string data_host;
+    uint32_t data_port = 0;
+    proto::GpuTelemetry telemetry;
+    double rtt_s = 0.001;
+    bool up = false;
+    uint64_t updated_ns = 0;
+    std::set<uint64_t> sessions_seen;
+    std::deque<pending_task> pending;
+  };
+
+  struct waiting {
+    uint64_t id = 0;
+    proto::PlacementRequest req;
+    placement::weight_set_id weights = 0;
+    clock::time_point since;
+    std::string awaited;
+    double predicted_start_s = 0;
+  };
+
+  static std::string key(const std::string& node, uint32_t gpu);
+  void refresh_server(size_t index, uint64_t now_ns);
+  placement::server make_server(const gpu_entry& g, uint64_t now_ns) const;
+  placement::task make_task(uint64_t id, const std::string& signature,
+                            placement::weight_set_id weights, uint64_t weight_bytes) const;
+  double link_rate(const std::string& server_key) const;
+  std::string server_name(size_t index) const;
+  proto::PlacementReply reply_for(size_t index, uint64_t id,
+                                  const placement::prediction& p, double waited_s,
+                                  const std::string& why) const;
+  void refresh_gamma();
+
+  placement_options opts_;
+  placement::profile_store profiles_;
+  placement::contention_calibration calibration_;
+  std::vector<std::string> gpu_types_;
+  std::vector<gpu_entry> gpus_;
+  std::map<std::string, size_t> index_of_;
+  std::map<std::string, double> link_rate_;
+  placement::prepared_snapshot prep_;
+  std::deque<waiting> queue_;
+  uint64_t next_id_ = 1;
+  uint64_t placed_total_ = 0;
+  placement::server_index cursor_ = 0;
+};
+
+} // namespace gleam::actors

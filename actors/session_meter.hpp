@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "actors/proto/control.pb.h"
+#include "actors/proto/ops.pb.h"
+
+namespace gleam::actors {
+
+/// What one gpu_server measures about its sessions for the scheduler's task
+/// profiles and γ fit: phases (load = open until the first kernel launch,
+/// compute = from there to close), uploaded bytes, peak memory, time spent
+/// executing, and which other sessions overlapped each phase. Pure logic
+/// with explicit unix-ns timestamps, so tests drive it with a fake clock.
+/// Not thread-safe (one gpu_server actor owns it).
+class session_meter {
+public:
+  /// How long ended sessions are kept to compute overlaps of later ones, ns.
+  static constexpr uint64_t history_ns = 3600ull * 1'000'000'000ull;
+
+  /// A session opened at `now_ns`.
+  void on_open(uint64_t session, const std::string& client_id, const std::string& signature,
+               uint64_t now_ns);
+
+  /// Accounts one batch of `session` that began executing at `begin_ns` and
+  /// ended at `end_ns`; `allocated_bytes` is the session's memory after it.
+  /// Returns true when the batch held the session's first kernel launch
+  /// (its compute phase began: worth a telemetry update).
+  bool on_batch(const proto::OpBatch& batch, uint64_t begin_ns, uint64_t end_ns,
+                uint64_t allocated_bytes);
+
+  /// The session closed (or expired) at `now_ns`: its record, with the
+  /// overlaps of every other session of this GPU. False when unknown.
+  bool on_close(uint64_t session, uint64_t now_ns, uint32_t gpu_index,
+                const std::string& gpu_name, proto::SessionEnded& out);
+
+  /// Adds the meter's fields (signature, first launch, uploaded bytes) to a
+  /// summary of an open session.
+  void annotate(proto::SessionSummary& summary) const;
+
+private:
+  struct record {
+    std::string client_id;
+    std::string signature;
+    uint64_t opened_ns = 0;
+    uint64_t first_launch_ns = 0; // 0 = still loading
+    uint64_t closed_ns = 0;       // 0 = open
+    uint64_t uploaded_bytes = 0;
+    uint64_t peak_allocated_bytes = 0;
+    uint64_t busy_ns = 0;
+    uint64_t launches = 0;
+  };
+
+  static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1);
+
+  std::map<uint64_t, record> open_;
+  std::deque<std::pair<uint64_t, record>> ended_;
+};
+
+} // namespace gleam::actors

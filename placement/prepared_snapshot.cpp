@@ -1,0 +1,47 @@
+#include "placement/prepared_snapshot.hpp"
+
+#include <utility>
+
+namespace gleam::placement {
+
+prepared_snapshot::prepared_snapshot(snapshot snap) : snap_(std::move(snap)) {
+  aggregates_.reserve(snap_.servers.size());
+  for (const auto& s : snap_.servers)
+    aggregates_.push_back(make_aggregate(s));
+}
+
+prepared_snapshot::aggregate prepared_snapshot::make_aggregate(const server& s) const {
+  double load = 0;
+  for (const auto& r : s.running)
+    load += r.occ.gpu;
+  return aggregate{server_timeline{s}, snap_.gamma_of(s.gpu_type, resource::gpu),
+                   snap_.gamma_of(s.gpu_type, resource::network), load};
+}
+
+void prepared_snapshot::update_server(server_index s, server srv) {
+  if (s >= snap_.servers.size()) {
+    snap_.servers.push_back(std::move(srv));
+    aggregates_.push_back(make_aggregate(snap_.servers.back()));
+    return;
+  }
+  snap_.servers[s] = std::move(srv);
+  aggregates_[s] = make_aggregate(snap_.servers[s]);
+}
+
+void prepared_snapshot::pop_server() {
+  if (snap_.servers.empty())
+    return;
+  snap_.servers.pop_back();
+  aggregates_.pop_back();
+}
+
+void prepared_snapshot::set_gamma(std::vector<gamma_row> gamma) {
+  snap_.gamma = std::move(gamma);
+  for (std::size_t i = 0; i < snap_.servers.size(); ++i) {
+    auto type = snap_.servers[i].gpu_type;
+    aggregates_[i].gamma_gpu = snap_.gamma_of(type, resource::gpu);
+    aggregates_[i].gamma_net = snap_.gamma_of(type, resource::network);
+  }
+}
+
+} // namespace gleam::placement

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "placement/latency_model.hpp"
+#include "placement/snapshot.hpp"
+
+namespace gleam::placement {
+
+/// A snapshot together with the per-server aggregates every decision needs:
+/// each server's timeline (occupancy steps, memory releases), the γ of its
+/// GPU type per resource, and its summed GPU occupancy. Building them costs
+/// O(Σ running tasks) and is done once per snapshot; when one server
+/// changes, `update_server` rebuilds only that server's aggregates. A
+/// decision (`place`) reads them and copies only the timelines of the
+/// servers it places tasks on, so a one-task decision does no per-server
+/// allocation. Plain data, safe to share between threads read-only.
+class prepared_snapshot {
+public:
+  /// The aggregates of one server.
+  struct aggregate {
+    /// The server's future as the latency model sees it.
+    server_timeline timeline;
+    /// γ of its GPU type for the GPU and the network.
+    double gamma_gpu = 1;
+    double gamma_net = 1;
+    /// Summed GPU occupancy of its running tasks (all phases).
+    double gpu_load = 0;
+  };
+
+  prepared_snapshot() = default;
+
+  /// Takes `snap` and builds the aggregates of every server.
+  explicit prepared_snapshot(snapshot snap);
+
+  /// The snapshot the aggregates describe.
+  const snapshot& snap() const noexcept {
+    return snap_;
+  }
+
+  /// The aggregates of server `s`; s < snap().servers.size().
+  const aggregate& at(server_index s) const noexcept {
+    return aggregates_[s];
+  }
+
+  /// Replaces server `s` (or appends it when s == snap().servers.size())
+  /// and rebuilds its aggregates only.
+  void update_server(server_index s, server srv);
+
+  /// Removes the last server (the caller keeps ids stable by swapping first).
+  void pop_server();
+
+  /// Replaces the γ table (laid out like gpu_types) and every server's γ.
+  void set_gamma(std::vector<gamma_row> gamma);
+
+  /// Sets the instant and the round-robin cursor of the next decision.
+  void set_clock(double now_s, server_index round_robin_cursor) noexcept {
+    snap_.now_s = now_s;
+    snap_.round_robin_cursor = round_robin_cursor;
+  }
+
+  /// Replaces the GPU type names (call set_gamma afterwards).
+  void set_gpu_types(std::vector<std::string> types) {
+    snap_.gpu_types = std::move(types);
+  }
+
+private:
+  aggregate make_aggregate(const server& s) const;
+
+  snapshot snap_;
+  std::vector<aggregate> aggregates_;
+};
+
+} // namespace gleam::placement

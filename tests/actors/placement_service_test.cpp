@@ -1,0 +1,174 @@
+#include <catch2/catch.hpp>
+
+#include "actors/placement_service.hpp"
+
+using namespace gleam;
+using actors::placement_service;
+
+namespace {
+
+constexpr uint64_t s = 1'000'000'000ull;
+constexpr uint64_t gb = 1'000'000'000ull;
+
+/// A node with one GPU of `total_gb` and the given open sessions.
+proto::NodeStatus node(const std::string& id, uint64_t total_gb,
+                       std::vector<proto::SessionSummary> running = {}, bool up = true) {
+  proto::NodeStatus n;
+  n.set_node_id(id);
+  n.set_up(up);
+  n.set_rtt_ms(1.0);
+  n.set_data_host("10.0.0." + std::to_string(id.size()));
+  n.set_data_port(4750);
+  auto* g = n.add_gpus();
+  g->set_index(0);
+  g->set_name("NVIDIA H200");
+  g->set_total_memory(total_gb * gb);
+  auto* t = n.mutable_telemetry()->add_gpus();
+  t->set_index(0);
+  t->set_sessions(static_cast<uint32_t>(running.size()));
+  for (auto& r : running)
+    *t->add_running() = r;
+  return n;
+}
+
+proto::SessionSummary session(uint64_t id, const std::string& sig, uint64_t allocated,
+                              uint64_t first_launch_ns) {
+  proto::SessionSummary x;
+  x.set_session(id);
+  x.set_task_signature(sig);
+  x.set_allocated_bytes(allocated);
+  x.set_first_launch_time_ns(first_launch_ns);
+  return x;
+}
+
+proto::PlacementRequest request(const std::string& sig) {
+  proto::PlacementRequest r;
+  r.set_client_id("client");
+  r.set_task_signature(sig);
+  return r;
+}
+
+/// A finished run of `sig` on node `n`: `load_s` then `compute_s`, with
+/// `others` co-runners of signature `other` over the whole compute phase.
+proto::SessionEnded ended(const std::string& sig, double load_s, double compute_s,
+                          int others = 0, const std::string& other = "",
+                          uint64_t memory = 2 * gb) {
+  proto::SessionEnded e;
+  e.set_task_signature(sig);
+  e.set_gpu_index(0);
+  e.set_gpu_name("NVIDIA H200");
+  e.set_duration_ns(static_cast<uint64_t>((load_s + compute_s) * s));
+  e.set_load_ns(static_cast<uint64_t>(load_s * s));
+  e.set_uploaded_bytes(static_cast<uint64_t>(load_s * 125e6));
+  e.set_peak_allocated_bytes(memory);
+  e.set_busy_ns(e.duration_ns()); // a GPU-bound task: occupancy 1
+  for (int i = 0; i < others; ++i) {
+    auto* c = e.add_co_runners();
+    c->set_task_signature(other);
+    c->set_compute_overlap_ns(static_cast<uint64_t>(compute_s * s));
+  }
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("placement_service refuses clearly when no GPU is up", "[actors][placement]") {
+  placement_service ps;
+  auto now = placement_service::clock::now();
+  auto id = ps.submit(request("t"), now);
+  auto out = ps.dispatch(now, 0);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].id == id);
+  CHECK_FALSE(out[0].reply.ok());
+  CHECK_THAT(out[0].reply.error(), Catch::Contains("no GPU server has registered"));
+  ps.on_node(node("a", 80, {}, false), 0);
+  ps.submit(request("t"), now);
+  out = ps.dispatch(now, 0);
+  REQUIRE(out.size() == 1);
+  CHECK_THAT(out[0].reply.error(), Catch::Contains("no GPU server is up"));
+}
+
+TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of "
+          "oversubscribing",
+          "[actors][placement]") {
+  placement_service ps;
+  ps.on_node(node("a", 80), 0);
+  ps.on_node(node("bb", 80), 0);
+  // An unknown task gets the conservative default and a server.
+  auto now = placement_service::clock::now();
+  ps.submit(request("mm"), now);
+  auto first = ps.dispatch(now, 0);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].reply.ok());
+  CHECK_THAT(first[0].reply.explanation(), Catch::Contains("unknown signature"));
+  auto x = ps.explain("mm", 0, 0);
+  CHECK_FALSE(x.known());
+  CHECK(x.gpu_occupancy() == 1.0);
+
+  // Solo runs teach the profile: 2 s load, 10 s compute, 2 GB.
+  for (int i = 0; i < 3; ++i)
+    ps.on_session_ended("a", ended("mm", 2, 10));
+  x = ps.explain("mm", 0, 0);
+  CHECK(x.known());
+  CHECK(x.samples() == 3);
+  REQUIRE(x.compute_s_size() == 1);
+  CHECK(x.compute_s(0) == Approx(10.0));
+  CHECK(x.memory_bytes() == 2 * gb);
+  // Contended runs with a planted gamma of 2.5: k co-runners of occupancy 1
+  // slow the compute phase to max(1, 2.5 k) x solo.
+  for (int i = 0; i < 12; ++i) {
+    int k = 1 + i % 3;
+    ps.on_session_ended("a", ended("mm", 2, 10 * std::max(1.0, 2.5 * k), k, "mm"));
+  }
+  auto g = ps.gamma();
+  REQUIRE(g.entries_size() == 2);
+  CHECK(g.entries(0).gpu_type() == "NVIDIA H200");
+  CHECK(g.entries(0).resource() == "gpu");
+  CHECK(g.entries(0).converged());
+  CHECK(g.entries(0).gamma() == Approx(2.5).epsilon(0.01));
+  CHECK_FALSE(g.entries(1).converged()); // no contended loads seen
+
+  // Both GPUs run one "mm" each (computing for 10 more s): with gamma 2.5 a
+  // second one would lower each GPU's total progress (2 / 2.5 < 1), so a
+  // new task waits.
+  ps.on_node(node("a", 80, {session(1, "mm", 2 * gb, 1)}), 1);
+  ps.on_node(node("bb", 80, {session(2, "mm", 2 * gb, 1)}), 1);
+  auto t0 = placement_service::clock::now();
+  auto id = ps.submit(request("mm"), t0);
+  CHECK(ps.dispatch(t0, 1).empty());
+  auto q = ps.queue(t0);
+  REQUIRE(q.tasks_size() == 1);
+  CHECK(q.tasks(0).placement_id() == id);
+  CHECK_FALSE(q.tasks(0).awaited_server().empty());
+  auto why = ps.explain(std::to_string(id), 0, 1);
+  CHECK_THAT(why.summary(), Catch::Contains("waits for"));
+  // GPU bb's session ends: the queued task goes there.
+  ps.on_node(node("bb", 80), 2);
+  auto placed = ps.dispatch(t0, 2);
+  REQUIRE(placed.size() == 1);
+  CHECK(placed[0].id == id);
+  CHECK(placed[0].reply.ok());
+  CHECK(placed[0].reply.node_id() == "bb");
+  CHECK(placed[0].reply.data_port() == 4750);
+  CHECK(placed[0].reply.predicted_seconds() == Approx(10.0 + 0.001 + 2 * 125e6 / 125e6).epsilon(0.05));
+  CHECK(ps.queue(t0).tasks_size() == 0);
+  // The first placement was matched to the "mm" session its GPU reported;
+  // the new one is not a session yet.
+  CHECK(ps.queue(t0).pending_sessions() == 1);
+}
+
+TEST_CASE("placement_service places a request that waited too long", "[actors][placement]") {
+  actors::placement_options opts;
+  opts.max_wait = std::chrono::milliseconds{100};
+  placement_service ps{opts};
+  for (int i = 0; i < 3; ++i)
+    ps.on_session_ended("a", ended("mm", 1, 10));
+  ps.on_node(node("a", 80, {session(1, "mm", 79 * gb, 1)}), 1);
+  auto t0 = placement_service::clock::now();
+  ps.submit(request("mm"), t0);
+  CHECK(ps.dispatch(t0, 1).empty()); // 79 of 80 GB held: waits
+  auto later = ps.dispatch(t0 + std::chrono::milliseconds{150}, 1);
+  REQUIRE(later.size() == 1);
+  CHECK(later[0].reply.ok());
+  CHECK_THAT(later[0].reply.explanation(), Catch::Contains("placed after waiting"));
+}

@@ -1,0 +1,134 @@
+// The scheduler actor in-process: registration and heartbeats feed the
+// placement snapshot, a placement request is answered (at once or after a
+// heartbeat frees a GPU), and the console's gamma/queue/explain answer.
+#include <catch2/catch.hpp>
+
+#include <caf/all.hpp>
+
+#include "actors/scheduler.hpp"
+#include "actors/type_registry.hpp"
+
+using namespace gleam;
+using namespace std::chrono_literals;
+using actors::pb;
+
+namespace {
+
+constexpr uint64_t gb = 1'000'000'000ull;
+
+pb<proto::NodeRegister> gpu_node(const std::string& id, uint64_t mem) {
+  proto::NodeRegister reg;
+  reg.set_node_id(id);
+  reg.add_roles(proto::ROLE_GPU_SERVER);
+  reg.set_data_host("10.1.1.1");
+  reg.set_data_port(4751);
+  auto* g = reg.add_gpus();
+  g->set_index(0);
+  g->set_name("NVIDIA H200");
+  g->set_total_memory(mem);
+  return pb<proto::NodeRegister>{reg};
+}
+
+pb<proto::Heartbeat> beat(const std::string& id, uint64_t allocated, bool ended) {
+  proto::Heartbeat hb;
+  hb.set_node_id(id);
+  auto* g = hb.mutable_telemetry()->add_gpus();
+  g->set_index(0);
+  if (allocated > 0) {
+    auto* r = g->add_running();
+    r->set_session(1);
+    r->set_task_signature("big");
+    r->set_allocated_bytes(allocated);
+    r->set_first_launch_time_ns(1);
+    g->set_sessions(1);
+  }
+  if (ended) {
+    auto* e = hb.mutable_telemetry()->add_ended_sessions();
+    e->set_session(1);
+    e->set_task_signature("big");
+    e->set_gpu_index(0);
+    e->set_gpu_name("NVIDIA H200");
+    e->set_duration_ns(5 * 1'000'000'000ull);
+    e->set_load_ns(1'000'000'000ull);
+    e->set_peak_allocated_bytes(75 * gb);
+  }
+  return pb<proto::Heartbeat>{hb};
+}
+
+pb<proto::PlacementRequest> request(const std::string& sig) {
+  proto::PlacementRequest r;
+  r.set_client_id("c");
+  r.set_task_signature(sig);
+  return pb<proto::PlacementRequest>{r};
+}
+
+} // namespace
+
+TEST_CASE("the scheduler actor places through the placement library and queues",
+          "[actors][placement]") {
+  caf::actor_system_config cfg;
+  actors::add_message_types(cfg);
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  actors::placement_options opts;
+  opts.max_wait = 60s;
+  auto sched = actors::spawn_scheduler(sys, 60s, opts);
+
+  // No GPU at all: a clear refusal, not a hang.
+  proto::PlacementReply reply;
+  self->request(sched, 5s, actors::place_atom::value, request("x"))
+    .receive([&](pb<proto::PlacementReply>& r) { reply = r.value; },
+             [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK_FALSE(reply.ok());
+  CHECK_THAT(reply.error(), Catch::Contains("no GPU server has registered"));
+
+  self->request(sched, 5s, actors::register_atom::value, gpu_node("n1", 80 * gb))
+    .receive([](pb<proto::NodeRegistered>&) {}, [&](caf::error& e) { FAIL(sys.render(e)); });
+  // A session holds 79 of 80 GB: a new task does not fit and waits.
+  self->request(sched, 5s, actors::heartbeat_atom::value, beat("n1", 79 * gb, false))
+    .receive([](pb<proto::HeartbeatAck>&) {}, [&](caf::error& e) { FAIL(sys.render(e)); });
+  auto pending = self->request(sched, 10s, actors::place_atom::value, request("small"));
+  proto::PlacementQueue q;
+  for (int i = 0; i < 50 && q.tasks_size() == 0; ++i) {
+    self->request(sched, 5s, actors::queue_atom::value)
+      .receive([&](pb<proto::PlacementQueue>& x) { q = x.value; },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+  }
+  REQUIRE(q.tasks_size() == 1);
+  CHECK(q.tasks(0).task_signature() == "small");
+  // The session ends: the next heartbeat frees the GPU and teaches "big".
+  self->request(sched, 5s, actors::heartbeat_atom::value, beat("n1", 0, true))
+    .receive([](pb<proto::HeartbeatAck>&) {}, [&](caf::error& e) { FAIL(sys.render(e)); });
+  reply.Clear();
+  pending.receive([&](pb<proto::PlacementReply>& r) { reply = r.value; },
+                  [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK(reply.ok());
+  CHECK(reply.node_id() == "n1");
+  CHECK(reply.data_host() == "10.1.1.1");
+  CHECK(reply.data_port() == 4751);
+  CHECK(reply.placement_id() == q.tasks(0).placement_id());
+  CHECK_THAT(reply.explanation(), Catch::Contains("placed on n1/0"));
+
+  proto::PlacementExplain ask;
+  ask.set_task("big");
+  proto::PlacementExplanation x;
+  self->request(sched, 5s, actors::explain_atom::value, pb<proto::PlacementExplain>{ask})
+    .receive([&](pb<proto::PlacementExplanation>& r) { x = r.value; },
+             [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK(x.known());
+  CHECK(x.memory_bytes() == 75 * gb);
+  REQUIRE(x.compute_s_size() == 1);
+  CHECK(x.compute_s(0) == Approx(4.0));
+  REQUIRE(x.servers_size() == 1);
+  CHECK(x.servers(0).server() == "n1/0");
+
+  proto::GammaTable g;
+  self->request(sched, 5s, actors::gamma_atom::value)
+    .receive([&](pb<proto::GammaTable>& r) { g = r.value; },
+             [&](caf::error& e) { FAIL(sys.render(e)); });
+  REQUIRE(g.entries_size() == 2);
+  CHECK(g.entries(0).gpu_type() == "NVIDIA H200");
+  CHECK_FALSE(g.entries(0).converged());
+  CHECK(g.entries(0).gamma() == 1.0);
+  self->send_exit(sched, caf::exit_reason::user_shutdown);
+}
