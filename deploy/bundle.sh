@@ -23,7 +23,9 @@ copy_elf() { # file dest_dir
 
 for f in "$build"/bin/*; do [ -x "$f" ] && [ -f "$f" ] && copy_elf "$f" "$root/bin"; done
 for f in "$build"/lib/*.so*; do [ -f "$f" ] && [ ! -L "$f" ] && copy_elf "$f" "$root/lib"; done
-# Keep the SONAME links (libcudart.so.13 -> libcudart.so.13.0.0).
+# Keep the SONAME links (libcudart.so.13 -> libcudart.so.13.0.0; the same for
+# libcublas.so.13 and libcublasLt.so.13, which gleam-run preloads; the
+# vendor's cuBLAS is never bundled: the server loads the GPU host's own).
 for f in "$build"/lib/*.so*; do
   [ -L "$f" ] && cp -P "$f" "$root/lib/"
 done
@@ -40,7 +42,8 @@ if [ -d "$build/tests/programs" ]; then
   fi
 fi
 # Data files tests read from the build tree (fatbins, generated lists).
-find "$build" -maxdepth 3 \( -name '*.fatbin' -o -name 'cudart_*.txt' \) -type f \
+find "$build" -maxdepth 3 \( -name '*.fatbin' -o -name 'cudart_*.txt' -o -name 'cublas_*.txt' \
+  -o -name 'cublasLt_*.txt' -o -name '*.map' \) -type f \
   -exec sh -c 'mkdir -p "$2/$(dirname "${1#$3/}")"; cp "$1" "$2/${1#$3/}"' _ {} "$root" "$build" \;
 # Bench programs.
 [ -d "$build/bench" ] && cp -r "$build/bench" "$root/bench"

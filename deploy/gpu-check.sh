@@ -58,9 +58,9 @@ done < "$bundle/tests/programs/programs.txt"
 if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
   echo "== PyTorch smoke: local vs through Gleam, driver hidden"
   smoke="$GLEAM_SOURCE_DIR/tests/programs/torch_smoke.py"
-  timeout 300 python3 "$smoke" > "$out/torch.local" 2>&1; echo "local rc=$?"
+  timeout 300 python3 "$smoke" --linear --blas > "$out/torch.local" 2>&1; echo "local rc=$?"
   unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
-    timeout 300 '$bundle/bin/gleam-run' -- python3 '$smoke'" > "$out/torch.gleam" 2>&1
+    timeout 300 '$bundle/bin/gleam-run' -- python3 '$smoke' --linear --blas" > "$out/torch.gleam" 2>&1
   echo "gleam rc=$?"
   if cmp -s "$out/torch.local" "$out/torch.gleam"; then echo "torch: identical"; else
     echo "torch: DIFFERS"; diff "$out/torch.local" "$out/torch.gleam" | head -30; fi

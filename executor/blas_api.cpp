@@ -1,6 +1,7 @@
 #include "executor/blas_api.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -19,6 +20,10 @@ namespace {
 /// A symbol only Gleam's interposer runtime defines (gleam::interpose::connect).
 constexpr const char* interposer_marker = "_ZN5gleam9interpose7connectEv";
 
+/// Directories to look in, by explicit path only: the plain SONAME could
+/// resolve (through a gleam binary's RUNPATH) to Gleam's own libcublas.so.13
+/// of the same bundle, and loading that would register the wire schema a
+/// second time in this process.
 std::vector<std::string> candidate_dirs(const std::string& dir) {
   if (!dir.empty())
     return {dir};
@@ -26,16 +31,27 @@ std::vector<std::string> candidate_dirs(const std::string& dir) {
   if (const char* env = std::getenv("GLEAM_CUBLAS_DIR"); env != nullptr && *env != '\0')
     out.emplace_back(env);
   out.emplace_back("/usr/local/cuda/lib64");
-  // Empty: the plain SONAME through the dynamic linker's search path.
-  out.emplace_back();
+  out.emplace_back("/usr/local/cuda-13/lib64");
   return out;
+}
+
+bool exists(const std::string& path) {
+  return ::access(path.c_str(), F_OK) == 0;
 }
 
 /// Opens `soname` from the first candidate directory that has it.
 caf::expected<void*> open_library(const std::string& dir, const char* soname) {
   std::string tried;
   for (const auto& d : candidate_dirs(dir)) {
-    auto path = d.empty() ? std::string{soname} : d + "/" + soname;
+    auto path = d + "/" + soname;
+    if (exists(d + "/libgleam_interpose.so")) {
+      tried += fmt::format("\n  {}: Gleam's interposer directory, not the vendor's", d);
+      continue;
+    }
+    if (!exists(path)) {
+      tried += fmt::format("\n  {}: no such file", path);
+      continue;
+    }
     // RTLD_GLOBAL: libcublas.so.13 finds libcublasLt.so.13 loaded first.
     if (void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
       if (::dlsym(h, interposer_marker) != nullptr) {

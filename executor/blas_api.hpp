@@ -100,11 +100,12 @@ public:
   /// Closes the library handles (if load() opened them).
   ~blas_api();
 
-  /// Opens the vendor libraries from `dir` (a directory; empty: the
-  /// directory named by GLEAM_CUBLAS_DIR, else /usr/local/cuda/lib64, else
-  /// the dynamic linker's search path) and resolves every entry point.
-  /// Refuses Gleam's own interposer libraries (a server whose library path
-  /// finds those would forward to itself). Errors: no_blas_library when a
+  /// Opens the vendor libraries from `dir` (a directory; empty: the first of
+  /// $GLEAM_CUBLAS_DIR, /usr/local/cuda/lib64, /usr/local/cuda-13/lib64 that
+  /// has them; never through the plain SONAME) and resolves every entry
+  /// point. Refuses Gleam's own interposer libraries (a directory holding
+  /// libgleam_interpose.so, or a library that defines Gleam's runtime): a
+  /// server must not forward to itself. Errors: no_blas_library when a
   /// library cannot be opened or is Gleam's, missing_symbol when an entry
   /// point is absent (cuBLAS older than 13).
   [[nodiscard]] static caf::expected<std::unique_ptr<blas_api>> load(const std::string& dir = {});

@@ -745,3 +745,27 @@ TEST_CASE("cuBLASLt heuristic and matmul on the GPU", "[gpu][executor][blas]") {
   REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
   CHECK(c.download<float>(d, 4) == std::vector<float>{4, 10, 5, 11});
 }
+
+TEST_CASE("blas_api loads the vendor's cuBLAS and refuses Gleam's own", "[executor][blas]") {
+  std::string ignored;
+  auto own = blas_api::load(gleam::test::build_path("lib"));
+  REQUIRE_FALSE(own);
+  auto why = caf::to_string(own.error());
+  INFO(why);
+  CHECK(why.find("Gleam's interposer") != std::string::npos);
+  auto missing = blas_api::load("/nonexistent");
+  REQUIRE_FALSE(missing);
+  CHECK(caf::to_string(missing.error()).find("GLEAM_CUBLAS_DIR") != std::string::npos);
+  if (gleam::test::run_command("test -e /usr/local/cuda/lib64/libcublas.so.13", ignored) != 0) {
+    WARN("no vendor cuBLAS in /usr/local/cuda/lib64; the loading half is skipped");
+    return;
+  }
+  auto vendor = blas_api::load("/usr/local/cuda/lib64");
+  INFO((vendor ? std::string{} : caf::to_string(vendor.error())));
+  REQUIRE(vendor);
+  CHECK((*vendor)->cublasGemmEx != nullptr);
+  CHECK((*vendor)->cublasGemmBatchedEx_64 != nullptr);
+  CHECK((*vendor)->cublasLtMatmul != nullptr);
+  CHECK(std::string{(*vendor)->cublasGetStatusName(CUBLAS_STATUS_INVALID_VALUE)}
+        == "CUBLAS_STATUS_INVALID_VALUE");
+}

@@ -209,6 +209,10 @@ TEST_CASE("gleam-run sets the environment and preloads the interposer",
   REQUIRE(preload != std::string::npos);
   auto line = out.substr(preload + 1, out.find('\n', preload + 1) - preload - 1);
   CHECK(line.find("/lib/libcudart.so.13") != std::string::npos);
+  // The BLAS libraries follow libcudart, so that they win over an app's own.
+  CHECK(line.find("/lib/libcublasLt.so.13") > line.find("/lib/libcudart.so.13"));
+  CHECK(line.find("/lib/libcublas.so.13") > line.find("/lib/libcublasLt.so.13"));
+  CHECK(line.find("/lib/libcublas.so.13") != std::string::npos);
   std::string ignored;
   CHECK(run_command(build_path("bin/gleam-run") + " 2>/dev/null", ignored) == 2);
 }
