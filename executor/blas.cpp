@@ -524,14 +524,22 @@ private:
 
   // --- cuBLASLt --------------------------------------------------------------
 
-  template <class Object, class Map, class Destroy>
-  void remember(Map& cache, std::string key, Object x, Destroy destroy) {
-    if (cache.size() >= blas_tables::max_cached) {
-      for (auto& kv : cache)
-        static_cast<void>(destroy(kv.second));
-      cache.clear();
-    }
-    cache.emplace(std::move(key), x);
+  /// Empties a cache that could not take `needed` more objects, so that no
+  /// object fetched for the current call is destroyed before the call.
+  template <class Map, class Destroy>
+  void make_room(Map& cache, size_t needed, Destroy destroy) {
+    if (cache.size() + needed <= blas_tables::max_cached)
+      return;
+    for (auto& kv : cache)
+      static_cast<void>(destroy(kv.second));
+    cache.clear();
+  }
+
+  /// Room for one call's descriptor, four layouts and a preference.
+  void make_room_for_call() {
+    make_room(t_.descs, 1, api_.cublasLtMatmulDescDestroy);
+    make_room(t_.layouts, 4, api_.cublasLtMatrixLayoutDestroy);
+    make_room(t_.preferences, 1, api_.cublasLtMatmulPreferenceDestroy);
   }
 
   bool apply_attributes(const google::protobuf::RepeatedPtrField<proto::BlasLtAttribute>& attrs,
@@ -574,7 +582,7 @@ private:
       static_cast<void>(api_.cublasLtMatmulDescDestroy(x));
       return nullptr;
     }
-    remember(t_.descs, std::move(key), x, api_.cublasLtMatmulDescDestroy);
+    t_.descs.emplace(std::move(key), x);
     return x;
   }
 
@@ -596,7 +604,7 @@ private:
       static_cast<void>(api_.cublasLtMatrixLayoutDestroy(x));
       return nullptr;
     }
-    remember(t_.layouts, std::move(key), x, api_.cublasLtMatrixLayoutDestroy);
+    t_.layouts.emplace(std::move(key), x);
     return x;
   }
 
@@ -616,7 +624,7 @@ private:
       static_cast<void>(api_.cublasLtMatmulPreferenceDestroy(x));
       return nullptr;
     }
-    remember(t_.preferences, std::move(key), x, api_.cublasLtMatmulPreferenceDestroy);
+    t_.preferences.emplace(std::move(key), x);
     return x;
   }
 
@@ -698,6 +706,7 @@ private:
 
   bool materialize(const proto::BlasLtMatmulDesc& d, const proto::BlasLtLayout* const (&l)[4],
                    cublasLtMatmulDesc_t& desc_out, cublasLtMatrixLayout_t (&layouts)[4]) {
+    make_room_for_call();
     desc_out = desc(d);
     if (desc_out == nullptr)
       return false;

@@ -383,3 +383,39 @@ TEST_CASE("cuBLASLt descriptors keep their attributes on the client", "[interpos
   CHECK(cublasLtMatmulDescDestroy(desc) == CUBLAS_STATUS_SUCCESS);
   dlclose(lt);
 }
+
+TEST_CASE("a cuBLAS program binds to our libraries and fails cleanly without a server",
+          "[interpose][library][blas]") {
+  auto program = gleam::test::build_path("tests/programs/cublas_gemm");
+  if (!std::ifstream{program}.good()) {
+    WARN("tests/programs/cublas_gemm is not built (no nvcc); skipped");
+    return;
+  }
+  auto dir = gleam::test::build_path("tests/interpose_spec_test.d");
+  std::string out;
+  REQUIRE(gleam::test::run_command("mkdir -p '" + dir + "'", out) == 0);
+  // Port 1 on the loopback refuses at once. LD_DEBUG=bindings shows where
+  // the program's cuBLAS symbols went.
+  auto rc = gleam::test::run_command(
+    "GLEAM_SERVER=127.0.0.1:1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='" + dir + "/bindings' "
+      + "LD_LIBRARY_PATH='" + gleam::test::build_path("lib") + "' '" + program + "' 2>&1",
+    out);
+  INFO(out);
+  CHECK(rc == 1);
+  CHECK(out.find("cublasCreate(&handle) failed: CUBLAS_STATUS_NOT_INITIALIZED") != std::string::npos);
+  std::string bindings;
+  REQUIRE(gleam::test::run_command("cat '" + dir + "'/bindings.* && rm -f '" + dir + "'/bindings.*",
+                                   bindings)
+          == 0);
+  auto line_of = [&](const std::string& symbol) {
+    auto at = bindings.find("`" + symbol + "'");
+    if (at == std::string::npos)
+      return std::string{};
+    auto start = bindings.rfind('\n', at);
+    return bindings.substr(start + 1, bindings.find('\n', at) - start - 1);
+  };
+  auto create = line_of("cublasCreate_v2");
+  INFO(create);
+  CHECK(create.find(gleam::test::build_path("lib/libcublas.so.13")) != std::string::npos);
+  CHECK(create.find("[libcublas.so.13]") != std::string::npos);
+}
