@@ -18,10 +18,14 @@ namespace {
 
 enum class lt_kind : uint32_t { matmul_desc = 1, layout, preference };
 
+/// Marks a live descriptor ("GLMBLTD\0"); differs from blas::handle_magic, so
+/// a handle passed for a descriptor is refused.
+constexpr uint64_t descriptor_magic = 0x0044544c424d4c47ull;
+
 /// One descriptor: the Create parameters and every attribute the app set,
 /// by attribute id, as the bytes it passed.
 struct lt_object {
-  uint64_t magic = blas::handle_magic;
+  uint64_t magic = descriptor_magic;
   lt_kind kind;
   std::map<int32_t, std::string> attributes;
   // matmul_desc
@@ -41,7 +45,7 @@ lt_object* object_of(const void* p, lt_kind k) {
   if (p == nullptr)
     return nullptr;
   auto* o = static_cast<lt_object*>(const_cast<void*>(p));
-  return o->magic == blas::handle_magic && o->kind == k ? o : nullptr;
+  return o->magic == descriptor_magic && o->kind == k ? o : nullptr;
 }
 
 template <class Handle>
