@@ -463,9 +463,6 @@ private:
                                    names[i], d[i].rows, d[i].cols, ld[i]));
       extent[i] = *e;
     }
-    CUstream stream = nullptr;
-    if (!lookup_stream(h->stream, stream))
-      return;
     switch (g.form()) {
       case proto::BlasGemm::PLAIN:
         for (int i = 0; i < 3; ++i)
@@ -483,10 +480,13 @@ private:
             return;
         }
         break;
-      case proto::BlasGemm::BATCHED:
-        if (!check_pointer_arrays(g, stream, ptr, extent))
+      case proto::BlasGemm::BATCHED: {
+        // The arrays are read after the handle's stream has done its work.
+        CUstream stream = nullptr;
+        if (!lookup_stream(h->stream, stream) || !check_pointer_arrays(g, stream, ptr, extent))
           return;
         break;
+      }
       default:
         return invalid(fmt::format("gemm: unknown form {}", static_cast<int>(g.form())));
     }
