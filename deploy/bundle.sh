@@ -35,7 +35,9 @@ if [ -d "$build/lib/driver" ]; then
     fi
   done
 fi
-# Keep the SONAME links (libcudart.so.13 -> libcudart.so.13.0.0).
+# Keep the SONAME links (libcudart.so.13 -> libcudart.so.13.0.0; the same for
+# libcublas.so.13 and libcublasLt.so.13, which gleam-run preloads; the
+# vendor's cuBLAS is never bundled: the server loads the GPU host's own).
 for f in "$build"/lib/*.so*; do
   [ -L "$f" ] && cp -P "$f" "$root/lib/"
 done
@@ -53,7 +55,7 @@ if [ -d "$build/tests/programs" ]; then
 fi
 # Data files tests read from the build tree (fatbins, generated lists).
 find "$build" -maxdepth 3 \( -name '*.fatbin' -o -name 'cudart_*.txt' -o -name 'cuda_*.txt' \
-  -o -name 'cuda.map' \) -type f \
+  -o -name 'cublas_*.txt' -o -name 'cublasLt_*.txt' -o -name '*.map' \) -type f \
   -exec sh -c 'mkdir -p "$2/$(dirname "${1#$3/}")"; cp "$1" "$2/${1#$3/}"' _ {} "$root" "$build" \;
 # Bench programs.
 [ -d "$build/bench" ] && cp -r "$build/bench" "$root/bench"

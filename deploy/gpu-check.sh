@@ -11,6 +11,13 @@ out=${2:-/tmp/gleam-gpu-check}
 mkdir -p "$out"
 export GLEAM_BUILD_DIR="$bundle" GLEAM_SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 cuda_lib=/usr/local/cuda/lib64
+# The server loads the vendor's cuBLAS from $GLEAM_CUBLAS_DIR or $cuda_lib;
+# without a toolkit copy, use the one of PyTorch's nvidia wheel.
+if [ -z "${GLEAM_CUBLAS_DIR:-}" ] && [ ! -e "$cuda_lib/libcublas.so.13" ]; then
+  wheel=$(python3 -c 'import os, nvidia; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))' 2>/dev/null)
+  [ -n "$wheel" ] && [ -e "$wheel/libcublas.so.13" ] && export GLEAM_CUBLAS_DIR="$wheel"
+fi
+echo "vendor cuBLAS for the server: ${GLEAM_CUBLAS_DIR:-$cuda_lib}"
 nvidia-smi -L
 echo "== [gpu] tests"
 fail=0
@@ -45,7 +52,7 @@ while read -r prog; do
   [ -n "$prog" ] || continue
   p="$bundle/$prog"
   name=$(basename "$p")
-  LD_LIBRARY_PATH=$cuda_lib "$p" > "$out/$name.local" 2>&1; lrc=$?
+  LD_LIBRARY_PATH=$cuda_lib${GLEAM_CUBLAS_DIR:+:$GLEAM_CUBLAS_DIR} "$p" > "$out/$name.local" 2>&1; lrc=$?
   unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
     '$bundle/bin/gleam-run' -- '$p'" > "$out/$name.gleam" 2>&1; grc=$?
   if [ $lrc -eq 0 ] && [ $grc -eq 0 ] && cmp -s "$out/$name.local" "$out/$name.gleam"; then
@@ -74,7 +81,7 @@ torch_check() {
 if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
   echo "== PyTorch: local vs through Gleam, driver hidden"
   progs="$GLEAM_SOURCE_DIR/tests/programs"
-  torch_check torch_smoke "$progs/torch_smoke.py" --linear
+  torch_check torch_smoke "$progs/torch_smoke.py" --linear --blas
   python3 "$progs/torch_generate.py" --size tiny --dir "$out" --save-only
   torch_check torch_generate "$progs/torch_generate.py" --size tiny --dir "$out"
 fi

@@ -16,6 +16,8 @@ std::string to_string(error_code x) {
       return "no_such_device";
     case error_code::unknown_session:
       return "unknown_session";
+    case error_code::no_blas_library:
+      return "no_blas_library";
   }
   return "error_code(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -21,6 +21,8 @@ enum class error_code : uint8_t {
   no_such_device,
   /// A session id that this executor does not know (closed or expired).
   unknown_session,
+  /// The vendor's libcublas.so.13 / libcublasLt.so.13 could not be loaded.
+  no_blas_library,
 };
 
 /// The CAF error category of this component.

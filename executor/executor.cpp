@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "executor/blas.hpp"
 #include "executor/error.hpp"
 
 namespace gleam::executor {
@@ -74,6 +75,9 @@ CUresult release_session_resources(driver_api& api, session& s) {
   };
   // Pending work of the session may still use its memory.
   note(api.cuCtxSynchronize());
+  // cuBLAS handles first: they hold the session's streams and workspaces.
+  if (release_blas(s) != CUBLAS_STATUS_SUCCESS)
+    note(CUDA_ERROR_UNKNOWN);
   for (auto& kv : s.streams)
     note(api.cuStreamDestroy(kv.second));
   s.streams.clear();
@@ -93,8 +97,8 @@ CUresult release_session_resources(driver_api& api, session& s) {
 /// Executes one op of one session into one result.
 class op_runner {
 public:
-  op_runner(driver_api& api, session& s, proto::OpResult& r)
-    : api_(api), s_(s), r_(r) {
+  op_runner(driver_api& api, blas_api* blas, session& s, proto::OpResult& r)
+    : api_(api), blas_(blas), s_(s), r_(r) {
   }
 
   void run(const proto::Op& op) {
@@ -162,6 +166,19 @@ public:
         return ctx_set_limit(op.ctx_set_limit());
       case k::kCtxGetLimit:
         return ctx_get_limit(op.ctx_get_limit());
+      // cuBLAS / cuBLASLt ops: executor/blas.cpp.
+      case k::kBlasCreate:
+      case k::kBlasDestroy:
+      case k::kBlasSetStream:
+      case k::kBlasSetWorkspace:
+      case k::kBlasSetMathMode:
+      case k::kBlasSetAtomicsMode:
+      case k::kBlasGemm:
+      case k::kBlasLtCreate:
+      case k::kBlasLtDestroy:
+      case k::kBlasLtMatmul:
+      case k::kBlasLtHeuristic:
+        return run_blas(blas_, api_, s_, op, r_);
       case k::KIND_NOT_SET:
         break;
     }
@@ -852,6 +869,7 @@ private:
   }
 
   driver_api& api_;
+  blas_api* blas_;
   session& s_;
   proto::OpResult& r_;
 };
@@ -990,7 +1008,7 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
       continue;
     auto* r = reply.add_results();
     r->set_seq(op.seq());
-    op_runner{api_, s, *r}.run(op);
+    op_runner{api_, blas_, s, *r}.run(op);
     s.executed_through = op.seq();
     ++s.ops_executed;
     if (is_sticky(static_cast<CUresult>(r->status())))

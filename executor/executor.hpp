@@ -11,6 +11,7 @@
 
 #include "actors/proto/control.pb.h"
 #include "actors/proto/ops.pb.h"
+#include "executor/blas_api.hpp"
 #include "executor/driver_api.hpp"
 #include "executor/session.hpp"
 
@@ -81,6 +82,13 @@ public:
     return ordinal_;
   }
 
+  /// Makes sessions opened from now on run cuBLAS ops with `api` (which
+  /// must outlive the executor) instead of blas_api::shared(), the vendor
+  /// libraries loaded at the first cuBLAS op. For tests and embedders.
+  void use_blas(blas_api& api) noexcept {
+    blas_ = &api;
+  }
+
   /// The session `id`, or null; for inspection and tests.
   [[nodiscard]] const session* find_session(uint64_t id) const;
 
@@ -90,6 +98,7 @@ private:
   CUresult make_current() const;
 
   driver_api& api_;
+  blas_api* blas_ = nullptr;
   int ordinal_;
   CUdevice device_;
   CUcontext context_;

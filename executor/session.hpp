@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,6 +47,8 @@ constexpr uint64_t legacy = 1;
 constexpr uint64_t per_thread = 2;
 } // namespace stream_handle
 
+struct blas_tables;
+
 /// The resource tables of one client session: every driver handle it
 /// created, keyed by the handle the client chose. The executor owns the
 /// session and every driver object in it. Not thread-safe.
@@ -67,6 +70,9 @@ struct session {
   std::unordered_map<uint64_t, CUevent> events;
   /// Client module handle -> loaded module.
   std::unordered_map<uint64_t, module_entry> modules;
+  /// cuBLAS / cuBLASLt handles and descriptors (executor/blas.hpp); null
+  /// until the session's first library op.
+  std::shared_ptr<blas_tables> blas;
   /// Highest op seq executed; ops at or below it are skipped on replay.
   uint64_t executed_through = 0;
   /// Number of ops executed (skipped replays not counted).

@@ -1,23 +1,34 @@
 #!/usr/bin/env python3
-"""Generates the interposer's mechanical parts from interpose/spec/cudart.spec
-(--surface cudart, the default) or interpose/spec/cuda.spec (--surface cuda:
-the same files with the prefix cuda_ / cuda.map, unversioned names, and
-cuda_export.hpp instead of export.hpp).
+"""Generates the interposer's mechanical parts from an interpose/spec/*.spec.
 
-Writes, into --out-dir (the build directory, never the source tree):
-  cudart.map                  GNU ld version script: every spec name, version
-                              libcudart.so.13, everything else local
-  cudart_unsupported.cpp      one extern "C" stub per unsupported function
-  cudart_symbols.txt          every exported name, sorted
-  cudart_manual.txt           names of the hand-written (manual) functions
-  cudart_unsupported.txt      "<name>\t<reason>" per unsupported function
-  cudart_private.txt          Gleam's private exports (version GLEAM_PRIVATE_1)
-  export.hpp                  GLEAM_INTERPOSE_EXPORT and the prototypes of the
-                              functions no includable vendor header declares
-  shim/vdpau/vdpau.h,         fallback declarations of the few VDPAU / OpenGL
-  shim/GL/gl.h                types the vendor interop headers need, used only
-                              where the real headers are not installed
-With --manual-placeholder it also writes cudart_manual_placeholder.cpp: stubs
+One spec per library (--library or --surface, default: the spec's file name
+stem): cudart (libcudart.so.13), cuda (libcuda.so.1, the driver-level
+surface), cublas (libcublas.so.13), cublasLt (libcublasLt.so.13). Writes, into
+--out-dir (the build directory, never the source tree), with <lib> the
+library's name:
+  <lib>.map                   GNU ld version script: every spec name, version
+                              lib<lib>.so.13 (cuda: unversioned, as the
+                              vendor's driver), everything else local; plus
+                              Gleam's private exports under GLEAM_PRIVATE_1
+  <lib>_private.txt           those private exports (cudart: the entry point
+                              our libcuda.so.1 reaches the client through)
+  cuda_proc_table.inc         cuda only: GLEAM_DRIVER_PROC(name) per export,
+                              the table behind cuGetProcAddress
+  <lib>_unsupported.cpp       one extern "C" stub per unsupported function
+  <lib>_unsupported_<x>.cpp   the same for functions of a vendor header that
+                              cannot share a translation unit with the others
+                              (cublas: _xt, the cublasXt.h functions)
+  <lib>_symbols.txt           every exported name, sorted
+  <lib>_manual.txt            names of the hand-written (manual) functions
+  <lib>_unsupported.txt       "<name>\t<reason>" per unsupported function
+  export.hpp (cudart),        GLEAM_INTERPOSE_EXPORT, the vendor headers and
+  <lib>_export.hpp (others)   the prototypes of the functions no includable
+                              vendor header declares
+  shim/vdpau/vdpau.h,         cudart only: fallback declarations of the few
+  shim/GL/gl.h                VDPAU / OpenGL types the vendor interop headers
+                              need, used only where the real headers are not
+                              installed
+With --manual-placeholder it also writes <lib>_manual_placeholder.cpp: stubs
 (reported as unsupported) for every manual function, for builds that have no
 hand-written sources yet.
 
@@ -34,51 +45,77 @@ CLASSES = ("manual", "unsupported", "generated")
 CALLS = ("async", "local", "handle", "sync")
 DIRECTIONS = ("in", "out", "inout")
 GENERATED_FORMS = ()
-VENDOR_HEADERS = [
-    "cuda_runtime_api.h",
-    "cuda_profiler_api.h",
-    "GL/gl.h",
-    "cuda_gl_interop.h",
-    "cuda_egl_interop.h",
-    "vdpau/vdpau.h",
-    "cuda_vdpau_interop.h",
-]
-DEFAULT_FAIL = {"cudaError_t": "cudaErrorNotSupported",
-                "CUresult": "CUDA_ERROR_NOT_SUPPORTED",
-                "const char *": '"unsupported by gleam"'}
-INTEGRAL = ("char", "int", "unsigned", "unsigned int", "size_t")
+INTEGRAL = ("char", "int", "unsigned", "unsigned int", "size_t", "float", "double")
 
-class surface:
-    """One client library: its output prefix, version node, private exports
-    and how its unsupported stubs report."""
 
-    def __init__(self, prefix, version, private, report, export_header, spec):
-        self.prefix = prefix
-        self.version = version
-        self.private = private
+class library:
+    """What differs between the interposer libraries."""
+
+    def __init__(self, name, headers, fail, report, report_header, export_header,
+                 split=None, version="", private=None, proc_table=False):
+        self.name = name
+        # Vendor headers that cannot share a translation unit with `headers`:
+        # header -> file suffix; their stubs go to <lib>_unsupported_<suffix>.cpp.
+        self.split = split or {}
+        # The symbol version of every export; None: unversioned names.
+        self.version = "lib%s.so.13" % name if version == "" else version
+        # Gleam's private exports, under PRIVATE_VERSION.
+        self.private = private or []
+        # Whether to write <lib>_proc_table.inc (the cuGetProcAddress table).
+        self.proc_table = proc_table
+        self.headers = headers
+        self.fail = fail
         self.report = report
+        self.report_header = report_header
         self.export_header = export_header
-        self.spec = spec
 
 
-SURFACES = {
-    # libcudart.so.13: every name versioned libcudart.so.13; one private entry
-    # point (version GLEAM_PRIVATE_1) through which our libcuda.so.1 shares
-    # the process's one client (interpose/private_interface.h).
-    "cudart": surface("cudart", "libcudart.so.13", ["gleam_private_interface_v1"],
-                      "gleam::interpose::report_unsupported", "interpose/export.hpp",
-                      "interpose/spec/cudart.spec"),
+LIBRARIES = {
+    "cudart": library(
+        "cudart",
+        ["cuda_runtime_api.h", "cuda_profiler_api.h", "GL/gl.h", "cuda_gl_interop.h",
+         "cuda_egl_interop.h", "vdpau/vdpau.h", "cuda_vdpau_interop.h"],
+        {"cudaError_t": "cudaErrorNotSupported",
+         "const char *": '"unsupported by gleam"'},
+        "gleam::interpose::report_unsupported", "interpose/runtime.hpp", "export.hpp",
+        # One private entry point through which our libcuda.so.1 shares the
+        # process's one client (interpose/private_interface.h).
+        private=["gleam_private_interface_v1"]),
     # libcuda.so.1: unversioned names, as the vendor's driver exports them.
-    "cuda": surface("cuda", None, [], "gleam_driver_report_unsupported",
-                    "interpose/cuda_export.hpp", "interpose/spec/cuda.spec"),
+    "cuda": library(
+        "cuda", ["cuda.h"],
+        {"CUresult": "CUDA_ERROR_NOT_SUPPORTED",
+         "const char *": '"unsupported by gleam"'},
+        "gleam_driver_report_unsupported", "interpose/driver/report.hpp",
+        "cuda_export.hpp", version=None, proc_table=True),
+    # cublas.h (the legacy API) includes cublas_api.h: both sets of names are
+    # declared without the cublas_v2.h macros that rename the legacy ones.
+    # cublasXt.h includes cublas_v2.h, which refuses to meet cublas.h: the
+    # cublasXt stubs get a translation unit of their own.
+    "cublas": library(
+        "cublas", ["cublas.h"],
+        {"cublasStatus_t": "CUBLAS_STATUS_NOT_SUPPORTED",
+         "const char *": '"unsupported by gleam"',
+         "cuComplex": "cuComplex{}", "cuDoubleComplex": "cuDoubleComplex{}"},
+        "gleam::interpose::blas::report_unsupported", "interpose/blas/common.hpp",
+        "cublas_export.hpp", {"cublasXt.h": "xt"}),
+    "cublasLt": library(
+        "cublasLt", ["cublasLt.h"],
+        {"cublasStatus_t": "CUBLAS_STATUS_NOT_SUPPORTED",
+         "const char *": '"unsupported by gleam"'},
+        "gleam::interpose::blas::report_unsupported", "interpose/blas/common.hpp",
+        "cublasLt_export.hpp"),
 }
+
 PRIVATE_VERSION = "GLEAM_PRIVATE_1"
-SURFACE = SURFACES["cudart"]
+
+# Set by main() from --library.
+LIB = LIBRARIES["cudart"]
 
 
 def banner():
-    return ("// Generated by interpose/gen/generate.py from %s.\n"
-            "// Do not edit: change the spec and rebuild.\n" % SURFACE.spec)
+    return ("// Generated by interpose/gen/generate.py from interpose/spec/%s.spec.\n"
+            "// Do not edit: change the spec and rebuild.\n" % LIB.name)
 
 
 class spec_error(Exception):
@@ -123,8 +160,8 @@ class function:
             return None
         if self.fail is not None:
             return self.fail
-        if self.returns in DEFAULT_FAIL:
-            return DEFAULT_FAIL[self.returns]
+        if self.returns in LIB.fail:
+            return LIB.fail[self.returns]
         if self.returns.endswith("*"):
             return "nullptr"
         if self.returns in INTEGRAL:
@@ -263,13 +300,12 @@ def write_if_changed(path, text):
 
 def version_script(functions):
     body = "".join("    %s;\n" % n for n in sorted(f.name for f in functions))
-    head = "/* Generated from %s. Do not edit. */\n" % SURFACE.spec
-    if SURFACE.version is None:
-        return head + "{\n  global:\n%s  local:\n    *;\n};\n" % body
-    text = head + "%s {\n  global:\n%s  local:\n    *;\n};\n" % (SURFACE.version, body)
-    if SURFACE.private:
+    text = ("/* Generated from interpose/spec/%s.spec. Do not edit. */\n%s{\n"
+            "  global:\n%s  local:\n    *;\n};\n"
+            % (LIB.name, LIB.version + " " if LIB.version else "", body))
+    if LIB.private:
         text += "%s {\n  global:\n%s};\n" % (
-            PRIVATE_VERSION, "".join("    %s;\n" % n for n in SURFACE.private))
+            PRIVATE_VERSION, "".join("    %s;\n" % n for n in LIB.private))
     return text
 
 
@@ -278,15 +314,19 @@ def stub(fn, reason):
     ret = "  return %s;\n" % value if value is not None else ""
     return ("GLEAM_INTERPOSE_EXPORT %s {\n"
             "  %s(\"%s\", \"%s\");\n%s}\n"
-            % (fn.prototype(), SURFACE.report, fn.name, reason, ret))
+            % (fn.prototype(), LIB.report, fn.name, reason, ret))
 
 
-def stubs_file(functions, reason_of, what):
-    include = ('#include "interpose/runtime.hpp"\n' if SURFACE.prefix == "cudart"
-               else '#include "interpose/driver/report.hpp"\n')
+def stubs_file(functions, reason_of, what, vendor_header=None):
+    if vendor_header is None:
+        includes = '#include "interpose/%s"\n' % LIB.export_header
+    else:
+        includes = ("#include <%s>\n\n"
+                    '#define GLEAM_INTERPOSE_EXPORT __attribute__((visibility("default")))\n'
+                    % vendor_header)
     out = [banner(), "// %s\n\n" % what,
-           '#include "%s"\n%s\n' % (SURFACE.export_header, include),
-           "static_assert(noexcept(%s(\"\", \"\")),\n" % SURFACE.report,
+           '%s#include "%s"\n\n' % (includes, LIB.report_header),
+           "static_assert(noexcept(%s(\"\", \"\")),\n" % LIB.report,
            "              \"report_unsupported must be noexcept: no exception may "
            "cross the C ABI\");\n\n",
            'extern "C" {\n\n']
@@ -303,18 +343,20 @@ def export_header(functions):
            "/// interposer is checked against the vendor prototype. Define\n"
            "/// __CUDA_API_VERSION_INTERNAL before including this header to see the\n"
            "/// _ptsz/_ptds names and the plain names side by side.\n"]
-    out += ["#include <%s>\n" % h for h in VENDOR_HEADERS]
+    out += ["#include <%s>\n" % h for h in LIB.headers]
     out += ["\n/// Marks a definition as part of the exported surface (the version script\n"
-            "/// libcudart.so.13 decides the final set).\n",
-            '#define GLEAM_INTERPOSE_EXPORT __attribute__((visibility("default")))\n\n',
-            "/// Functions that the vendor declares only for nvcc-generated code (or not\n"
-            "/// at all); prototypes from interpose/spec/cudart.spec.\n",
+            "/// %s.map decides the final set).\n" % LIB.name,
+            "#ifndef GLEAM_INTERPOSE_EXPORT\n",
+            '#define GLEAM_INTERPOSE_EXPORT __attribute__((visibility("default")))\n',
+            "#endif\n\n",
+            "/// Functions that the vendor declares only for its own code (or not\n"
+            "/// at all); prototypes from interpose/spec/%s.spec.\n" % LIB.name,
             'extern "C" {\n']
     for fn in own:
         for note in fn.notes:
             out.append("/// %s\n" % note)
         if not fn.notes:
-            out.append("/// cudart internal entry point called by nvcc-generated code.\n")
+            out.append("/// %s internal entry point.\n" % LIB.name)
         out.append("%s;\n" % fn.prototype())
     out.append('} // extern "C"\n')
     return "".join(out)
@@ -333,19 +375,6 @@ typedef VdpStatus VdpGetProcAddress(VdpDevice device, VdpFuncId function_id,
                                     void **function_pointer);
 """
 
-CUDA_EXPORT = """// Generated by interpose/gen/generate.py. Do not edit.
-#pragma once
-
-/// The vendor driver header (without __CUDA_API_VERSION_INTERNAL: the plain
-/// names map to the exported _v2 symbols), so that every definition of
-/// libcuda.so.1 is checked against the vendor prototype.
-#include <cuda.h>
-
-/// Marks a definition as part of the exported surface (the version script
-/// cuda.map decides the final set).
-#define GLEAM_INTERPOSE_EXPORT __attribute__((visibility("default")))
-"""
-
 GL_SHIM = """// Fallback for hosts without OpenGL headers: the GL types that
 // cuda_gl_interop.h names, with the ABI of GL/gl.h.
 #pragma once
@@ -355,16 +384,17 @@ typedef unsigned int GLuint;
 
 
 def main():
-    global SURFACE
+    global LIB
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--spec", required=True)
-    ap.add_argument("--surface", choices=sorted(SURFACES), default="cudart",
-                    help="which library the spec describes (output prefix)")
+    ap.add_argument("--library", "--surface", choices=sorted(LIBRARIES),
+                    help="which library the spec describes (default: the spec's stem)")
     ap.add_argument("--out-dir", help="where the outputs go (omit to only check the spec)")
     ap.add_argument("--manual-placeholder", action="store_true",
-                    help="also write <surface>_manual_placeholder.cpp")
+                    help="also write <lib>_manual_placeholder.cpp")
     args = ap.parse_args()
-    SURFACE = SURFACES[args.surface]
+    name = args.library or os.path.splitext(os.path.basename(args.spec))[0]
+    LIB = LIBRARIES.get(name, LIBRARIES["cudart"])
     try:
         functions = parse(args.spec)
     except spec_error as e:
@@ -377,38 +407,45 @@ def main():
     if not args.out_dir:
         return 0
     out = args.out_dir
-    pre = SURFACE.prefix
+    lib = LIB.name
     by_name = sorted(functions, key=lambda f: f.name)
     unsupported = [f for f in by_name if f.cls == "unsupported"]
     manual = [f for f in by_name if f.cls == "manual"]
-    write_if_changed(os.path.join(out, pre + ".map"), version_script(functions))
-    write_if_changed(os.path.join(out, pre + "_symbols.txt"),
+    write_if_changed(os.path.join(out, lib + ".map"), version_script(functions))
+    write_if_changed(os.path.join(out, lib + "_symbols.txt"),
                      "".join(f.name + "\n" for f in by_name))
-    write_if_changed(os.path.join(out, pre + "_manual.txt"),
+    write_if_changed(os.path.join(out, lib + "_manual.txt"),
                      "".join(f.name + "\n" for f in manual))
-    write_if_changed(os.path.join(out, pre + "_unsupported.txt"),
+    write_if_changed(os.path.join(out, lib + "_unsupported.txt"),
                      "".join("%s\t%s\n" % (f.name, f.reason) for f in unsupported))
-    write_if_changed(os.path.join(out, pre + "_private.txt"),
-                     "".join(n + "\n" for n in SURFACE.private))
-    if pre == "cudart":
-        write_if_changed(os.path.join(out, "export.hpp"), export_header(by_name))
-        write_if_changed(os.path.join(out, "shim", "vdpau", "vdpau.h"), VDPAU_SHIM)
-        write_if_changed(os.path.join(out, "shim", "GL", "gl.h"), GL_SHIM)
-    else:
-        write_if_changed(os.path.join(out, pre + "_export.hpp"), CUDA_EXPORT)
+    write_if_changed(os.path.join(out, lib + "_private.txt"),
+                     "".join(n + "\n" for n in LIB.private))
+    write_if_changed(os.path.join(out, LIB.export_header), export_header(by_name))
+    if LIB.proc_table:
         # The name -> function table of cuGetProcAddress: every export.
-        write_if_changed(os.path.join(out, pre + "_proc_table.inc"),
+        write_if_changed(os.path.join(out, lib + "_proc_table.inc"),
                          banner() + "".join("GLEAM_DRIVER_PROC(%s)\n" % f.name
                                             for f in by_name))
-    write_if_changed(os.path.join(out, pre + "_unsupported.cpp"),
-                     stubs_file(unsupported, lambda f: f.reason,
-                                "Functions of the %s surface that Gleam does not support." % pre))
+    if lib == "cudart":
+        write_if_changed(os.path.join(out, "shim", "vdpau", "vdpau.h"), VDPAU_SHIM)
+        write_if_changed(os.path.join(out, "shim", "GL", "gl.h"), GL_SHIM)
+    write_if_changed(os.path.join(out, lib + "_unsupported.cpp"),
+                     stubs_file([f for f in unsupported if f.header not in LIB.split],
+                                lambda f: f.reason,
+                                "Functions of the %s surface that Gleam does not support."
+                                % lib))
+    for header, suffix in sorted(LIB.split.items()):
+        write_if_changed(os.path.join(out, "%s_unsupported_%s.cpp" % (lib, suffix)),
+                         stubs_file([f for f in unsupported if f.header == header],
+                                    lambda f: f.reason,
+                                    "Functions of %s that Gleam does not support." % header,
+                                    header))
     if args.manual_placeholder:
-        write_if_changed(os.path.join(out, pre + "_manual_placeholder.cpp"),
+        write_if_changed(os.path.join(out, lib + "_manual_placeholder.cpp"),
                          stubs_file(manual, lambda f: "its hand-written implementation "
                                     "is not built yet",
                                     "Placeholders for the hand-written functions, used "
-                                    "while there are no hand-written sources."))
+                                    "while interpose/%s/ has no sources." % lib))
     return 0
 
 

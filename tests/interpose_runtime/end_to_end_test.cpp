@@ -215,6 +215,10 @@ TEST_CASE("gleam-run sets the environment and preloads the interposer",
   CHECK(out.compare(path + 1, 16 + build_path("lib/driver").size(),
                     "LD_LIBRARY_PATH=" + build_path("lib/driver"))
         == 0);
+  // The BLAS libraries follow libcudart, so that they win over an app's own.
+  CHECK(line.find("/lib/libcublasLt.so.13") > line.find("/lib/libcudart.so.13"));
+  CHECK(line.find("/lib/libcublas.so.13") > line.find("/lib/libcublasLt.so.13"));
+  CHECK(line.find("/lib/libcublas.so.13") != std::string::npos);
   std::string ignored;
   CHECK(run_command(build_path("bin/gleam-run") + " 2>/dev/null", ignored) == 2);
 }

@@ -22,4 +22,17 @@ if "--linear" in sys.argv:
     lin = torch.nn.Linear(64, 32).cuda()
     out = lin(torch.ones(8, 64, device="cuda"))
     print("linear checksum:", float(out.double().sum().item()))
+if "--blas" in sys.argv:
+    # cuBLAS / cuBLASLt through PyTorch: fp32 and bf16 matmul, batched
+    # matmul, addmm with a bias (the cuBLASLt epilogue path).
+    a = torch.randn(96, 128, device="cuda")
+    b = torch.randn(128, 80, device="cuda")
+    print("mm fp32 checksum:", float((a @ b).double().sum().item()))
+    ab, bb = a.bfloat16(), b.bfloat16()
+    print("mm bf16 checksum:", float((ab @ bb).double().sum().item()))
+    p = torch.randn(4, 32, 48, device="cuda", dtype=torch.float16)
+    q = torch.randn(4, 48, 16, device="cuda", dtype=torch.float16)
+    print("bmm fp16 checksum:", float(torch.bmm(p, q).double().sum().item()))
+    bias = torch.randn(80, device="cuda")
+    print("addmm checksum:", float(torch.addmm(bias, a, b).double().sum().item()))
 print("done")

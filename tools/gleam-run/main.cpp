@@ -4,9 +4,11 @@
 //
 // Sets GLEAM_CONFIG / GLEAM_SERVER / GLEAM_ASYNC=off as asked, puts the
 // directory of our libcudart.so.13 (<exe dir>/../lib) first on
-// LD_LIBRARY_PATH, preloads that library and our libcuda.so.1 from lib/driver (so
-// they win over a copy that an app finds through its own RPATH, as PyTorch
-// wheels do, and over the real driver) and execs the program.
+// LD_LIBRARY_PATH, preloads that library, our libcuda.so.1 from lib/driver
+// and, where the bundle has them, our libcublasLt.so.13 and libcublas.so.13
+// (so they win over copies that an app finds through its own RPATH, as
+// PyTorch wheels do, and over the real driver: a preloaded object answers
+// every later request for its SONAME), and execs the program.
 #include <unistd.h>
 
 #include <cerrno>
@@ -97,7 +99,15 @@ int main(int argc, char** argv) {
                  driver.c_str(), std::strerror(errno));
     return 127;
   }
-  prepend_env("LD_PRELOAD", lib + ":" + driver, ':');
+  // Preloaded in this order: libcudart, the driver surface, then the BLAS
+  // libraries.
+  std::string preload = lib + ":" + driver;
+  for (const char* extra : {"libcublasLt.so.13", "libcublas.so.13"}) {
+    auto path = lib_dir + "/" + extra;
+    if (::access(path.c_str(), R_OK) == 0)
+      preload += ":" + path;
+  }
+  prepend_env("LD_PRELOAD", preload, ':');
   ::execvp(argv[i], argv + i);
   std::fprintf(stderr, "gleam-run: cannot run '%s': %s\n", argv[i], std::strerror(errno));
   return 127;

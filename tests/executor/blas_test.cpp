@@ -1,0 +1,771 @@
+// cuBLAS ops in the executor. CPU: the shape arithmetic, and the op
+// validation over a fake driver (host memory as device memory) and a fake
+// cuBLAS that computes SGEMM on the host and counts every call. [gpu]: the
+// same ops on the real GPU with the vendor's libcublas.so.13.
+#include "executor/blas.hpp"
+#include "executor/blas_shapes.hpp"
+#include "executor/executor.hpp"
+
+#include <catch2/catch.hpp>
+#include <cuda_fp16.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "tests/support/gpu_probe.hpp"
+
+namespace proto = gleam::proto;
+namespace shapes = gleam::executor::blas_shapes;
+using gleam::executor::blas_api;
+using gleam::executor::driver_api;
+using gleam::executor::executor;
+
+// --- shapes -----------------------------------------------------------------
+
+TEST_CASE("matrix extents follow rows, columns and leading dimension", "[executor][blas]") {
+  CHECK(shapes::matrix_extent(4, 3, 4, 4) == uint64_t{48});
+  // The last column needs only `rows` elements, not `ld`.
+  CHECK(shapes::matrix_extent(4, 3, 10, 4) == uint64_t{(2 * 10 + 4) * 4});
+  CHECK(shapes::matrix_extent(0, 3, 1, 4) == uint64_t{0});
+  CHECK(shapes::matrix_extent(4, 0, 4, 8) == uint64_t{0});
+  CHECK_FALSE(shapes::matrix_extent(4, 3, 3, 4));  // ld < rows
+  CHECK_FALSE(shapes::matrix_extent(-1, 3, 4, 4));
+  CHECK_FALSE(shapes::matrix_extent(1, int64_t{1} << 62, int64_t{1} << 62, 8));  // overflow
+  CHECK(shapes::batched_extent(48, 12, 3, 4) == uint64_t{2 * 12 * 4 + 48});
+  CHECK(shapes::batched_extent(48, 0, 5, 4) == uint64_t{48});
+  CHECK(shapes::batched_extent(48, 12, 0, 4) == uint64_t{0});
+  CHECK_FALSE(shapes::batched_extent(48, -12, 3, 4));
+  CHECK(shapes::stored(0, 5, 7).rows == 5);
+  CHECK(shapes::stored(1, 5, 7).rows == 7);
+  CHECK(shapes::element_size(CUDA_R_16BF) == 2);
+  CHECK(shapes::element_size(CUDA_C_64F) == 16);
+  CHECK(shapes::element_size(CUDA_R_4I) == 0);
+}
+
+// --- a fake GPU and a fake cuBLAS --------------------------------------------
+
+namespace {
+
+void* host(CUdeviceptr p) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+}
+
+/// What the fake library saw.
+struct fake_calls {
+  int creates = 0;
+  int destroys = 0;
+  int gemms = 0;
+  int gemm_ex = 0;
+  int batched = 0;
+  int lt_matmuls = 0;
+  int desc_creates = 0;
+  int desc_destroys = 0;
+  int layout_creates = 0;
+  int layout_destroys = 0;
+  CUstream last_stream = nullptr;
+  std::set<void*> live;
+};
+
+fake_calls& calls() {
+  static fake_calls c;
+  return c;
+}
+
+void* fake_object() {
+  auto* p = std::malloc(8);
+  calls().live.insert(p);
+  return p;
+}
+
+cublasStatus_t drop(void* p) {
+  if (calls().live.erase(p) == 0)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  std::free(p);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+void install_fake_driver(driver_api& api) {
+  api.cuDeviceGetCount = [](int* n) {
+    *n = 1;
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGet = [](CUdevice* d, int o) {
+    *d = o;
+    return CUDA_SUCCESS;
+  };
+  api.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
+    *c = reinterpret_cast<CUcontext>(uintptr_t{0x1000});
+    return CUDA_SUCCESS;
+  };
+  api.cuDevicePrimaryCtxRelease = [](CUdevice) { return CUDA_SUCCESS; };
+  api.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
+  api.cuCtxSynchronize = [] { return CUDA_SUCCESS; };
+  api.cuDeviceGetName = [](char* name, int len, CUdevice) {
+    std::strncpy(name, "Fake GPU", static_cast<size_t>(len));
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGetUuid = [](CUuuid* u, CUdevice) {
+    std::memset(u->bytes, 0xab, sizeof(u->bytes));
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceTotalMem = [](size_t* b, CUdevice) {
+    *b = size_t{80} << 30;
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGetAttribute = [](int*, CUdevice_attribute, CUdevice) {
+    return CUDA_ERROR_INVALID_VALUE;
+  };
+  api.cuDriverGetVersion = [](int* v) {
+    *v = 13000;
+    return CUDA_SUCCESS;
+  };
+  api.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
+    *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n));
+    return CUDA_SUCCESS;
+  };
+  api.cuMemFree = [](CUdeviceptr p) {
+    std::free(host(p));
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyHtoD = [](CUdeviceptr dst, const void* src, size_t n) {
+    std::memcpy(host(dst), src, n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyDtoH = [](void* dst, CUdeviceptr src, size_t n) {
+    std::memcpy(dst, host(src), n);
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
+    *s = reinterpret_cast<CUstream>(uintptr_t{0x5150});
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
+  api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+}
+
+/// Column-major C = alpha * op(A) * op(B) + beta * C on the host.
+void host_sgemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
+                const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int p = 0; p < k; ++p) {
+        float a = ta == CUBLAS_OP_N ? A[i + p * lda] : A[p + i * lda];
+        float b = tb == CUBLAS_OP_N ? B[p + j * ldb] : B[j + p * ldb];
+        sum += a * b;
+      }
+      C[i + j * ldc] = alpha * sum + beta * C[i + j * ldc];
+    }
+}
+
+void install_fake_blas(blas_api& api) {
+  api.cublasCreate_v2 = [](cublasHandle_t* h) {
+    ++calls().creates;
+    *h = static_cast<cublasHandle_t>(fake_object());
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasDestroy_v2 = [](cublasHandle_t h) {
+    ++calls().destroys;
+    return drop(h);
+  };
+  api.cublasLtCreate = [](cublasLtHandle_t* h) {
+    ++calls().creates;
+    *h = static_cast<cublasLtHandle_t>(fake_object());
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtDestroy = [](cublasLtHandle_t h) {
+    ++calls().destroys;
+    return drop(h);
+  };
+  api.cublasSetStream_v2 = [](cublasHandle_t, cudaStream_t s) {
+    calls().last_stream = s;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasSetWorkspace_v2 = [](cublasHandle_t, void*, size_t) { return CUBLAS_STATUS_SUCCESS; };
+  api.cublasSetMathMode = [](cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; };
+  api.cublasSgemm_v2 = [](cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
+                          int n, int k, const float* alpha, const float* A, int lda,
+                          const float* B, int ldb, const float* beta, float* C, int ldc) {
+    ++calls().gemms;
+    host_sgemm(ta, tb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasSgemmStridedBatched = [](cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb,
+                                     int m, int n, int k, const float* alpha, const float* A,
+                                     int lda, long long sa, const float* B, int ldb,
+                                     long long sb, const float* beta, float* C, int ldc,
+                                     long long sc, int batch) {
+    ++calls().gemms;
+    for (int i = 0; i < batch; ++i)
+      host_sgemm(ta, tb, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta, C + i * sc,
+                 ldc);
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasSgemmBatched = [](cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
+                              int n, int k, const float* alpha, const float* const Aa[], int lda,
+                              const float* const Ba[], int ldb, const float* beta,
+                              float* const Ca[], int ldc, int batch) {
+    ++calls().batched;
+    for (int i = 0; i < batch; ++i)
+      host_sgemm(ta, tb, m, n, k, *alpha, Aa[i], lda, Ba[i], ldb, *beta, Ca[i], ldc);
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasGemmEx = [](cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                        const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                        int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                        cublasGemmAlgo_t) {
+    ++calls().gemm_ex;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatmulDescCreate = [](cublasLtMatmulDesc_t* d, cublasComputeType_t, cudaDataType_t) {
+    ++calls().desc_creates;
+    *d = static_cast<cublasLtMatmulDesc_t>(fake_object());
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatmulDescDestroy = [](cublasLtMatmulDesc_t d) {
+    ++calls().desc_destroys;
+    return drop(d);
+  };
+  api.cublasLtMatmulDescSetAttribute = [](cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t,
+                                          const void*, size_t) { return CUBLAS_STATUS_SUCCESS; };
+  api.cublasLtMatrixLayoutCreate = [](cublasLtMatrixLayout_t* l, cudaDataType, uint64_t,
+                                      uint64_t, int64_t) {
+    ++calls().layout_creates;
+    *l = static_cast<cublasLtMatrixLayout_t>(fake_object());
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatrixLayoutDestroy = [](cublasLtMatrixLayout_t l) {
+    ++calls().layout_destroys;
+    return drop(l);
+  };
+  api.cublasLtMatrixLayoutSetAttribute = [](cublasLtMatrixLayout_t,
+                                            cublasLtMatrixLayoutAttribute_t, const void*,
+                                            size_t) { return CUBLAS_STATUS_SUCCESS; };
+  api.cublasLtMatmulPreferenceCreate = [](cublasLtMatmulPreference_t* p) {
+    *p = static_cast<cublasLtMatmulPreference_t>(fake_object());
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatmulPreferenceDestroy = [](cublasLtMatmulPreference_t p) { return drop(p); };
+  api.cublasLtMatmulPreferenceSetAttribute = [](cublasLtMatmulPreference_t,
+                                                cublasLtMatmulPreferenceAttributes_t, const void*,
+                                                size_t) { return CUBLAS_STATUS_SUCCESS; };
+  api.cublasLtMatmulAlgoGetHeuristic =
+    [](cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+       cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatmulPreference_t, int requested,
+       cublasLtMatmulHeuristicResult_t* out, int* count) {
+      *count = requested < 2 ? requested : 2;
+      for (int i = 0; i < *count; ++i) {
+        std::memset(&out[i], 0, sizeof(out[i]));
+        out[i].algo.data[0] = 0xa160 + static_cast<uint64_t>(i);
+        out[i].workspaceSize = 1024;
+      }
+      return CUBLAS_STATUS_SUCCESS;
+    };
+  api.cublasLtMatmul = [](cublasLtHandle_t, cublasLtMatmulDesc_t, const void*, const void*,
+                          cublasLtMatrixLayout_t, const void*, cublasLtMatrixLayout_t, const void*,
+                          const void*, cublasLtMatrixLayout_t, void*, cublasLtMatrixLayout_t,
+                          const cublasLtMatmulAlgo_t* algo, void*, size_t, cudaStream_t) {
+    ++calls().lt_matmuls;
+    return algo != nullptr && algo->data[0] == 0xa160 ? CUBLAS_STATUS_SUCCESS
+                                                      : CUBLAS_STATUS_INVALID_VALUE;
+  };
+}
+
+struct fake_gpu {
+  driver_api driver;
+  blas_api blas;
+  std::unique_ptr<executor> exec;
+  uint64_t session = 0;
+  uint64_t seq = 0;
+
+  fake_gpu() {
+    calls() = fake_calls{};
+    install_fake_driver(driver);
+    install_fake_blas(blas);
+    auto ex = executor::make(driver, 0);
+    REQUIRE(ex);
+    exec = std::move(*ex);
+    exec->use_blas(blas);
+    proto::OpenSession req;
+    req.set_client_id("cpu:1");
+    auto opened = exec->open_session(req);
+    REQUIRE(opened);
+    session = opened->session();
+  }
+
+  proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
+    proto::OpBatch batch;
+    batch.set_session(session);
+    auto* op = batch.add_ops();
+    op->set_seq(++seq);
+    fill(*op);
+    auto reply = exec->execute(batch);
+    REQUIRE(reply.results_size() == 1);
+    return reply.results(0);
+  }
+
+  uint64_t alloc(uint64_t n) {
+    auto r = run([&](proto::Op& op) { op.mutable_mem_alloc()->set_size(n); });
+    REQUIRE(r.status() == CUDA_SUCCESS);
+    return r.dptr();
+  }
+
+  float* floats(uint64_t dptr) {
+    return static_cast<float*>(host(dptr));
+  }
+};
+
+std::string bytes_of(float v) {
+  return std::string(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+/// An SGEMM op C(m x n) = A(m x k) * B(k x n), all column-major and dense.
+void sgemm_op(proto::Op& op, uint64_t handle, int m, int n, int k, uint64_t a, uint64_t b,
+              uint64_t c) {
+  auto* g = op.mutable_blas_gemm();
+  g->set_handle(handle);
+  g->set_api(proto::BlasGemm::SGEMM);
+  g->set_m(m);
+  g->set_n(n);
+  g->set_k(k);
+  g->set_alpha(bytes_of(1.0f));
+  g->set_beta(bytes_of(0.0f));
+  g->set_a(a);
+  g->set_lda(m);
+  g->set_b(b);
+  g->set_ldb(k);
+  g->set_c(c);
+  g->set_ldc(m);
+  g->set_batch_count(1);
+}
+
+constexpr uint64_t handle_id = 77;
+
+} // namespace
+
+TEST_CASE("an SGEMM op computes on the handle's stream", "[executor][blas]") {
+  fake_gpu g;
+  CHECK(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+          .blas_status()
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().creates == 1);
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(9); }).status() == 0);
+  auto set = g.run([](proto::Op& op) {
+    op.mutable_blas_set_stream()->set_handle(handle_id);
+    op.mutable_blas_set_stream()->set_stream(9);
+  });
+  CHECK(set.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().last_stream == reinterpret_cast<CUstream>(uintptr_t{0x5150}));
+
+  auto a = g.alloc(6 * 4), b = g.alloc(6 * 4), c = g.alloc(4 * 4);
+  // A = [1 2 3; 4 5 6] (2 x 3), B = [1 0; 0 1; 1 1] (3 x 2), column-major.
+  float av[] = {1, 4, 2, 5, 3, 6}, bv[] = {1, 0, 1, 0, 1, 1};
+  std::memcpy(g.floats(a), av, sizeof(av));
+  std::memcpy(g.floats(b), bv, sizeof(bv));
+  auto r = g.run([&](proto::Op& op) { sgemm_op(op, handle_id, 2, 2, 3, a, b, c); });
+  CHECK(r.status() == CUDA_SUCCESS);
+  CHECK(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().gemms == 1);
+  std::vector<float> cv(g.floats(c), g.floats(c) + 4);
+  CHECK(cv == std::vector<float>{4, 10, 5, 11});
+}
+
+TEST_CASE("a gemm whose matrices leave the session's memory launches nothing",
+          "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+            .blas_status()
+          == 0);
+  auto a = g.alloc(6 * 4), b = g.alloc(6 * 4), c = g.alloc(3 * 4);  // C one float short
+  std::vector<float> before(g.floats(c), g.floats(c) + 3);
+  auto r = g.run([&](proto::Op& op) { sgemm_op(op, handle_id, 2, 2, 3, a, b, c); });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(r.error().find("C: address") != std::string::npos);
+  CHECK(calls().gemms == 0);
+  CHECK(std::vector<float>(g.floats(c), g.floats(c) + 3) == before);
+
+  // A leading dimension below the row count is refused like cuBLAS does.
+  auto c2 = g.alloc(4 * 4);
+  r = g.run([&](proto::Op& op) {
+    sgemm_op(op, handle_id, 2, 2, 3, a, b, c2);
+    op.mutable_blas_gemm()->set_lda(1);
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  // A pointer that is no allocation at all.
+  r = g.run([&](proto::Op& op) { sgemm_op(op, handle_id, 2, 2, 3, 0x10, b, c2); });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  // An unknown handle.
+  r = g.run([&](proto::Op& op) { sgemm_op(op, handle_id + 1, 2, 2, 3, a, b, c2); });
+  CHECK(r.blas_status() == CUBLAS_STATUS_NOT_INITIALIZED);
+  // Strided batched: two batches of C do not fit in one C.
+  r = g.run([&](proto::Op& op) {
+    sgemm_op(op, handle_id, 2, 2, 3, a, b, c2);
+    auto* m = op.mutable_blas_gemm();
+    m->set_form(proto::BlasGemm::STRIDED_BATCHED);
+    m->set_batch_count(2);
+    m->set_stride_c(4);
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(calls().gemms == 0);
+  // A GemmEx with fp16 inputs: 2-byte elements, so the same buffers fit.
+  r = g.run([&](proto::Op& op) {
+    sgemm_op(op, handle_id, 2, 2, 3, a, b, c2);
+    auto* m = op.mutable_blas_gemm();
+    m->set_api(proto::BlasGemm::GEMM_EX);
+    m->set_a_type(CUDA_R_16F);
+    m->set_b_type(CUDA_R_16F);
+    m->set_c_type(CUDA_R_32F);
+    m->set_compute_type(CUBLAS_COMPUTE_32F);
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().gemm_ex == 1);
+}
+
+TEST_CASE("batched gemm checks every matrix its pointer arrays name", "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+            .blas_status()
+          == 0);
+  auto a = g.alloc(2 * 6 * 4), b = g.alloc(2 * 6 * 4), c = g.alloc(2 * 4 * 4);
+  auto aa = g.alloc(16), ba = g.alloc(16), ca = g.alloc(16);
+  float av[] = {1, 4, 2, 5, 3, 6, 2, 8, 4, 10, 6, 12}, bv[] = {1, 0, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1};
+  std::memcpy(g.floats(a), av, sizeof(av));
+  std::memcpy(g.floats(b), bv, sizeof(bv));
+  uint64_t ap[] = {a, a + 24}, bp[] = {b, b + 24}, cp[] = {c, c + 16};
+  std::memcpy(host(aa), ap, 16);
+  std::memcpy(host(ba), bp, 16);
+  std::memcpy(host(ca), cp, 16);
+  auto batched = [&](proto::Op& op) {
+    sgemm_op(op, handle_id, 2, 2, 3, aa, ba, ca);
+    op.mutable_blas_gemm()->set_form(proto::BlasGemm::BATCHED);
+    op.mutable_blas_gemm()->set_batch_count(2);
+  };
+  auto r = g.run(batched);
+  CHECK(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().batched == 1);
+  std::vector<float> cv(g.floats(c), g.floats(c) + 8);
+  CHECK(cv == std::vector<float>{4, 10, 5, 11, 8, 20, 10, 22});
+
+  // The second C now points 4 bytes before the end of C's allocation.
+  cp[1] = c + 2 * 16 - 4;
+  std::memcpy(host(ca), cp, 16);
+  r = g.run(batched);
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(r.error().find("Carray[1]") != std::string::npos);
+  CHECK(calls().batched == 1);
+}
+
+namespace {
+
+void lt_layout(proto::BlasLtLayout* l, uint64_t rows, uint64_t cols) {
+  l->set_type(CUDA_R_32F);
+  l->set_rows(rows);
+  l->set_cols(cols);
+  l->set_ld(static_cast<int64_t>(rows));
+}
+
+void lt_matmul_op(proto::Op& op, uint64_t a, uint64_t b, uint64_t c, const std::string& algo) {
+  auto* m = op.mutable_blas_lt_matmul();
+  m->set_handle(handle_id);
+  m->mutable_desc()->set_compute_type(CUBLAS_COMPUTE_32F);
+  m->mutable_desc()->set_scale_type(CUDA_R_32F);
+  lt_layout(m->mutable_a_layout(), 2, 3);
+  lt_layout(m->mutable_b_layout(), 3, 2);
+  lt_layout(m->mutable_c_layout(), 2, 2);
+  lt_layout(m->mutable_d_layout(), 2, 2);
+  m->set_alpha(bytes_of(1.0f));
+  m->set_beta(bytes_of(0.0f));
+  m->set_a(a);
+  m->set_b(b);
+  m->set_c(c);
+  m->set_d(c);
+  m->set_algo(algo);
+}
+
+} // namespace
+
+TEST_CASE("cuBLASLt: heuristic results pass through, descriptors are cached by content",
+          "[executor][blas]") {
+  fake_gpu g;
+  // A cuBLAS handle serves as a cuBLASLt handle, as the vendor allows.
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+            .blas_status()
+          == 0);
+  auto h = g.run([](proto::Op& op) {
+    auto* m = op.mutable_blas_lt_heuristic();
+    m->set_handle(handle_id);
+    m->mutable_desc()->set_compute_type(CUBLAS_COMPUTE_32F);
+    m->mutable_desc()->set_scale_type(CUDA_R_32F);
+    lt_layout(m->mutable_a_layout(), 2, 3);
+    lt_layout(m->mutable_b_layout(), 3, 2);
+    lt_layout(m->mutable_c_layout(), 2, 2);
+    lt_layout(m->mutable_d_layout(), 2, 2);
+    m->set_requested(8);
+  });
+  REQUIRE(h.blas_status() == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(h.blas_heuristics().results_size() == 2);
+  const auto& first = h.blas_heuristics().results(0);
+  REQUIRE(first.size() == sizeof(cublasLtMatmulHeuristicResult_t));
+  cublasLtMatmulHeuristicResult_t res;
+  std::memcpy(&res, first.data(), sizeof(res));
+  CHECK(res.algo.data[0] == 0xa160);
+  CHECK(res.workspaceSize == 1024);
+  // Layouts A and B differ; C and D are equal: three layout objects.
+  CHECK(calls().layout_creates == 3);
+  CHECK(calls().desc_creates == 1);
+
+  auto a = g.alloc(24), b = g.alloc(24), c = g.alloc(16);
+  auto algo = std::string(reinterpret_cast<const char*>(&res.algo), sizeof(res.algo));
+  auto r = g.run([&](proto::Op& op) { lt_matmul_op(op, a, b, c, algo); });
+  CHECK(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().lt_matmuls == 1);
+  // Same content: nothing new is created.
+  CHECK(calls().desc_creates == 1);
+  CHECK(calls().layout_creates == 3);
+
+  // D one element short of its layout.
+  auto small = g.alloc(12);
+  r = g.run([&](proto::Op& op) {
+    lt_matmul_op(op, a, b, c, algo);
+    op.mutable_blas_lt_matmul()->set_d(small);
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  // A bias pointer outside the session's memory.
+  r = g.run([&](proto::Op& op) {
+    lt_matmul_op(op, a, b, c, algo);
+    auto* attr = op.mutable_blas_lt_matmul()->mutable_desc()->add_attributes();
+    attr->set_id(CUBLASLT_MATMUL_DESC_BIAS_POINTER);
+    uint64_t bias = 0x1234;
+    attr->set_value(std::string(reinterpret_cast<const char*>(&bias), sizeof(bias)));
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  // Device pointer mode: alpha/beta would be device addresses.
+  r = g.run([&](proto::Op& op) {
+    lt_matmul_op(op, a, b, c, algo);
+    auto* attr = op.mutable_blas_lt_matmul()->mutable_desc()->add_attributes();
+    attr->set_id(CUBLASLT_MATMUL_DESC_POINTER_MODE);
+    int32_t mode = CUBLASLT_POINTER_MODE_DEVICE;
+    attr->set_value(std::string(reinterpret_cast<const char*>(&mode), sizeof(mode)));
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_NOT_SUPPORTED);
+  // A workspace larger than its allocation.
+  r = g.run([&](proto::Op& op) {
+    lt_matmul_op(op, a, b, c, algo);
+    op.mutable_blas_lt_matmul()->set_workspace(small);
+    op.mutable_blas_lt_matmul()->set_workspace_size(1024);
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(calls().lt_matmuls == 1);
+
+  // Closing the session destroys every library object it made.
+  g.exec->close_session(g.session);
+  CHECK(calls().live.empty());
+  CHECK(calls().destroys == 1);
+  CHECK(calls().desc_destroys == calls().desc_creates);
+  CHECK(calls().layout_destroys == calls().layout_creates);
+}
+
+// --- on the real GPU --------------------------------------------------------
+
+namespace {
+
+struct real_gpu {
+  std::unique_ptr<driver_api> driver;
+  std::unique_ptr<executor> exec;
+};
+
+executor& real_executor() {
+  static real_gpu g = [] {
+    real_gpu out;
+    auto api = driver_api::load();
+    if (!api)
+      FAIL("driver_api::load: " << caf::to_string(api.error()));
+    out.driver = std::move(*api);
+    auto ex = executor::make(*out.driver, 0);
+    if (!ex)
+      FAIL("executor::make: " << caf::to_string(ex.error()));
+    out.exec = std::move(*ex);
+    return out;
+  }();
+  return *g.exec;
+}
+
+struct real_client {
+  executor& ex = real_executor();
+  uint64_t session = 0;
+  uint64_t seq = 0;
+
+  real_client() {
+    proto::OpenSession req;
+    req.set_client_id("gpu-test:1");
+    auto opened = ex.open_session(req);
+    REQUIRE(opened);
+    session = opened->session();
+  }
+
+  ~real_client() {
+    ex.close_session(session);
+  }
+
+  proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
+    proto::OpBatch batch;
+    batch.set_session(session);
+    auto* op = batch.add_ops();
+    op->set_seq(++seq);
+    fill(*op);
+    auto reply = ex.execute(batch);
+    REQUIRE(reply.results_size() == 1);
+    return reply.results(0);
+  }
+
+  uint64_t upload(const void* data, size_t n) {
+    auto r = run([&](proto::Op& op) { op.mutable_mem_alloc()->set_size(n); });
+    REQUIRE(r.status() == 0);
+    auto p = r.dptr();
+    auto w = run([&](proto::Op& op) {
+      op.mutable_memcpy_htod()->set_dst(p);
+      op.mutable_memcpy_htod()->set_data(std::string(static_cast<const char*>(data), n));
+    });
+    REQUIRE(w.status() == 0);
+    return p;
+  }
+
+  template <class T>
+  std::vector<T> download(uint64_t p, size_t count) {
+    auto r = run([&](proto::Op& op) {
+      op.mutable_memcpy_dtoh()->set_src(p);
+      op.mutable_memcpy_dtoh()->set_size(count * sizeof(T));
+    });
+    REQUIRE(r.status() == 0);
+    std::vector<T> out(count);
+    std::memcpy(out.data(), r.data().data(), count * sizeof(T));
+    return out;
+  }
+};
+
+} // namespace
+
+TEST_CASE("SGEMM and GemmEx (fp16 in, fp32 compute) on the GPU give exact values",
+          "[gpu][executor][blas]") {
+  real_client c;
+  auto created = c.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); });
+  INFO(created.error());
+  REQUIRE(created.blas_status() == CUBLAS_STATUS_SUCCESS);
+  // Small integers: every product and sum is exact in fp16 and fp32.
+  const int m = 16, n = 8, k = 32;
+  std::vector<float> a(m * k), b(k * n), zero(m * n, 0.0f);
+  for (int i = 0; i < m * k; ++i)
+    a[static_cast<size_t>(i)] = static_cast<float>(i % 7 - 3);
+  for (int i = 0; i < k * n; ++i)
+    b[static_cast<size_t>(i)] = static_cast<float>(i % 5 - 2);
+  std::vector<float> expect(m * n, 0.0f);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p)
+        expect[static_cast<size_t>(i + j * m)] +=
+          a[static_cast<size_t>(i + p * m)] * b[static_cast<size_t>(p + j * k)];
+  auto da = c.upload(a.data(), a.size() * 4);
+  auto db = c.upload(b.data(), b.size() * 4);
+  auto dc = c.upload(zero.data(), zero.size() * 4);
+  auto r = c.run([&](proto::Op& op) { sgemm_op(op, handle_id, m, n, k, da, db, dc); });
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(c.download<float>(dc, expect.size()) == expect);
+
+  std::vector<__half> ah(a.size()), bh(b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    ah[i] = __float2half(a[i]);
+  for (size_t i = 0; i < b.size(); ++i)
+    bh[i] = __float2half(b[i]);
+  auto dah = c.upload(ah.data(), ah.size() * 2);
+  auto dbh = c.upload(bh.data(), bh.size() * 2);
+  auto dc2 = c.upload(zero.data(), zero.size() * 4);
+  r = c.run([&](proto::Op& op) {
+    sgemm_op(op, handle_id, m, n, k, dah, dbh, dc2);
+    auto* g = op.mutable_blas_gemm();
+    g->set_api(proto::BlasGemm::GEMM_EX);
+    g->set_a_type(CUDA_R_16F);
+    g->set_b_type(CUDA_R_16F);
+    g->set_c_type(CUDA_R_32F);
+    g->set_compute_type(CUBLAS_COMPUTE_32F);
+    g->set_algo(CUBLAS_GEMM_DEFAULT);
+  });
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(c.download<float>(dc2, expect.size()) == expect);
+
+  // C short by one element: refused, C untouched.
+  auto short_c = c.upload(zero.data(), (zero.size() - 1) * 4);
+  r = c.run([&](proto::Op& op) { sgemm_op(op, handle_id, m, n, k, da, db, short_c); });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(c.download<float>(short_c, zero.size() - 1) == std::vector<float>(zero.size() - 1, 0.0f));
+}
+
+TEST_CASE("cuBLASLt heuristic and matmul on the GPU", "[gpu][executor][blas]") {
+  real_client c;
+  REQUIRE(c.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  float av[] = {1, 4, 2, 5, 3, 6}, bv[] = {1, 0, 1, 0, 1, 1}, cv[] = {0, 0, 0, 0};
+  auto a = c.upload(av, sizeof(av)), b = c.upload(bv, sizeof(bv)), d = c.upload(cv, sizeof(cv));
+  auto h = c.run([](proto::Op& op) {
+    auto* m = op.mutable_blas_lt_heuristic();
+    m->set_handle(handle_id);
+    m->mutable_desc()->set_compute_type(CUBLAS_COMPUTE_32F);
+    m->mutable_desc()->set_scale_type(CUDA_R_32F);
+    lt_layout(m->mutable_a_layout(), 2, 3);
+    lt_layout(m->mutable_b_layout(), 3, 2);
+    lt_layout(m->mutable_c_layout(), 2, 2);
+    lt_layout(m->mutable_d_layout(), 2, 2);
+    m->set_requested(4);
+  });
+  INFO(h.error());
+  REQUIRE(h.blas_status() == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(h.blas_heuristics().results_size() >= 1);
+  cublasLtMatmulHeuristicResult_t res;
+  std::memcpy(&res, h.blas_heuristics().results(0).data(), sizeof(res));
+  CHECK(res.state == CUBLAS_STATUS_SUCCESS);
+  auto algo = std::string(reinterpret_cast<const char*>(&res.algo), sizeof(res.algo));
+  uint64_t ws = 0;
+  if (res.workspaceSize > 0) {
+    std::vector<char> zeros(res.workspaceSize);
+    ws = c.upload(zeros.data(), zeros.size());
+  }
+  auto r = c.run([&](proto::Op& op) {
+    lt_matmul_op(op, a, b, d, algo);
+    op.mutable_blas_lt_matmul()->set_workspace(ws);
+    op.mutable_blas_lt_matmul()->set_workspace_size(res.workspaceSize);
+  });
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(c.download<float>(d, 4) == std::vector<float>{4, 10, 5, 11});
+}
+
+TEST_CASE("blas_api loads the vendor's cuBLAS and refuses Gleam's own", "[executor][blas]") {
+  std::string ignored;
+  auto own = blas_api::load(gleam::test::build_path("lib"));
+  REQUIRE_FALSE(own);
+  auto why = caf::to_string(own.error());
+  INFO(why);
+  CHECK(why.find("Gleam's interposer") != std::string::npos);
+  auto missing = blas_api::load("/nonexistent");
+  REQUIRE_FALSE(missing);
+  CHECK(caf::to_string(missing.error()).find("GLEAM_CUBLAS_DIR") != std::string::npos);
+  if (gleam::test::run_command("test -e /usr/local/cuda/lib64/libcublas.so.13", ignored) != 0) {
+    WARN("no vendor cuBLAS in /usr/local/cuda/lib64; the loading half is skipped");
+    return;
+  }
+  auto vendor = blas_api::load("/usr/local/cuda/lib64");
+  INFO((vendor ? std::string{} : caf::to_string(vendor.error())));
+  REQUIRE(vendor);
+  CHECK((*vendor)->cublasGemmEx != nullptr);
+  CHECK((*vendor)->cublasGemmBatchedEx_64 != nullptr);
+  CHECK((*vendor)->cublasLtMatmul != nullptr);
+  CHECK(std::string{(*vendor)->cublasGetStatusName(CUBLAS_STATUS_INVALID_VALUE)}
+        == "CUBLAS_STATUS_INVALID_VALUE");
+}

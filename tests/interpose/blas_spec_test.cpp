@@ -1,0 +1,421 @@
+// The cuBLAS and cuBLASLt surfaces: each spec names exactly the vendor's
+// exports, each in one class; the built libraries export exactly those
+// names with the vendor's symbol version; the generated lists follow the
+// specs; unsupported functions fail with CUBLAS_STATUS_NOT_SUPPORTED; the
+// calls answered locally give the vendor's answers without a server.
+#include "tests/support/gpu_probe.hpp"
+
+#include <catch2/catch.hpp>
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <dlfcn.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct entry {
+  std::string name;
+  std::vector<std::string> classes;
+  std::string reason;
+  std::string call;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in{text};
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#')
+      out.push_back(line);
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  auto first = s.find_first_not_of(" \t");
+  if (first == std::string::npos)
+    return {};
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+std::vector<entry> read_spec(const std::string& lib) {
+  std::vector<entry> out;
+  for (const auto& raw : lines_of(read_file(gleam::test::source_path("interpose/spec/" + lib + ".spec")))) {
+    auto line = trim(raw);
+    auto space = line.find(' ');
+    auto key = line.substr(0, space);
+    auto rest = space == std::string::npos ? std::string{} : trim(line.substr(space));
+    if (key == "fn")
+      out.push_back(entry{rest, {}, {}, {}});
+    else if (out.empty())
+      continue;
+    else if (key == "class")
+      out.back().classes.push_back(rest.substr(0, rest.find(' ')));
+    else if (key == "reason")
+      out.back().reason = rest;
+    else if (key == "call")
+      out.back().call = rest;
+  }
+  return out;
+}
+
+/// `nm -D --defined-only` of `library`: names with version `version`, and
+/// everything else (as "<type> <symbol>").
+struct exported_set {
+  std::multiset<std::string> versioned;
+  std::vector<std::string> other;
+};
+
+exported_set exported_by(const std::string& library, const std::string& version) {
+  std::string out;
+  REQUIRE(gleam::test::run_command("nm -D --defined-only '" + library + "'", out) == 0);
+  exported_set result;
+  std::istringstream in{out};
+  const std::string tag = "@@" + version;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words{line};
+    std::string address, type, symbol;
+    words >> address >> type >> symbol;
+    if (type == "T" && symbol.size() > tag.size()
+        && symbol.compare(symbol.size() - tag.size(), tag.size(), tag) == 0)
+      result.versioned.insert(symbol.substr(0, symbol.size() - tag.size()));
+    else if (!(type == "A" && symbol == version))
+      result.other.push_back(type + " " + symbol);
+  }
+  return result;
+}
+
+std::string vendor_path(const std::string& lib) {
+  return "/usr/local/cuda/lib64/lib" + lib + ".so.13";
+}
+
+std::vector<std::string> committed_names(const std::string& lib) {
+  return lines_of(read_file(gleam::test::source_path("interpose/spec/lib" + lib + ".so.13.symbols")));
+}
+
+std::set<std::string> names_of(const std::vector<entry>& spec) {
+  std::set<std::string> names;
+  for (const auto& e : spec)
+    names.insert(e.name);
+  return names;
+}
+
+std::string built(const std::string& lib) {
+  return gleam::test::build_path("lib/lib" + lib + ".so.13");
+}
+
+/// The libraries and the vendor's export counts of CUDA 13.0.
+const std::map<std::string, size_t> libraries = {{"cublas", 756}, {"cublasLt", 184}};
+
+} // namespace
+
+TEST_CASE("each BLAS spec names every vendor export once, in one class",
+          "[interpose][spec][blas]") {
+  for (const auto& [lib, count] : libraries) {
+    INFO(lib);
+    auto spec = read_spec(lib);
+    auto vendor = committed_names(lib);
+    CHECK(vendor.size() == count);
+    std::map<std::string, int> seen;
+    for (const auto& e : spec)
+      ++seen[e.name];
+    for (const auto& name : vendor) {
+      INFO(name);
+      CHECK(seen[name] == 1);
+    }
+    CHECK(names_of(spec) == std::set<std::string>(vendor.begin(), vendor.end()));
+    CHECK(spec.size() == vendor.size());
+    for (const auto& e : spec) {
+      INFO(e.name);
+      REQUIRE(e.classes.size() == 1);
+      const auto& cls = e.classes.front();
+      CHECK((cls == "manual" || cls == "unsupported" || cls == "generated"));
+      if (cls == "unsupported")
+        CHECK_FALSE(e.reason.empty());
+      CHECK((e.call == "async" || e.call == "local" || e.call == "handle" || e.call == "sync"));
+    }
+  }
+}
+
+TEST_CASE("the committed BLAS name lists match the installed vendor libraries",
+          "[interpose][spec][blas]") {
+  for (const auto& [lib, count] : libraries) {
+    INFO(lib);
+    if (!std::ifstream{vendor_path(lib)}.good()) {
+      WARN("no vendor " << vendor_path(lib) << " to compare with; skipped");
+      continue;
+    }
+    auto vendor = exported_by(vendor_path(lib), "lib" + lib + ".so.13");
+    auto committed = committed_names(lib);
+    CHECK(std::set<std::string>(vendor.versioned.begin(), vendor.versioned.end())
+          == std::set<std::string>(committed.begin(), committed.end()));
+    // The vendor versions every export: so must we.
+    CHECK(vendor.other.empty());
+  }
+}
+
+TEST_CASE("the PyTorch cuBLAS calls are hand-written, not stubs", "[interpose][spec][blas]") {
+  std::set<std::string> manual;
+  for (const auto& lib : {"cublas", "cublasLt"})
+    for (const auto& e : read_spec(lib))
+      if (e.classes.size() == 1 && e.classes.front() == "manual")
+        manual.insert(e.name);
+  for (const char* name :
+       {"cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasSetWorkspace_v2",
+        "cublasSetMathMode", "cublasGetMathMode", "cublasGemmEx", "cublasGemmStridedBatchedEx",
+        "cublasGemmBatchedEx", "cublasSgemm_v2", "cublasHgemm", "cublasSgemmStridedBatched",
+        "cublasGetStatusString", "cublasGetVersion_v2", "cublasLtCreate",
+        "cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute", "cublasLtMatmulDescDestroy",
+        "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
+        "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceCreate",
+        "cublasLtMatmulPreferenceSetAttribute", "cublasLtMatmulPreferenceDestroy",
+        "cublasLtMatmulAlgoGetHeuristic", "cublasLtMatmul", "cublasLtGetVersion",
+        "cublasLtGetCudartVersion"}) {
+    INFO(name);
+    CHECK(manual.count(name) == 1);
+  }
+}
+
+TEST_CASE("the generated BLAS name lists follow the specs", "[interpose][spec][blas]") {
+  for (const auto& [lib, count] : libraries) {
+    INFO(lib);
+    auto spec = read_spec(lib);
+    auto names = names_of(spec);
+    auto symbols = lines_of(read_file(gleam::test::build_path("interpose/" + lib + "_symbols.txt")));
+    CHECK(symbols == std::vector<std::string>(names.begin(), names.end()));
+    std::set<std::string> manual;
+    size_t unsupported = 0;
+    for (const auto& e : spec) {
+      if (e.classes.front() == "manual")
+        manual.insert(e.name);
+      if (e.classes.front() == "unsupported")
+        ++unsupported;
+    }
+    auto listed = lines_of(read_file(gleam::test::build_path("interpose/" + lib + "_manual.txt")));
+    CHECK(listed == std::vector<std::string>(manual.begin(), manual.end()));
+    auto stubs = lines_of(read_file(gleam::test::build_path("interpose/" + lib + "_unsupported.txt")));
+    CHECK(stubs.size() == unsupported);
+    CHECK(manual.size() + unsupported == count);
+  }
+}
+
+TEST_CASE("the built BLAS libraries export exactly their spec's names, versioned",
+          "[interpose][library][blas]") {
+  for (const auto& [lib, count] : libraries) {
+    INFO(lib);
+    auto version = "lib" + lib + ".so.13";
+    auto exported = exported_by(built(lib), version);
+    auto names = names_of(read_spec(lib));
+    std::set<std::string> unique(exported.versioned.begin(), exported.versioned.end());
+    CHECK(exported.versioned.size() == unique.size());
+    CHECK(unique == names);
+    for (const auto& name : names) {
+      INFO("missing from the library: " << name);
+      CHECK(unique.count(name) == 1);
+    }
+    INFO("first unexpected export: " << (exported.other.empty() ? "" : exported.other.front()));
+    CHECK(exported.other.empty());
+    // The version script the generator wrote lists the same names.
+    auto map = read_file(gleam::test::build_path("interpose/" + lib + ".map"));
+    CHECK(map.find(version + " {") != std::string::npos);
+    size_t listed = 0;
+    for (const auto& line : lines_of(map)) {
+      auto t = trim(line);
+      if (t.size() > 2 && t.back() == ';' && t != "*;" && t != "};" && t.find(':') == std::string::npos) {
+        ++listed;
+        INFO(t);
+        CHECK(names.count(t.substr(0, t.size() - 1)) == 1);
+      }
+    }
+    CHECK(listed == count);
+    std::string out;
+    REQUIRE(gleam::test::run_command("readelf -d '" + built(lib) + "'", out) == 0);
+    CHECK(out.find("Library soname: [" + version + "]") != std::string::npos);
+  }
+}
+
+TEST_CASE("unsupported BLAS functions fail with CUBLAS_STATUS_NOT_SUPPORTED",
+          "[interpose][library][blas]") {
+  auto* lib = dlopen(built("cublas").c_str(), RTLD_NOW | RTLD_LOCAL);
+  INFO("dlopen: " << (lib ? "" : dlerror()));
+  REQUIRE(lib != nullptr);
+  auto* lt = dlopen(built("cublasLt").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lt != nullptr);
+  auto saxpy = reinterpret_cast<decltype(&cublasSaxpy_v2)>(dlsym(lib, "cublasSaxpy_v2"));
+  auto strsm = reinterpret_cast<decltype(&cublasStrsm_v2)>(dlsym(lib, "cublasStrsm_v2"));
+  auto lt_transform = reinterpret_cast<decltype(&cublasLtMatrixTransform)>(
+    dlsym(lt, "cublasLtMatrixTransform"));
+  REQUIRE(saxpy != nullptr);
+  REQUIRE(strsm != nullptr);
+  REQUIRE(lt_transform != nullptr);
+  float alpha = 1;
+  CHECK(saxpy(nullptr, 4, &alpha, nullptr, 1, nullptr, 1) == CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(strsm(nullptr, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, 2,
+              2, &alpha, nullptr, 2, nullptr, 2)
+        == CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(lt_transform(nullptr, nullptr, &alpha, nullptr, nullptr, &alpha, nullptr, nullptr,
+                     nullptr, nullptr, nullptr)
+        == CUBLAS_STATUS_NOT_SUPPORTED);
+  dlclose(lt);
+  dlclose(lib);
+}
+
+TEST_CASE("BLAS calls answered locally match the vendor without a server",
+          "[interpose][library][blas]") {
+  auto* lib = dlopen(built("cublas").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lib != nullptr);
+  auto* lt = dlopen(built("cublasLt").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lt != nullptr);
+  auto status_string = reinterpret_cast<decltype(&cublasGetStatusString)>(
+    dlsym(lib, "cublasGetStatusString"));
+  auto status_name = reinterpret_cast<decltype(&cublasGetStatusName)>(
+    dlsym(lib, "cublasGetStatusName"));
+  auto version = reinterpret_cast<decltype(&cublasGetVersion_v2)>(dlsym(lib, "cublasGetVersion_v2"));
+  auto lt_version = reinterpret_cast<decltype(&cublasLtGetVersion)>(dlsym(lt, "cublasLtGetVersion"));
+  auto get_math = reinterpret_cast<decltype(&cublasGetMathMode)>(dlsym(lib, "cublasGetMathMode"));
+  REQUIRE(status_string != nullptr);
+  REQUIRE(status_name != nullptr);
+  REQUIRE(version != nullptr);
+  REQUIRE(lt_version != nullptr);
+  REQUIRE(get_math != nullptr);
+  CHECK(std::string{status_string(CUBLAS_STATUS_INVALID_VALUE)}
+        == "an unsupported value or parameter was passed to the function");
+  CHECK(std::string{status_name(CUBLAS_STATUS_NOT_SUPPORTED)} == "CUBLAS_STATUS_NOT_SUPPORTED");
+  CHECK(std::string{status_string(static_cast<cublasStatus_t>(2))} == "unrecognized status");
+  int v = 0;
+  CHECK(version(nullptr, &v) == CUBLAS_STATUS_SUCCESS);
+  CHECK(v == CUBLAS_VERSION);
+  CHECK(lt_version() == CUBLAS_VERSION);
+  // A handle that is not ours is refused without touching it.
+  cublasMath_t mode;
+  CHECK(get_math(nullptr, &mode) == CUBLAS_STATUS_NOT_INITIALIZED);
+
+  // Where the vendor library is installed, the local answers are its answers.
+  if (auto* vendor = dlopen(vendor_path("cublas").c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    auto vs = reinterpret_cast<decltype(&cublasGetStatusString)>(dlsym(vendor, "cublasGetStatusString"));
+    auto vn = reinterpret_cast<decltype(&cublasGetStatusName)>(dlsym(vendor, "cublasGetStatusName"));
+    auto vv = reinterpret_cast<decltype(&cublasGetVersion_v2)>(dlsym(vendor, "cublasGetVersion_v2"));
+    REQUIRE(vs != nullptr);
+    for (int s : {0, 1, 2, 3, 7, 8, 11, 13, 14, 15, 16, 99}) {
+      INFO("status " << s);
+      CHECK(std::string{status_string(static_cast<cublasStatus_t>(s))}
+            == vs(static_cast<cublasStatus_t>(s)));
+      CHECK(std::string{status_name(static_cast<cublasStatus_t>(s))}
+            == vn(static_cast<cublasStatus_t>(s)));
+    }
+    int vendor_version = 0;
+    CHECK(vv(nullptr, &vendor_version) == CUBLAS_STATUS_SUCCESS);
+    CHECK(v == vendor_version);
+    dlclose(vendor);
+  }
+  dlclose(lt);
+  dlclose(lib);
+}
+
+TEST_CASE("cuBLASLt descriptors keep their attributes on the client", "[interpose][library][blas]") {
+  auto* lt = dlopen(built("cublasLt").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lt != nullptr);
+#define GLEAM_LT(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(lt, #name)); REQUIRE(name != nullptr)
+  GLEAM_LT(cublasLtMatmulDescCreate);
+  GLEAM_LT(cublasLtMatmulDescSetAttribute);
+  GLEAM_LT(cublasLtMatmulDescGetAttribute);
+  GLEAM_LT(cublasLtMatmulDescDestroy);
+  GLEAM_LT(cublasLtMatrixLayoutCreate);
+  GLEAM_LT(cublasLtMatrixLayoutGetAttribute);
+  GLEAM_LT(cublasLtMatrixLayoutSetAttribute);
+  GLEAM_LT(cublasLtMatrixLayoutDestroy);
+  GLEAM_LT(cublasLtMatmul);
+#undef GLEAM_LT
+  cublasLtMatmulDesc_t desc = nullptr;
+  REQUIRE(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS);
+  int32_t trans = CUBLAS_OP_T;
+  CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans))
+        == CUBLAS_STATUS_SUCCESS);
+  int32_t back = -1;
+  size_t written = 0;
+  CHECK(cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &back, sizeof(back),
+                                       &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(back == CUBLAS_OP_T);
+  CHECK(written == sizeof(back));
+  int32_t compute = 0;
+  CHECK(cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &compute,
+                                       sizeof(compute), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(compute == CUBLAS_COMPUTE_32F);
+  CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, nullptr, 4)
+        == CUBLAS_STATUS_INVALID_VALUE);
+
+  cublasLtMatrixLayout_t layout = nullptr;
+  REQUIRE(cublasLtMatrixLayoutCreate(&layout, CUDA_R_16F, 64, 32, 64) == CUBLAS_STATUS_SUCCESS);
+  int32_t batch = 4;
+  CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                         sizeof(batch))
+        == CUBLAS_STATUS_SUCCESS);
+  uint64_t rows = 0;
+  CHECK(cublasLtMatrixLayoutGetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof(rows),
+                                         &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(rows == 64);
+  int32_t batch_back = 0;
+  CHECK(cublasLtMatrixLayoutGetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch_back,
+                                         sizeof(batch_back), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(batch_back == 4);
+  // A descriptor passed where a layout is expected is refused locally.
+  float one = 1;
+  CHECK(cublasLtMatmul(nullptr, desc, &one, nullptr, layout, nullptr, layout, &one, nullptr,
+                       layout, nullptr, layout, nullptr, nullptr, 0, nullptr)
+        == CUBLAS_STATUS_NOT_INITIALIZED);
+  CHECK(cublasLtMatrixLayoutDestroy(layout) == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasLtMatmulDescDestroy(desc) == CUBLAS_STATUS_SUCCESS);
+  dlclose(lt);
+}
+
+TEST_CASE("a cuBLAS program binds to our libraries and fails cleanly without a server",
+          "[interpose][library][blas]") {
+  auto program = gleam::test::build_path("tests/programs/cublas_gemm");
+  if (!std::ifstream{program}.good()) {
+    WARN("tests/programs/cublas_gemm is not built (no nvcc); skipped");
+    return;
+  }
+  auto dir = gleam::test::build_path("tests/interpose_spec_test.d");
+  std::string out;
+  REQUIRE(gleam::test::run_command("mkdir -p '" + dir + "'", out) == 0);
+  // Port 1 on the loopback refuses at once. LD_DEBUG=bindings shows where
+  // the program's cuBLAS symbols went.
+  auto rc = gleam::test::run_command(
+    "GLEAM_SERVER=127.0.0.1:1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='" + dir + "/bindings' "
+      + "LD_LIBRARY_PATH='" + gleam::test::build_path("lib") + "' '" + program + "' 2>&1",
+    out);
+  INFO(out);
+  CHECK(rc == 1);
+  CHECK(out.find("cublasCreate(&handle) failed: CUBLAS_STATUS_NOT_INITIALIZED") != std::string::npos);
+  std::string bindings;
+  REQUIRE(gleam::test::run_command("cat '" + dir + "'/bindings.* && rm -f '" + dir + "'/bindings.*",
+                                   bindings)
+          == 0);
+  auto line_of = [&](const std::string& symbol) {
+    auto at = bindings.find("`" + symbol + "'");
+    if (at == std::string::npos)
+      return std::string{};
+    auto start = bindings.rfind('\n', at);
+    return bindings.substr(start + 1, bindings.find('\n', at) - start - 1);
+  };
+  auto create = line_of("cublasCreate_v2");
+  INFO(create);
+  CHECK(create.find(gleam::test::build_path("lib/libcublas.so.13")) != std::string::npos);
+  CHECK(create.find("[libcublas.so.13]") != std::string::npos);
+}
