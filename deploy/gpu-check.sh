@@ -64,8 +64,12 @@ while read -r prog; do
 done < "$bundle/tests/programs/programs.txt"
 # torch_check NAME ARGS...: a Python script of tests/programs locally and
 # through Gleam; stdout must be identical, stderr is kept apart (timings).
+# Both runs use PyTorch's own attention kernels (gleam-run sets
+# TORCH_CUDNN_SDPA_DEPRIORITIZED=1: cuDNN is not remoted), so that they run the
+# same kernels and compare bit for bit.
 torch_check() {
   local name=$1; shift
+  export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
   timeout 600 python3 "$@" > "$out/$name.local" 2> "$out/$name.local.err"; local lrc=$?
   unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
     timeout 600 '$bundle/bin/gleam-run' -- python3 $*" > "$out/$name.gleam" 2> "$out/$name.gleam.err"

@@ -108,6 +108,12 @@ int main(int argc, char** argv) {
       preload += ":" + path;
   }
   prepend_env("LD_PRELOAD", preload, ':');
+  // cuDNN is not remoted (DESIGN.md: its surface is a later one): PyTorch
+  // >= 2.9 prefers cuDNN attention on sm_90/sm_100 when a recent cuDNN is
+  // installed, which then fails. This PyTorch knob keeps its own flash /
+  // memory-efficient attention kernels first, which run through Gleam. An
+  // explicit setting of the app's environment wins.
+  ::setenv("TORCH_CUDNN_SDPA_DEPRIORITIZED", "1", 0);
   ::execvp(argv[i], argv + i);
   std::fprintf(stderr, "gleam-run: cannot run '%s': %s\n", argv[i], std::strerror(errno));
   return 127;
