@@ -57,7 +57,8 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args,
   l->set_cluster_y(cluster.y);
   l->set_cluster_z(cluster.z);
   l->set_cooperative(cooperative);
-  return run_op(std::move(op));
+  // Error-code-only: queued, its error arrives at a later call.
+  return submit(std::move(op));
 }
 
 cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, void** args) {
@@ -207,7 +208,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaFuncSetAttribute(const void* func,
     s->set_function(f->name);
     s->set_attribute(cu_attr);
     s->set_value(value);
-    auto err = run_op(std::move(op));
+    auto err = submit(std::move(op));
     if (err == cudaSuccess)
       f->attributes[cu_attr] = value;
     return err;
@@ -227,7 +228,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaFuncSetCacheConfig(const void* func,
     s->set_module(f->module->handle);
     s->set_function(f->name);
     s->set_config(static_cast<int>(cacheConfig));
-    return run_op(std::move(op));
+    return submit(std::move(op));
   });
 }
 
