@@ -206,6 +206,14 @@ void open_connection(client& c) {
   actors::add_message_types(sc);
   sc.load<caf::io::middleman>();
   sc.set("scheduler.max-threads", 2);
+  // Replies are deserialized on the middleman's own thread instead of being
+  // handed to a BASP worker first: one thread hop less per round trip
+  // (loopback here: 215 us -> 52 us a sync call; tools/bench/README.md).
+  // GLEAM_CAF_WORKERS=N restores N workers, for measurements.
+  size_t workers = 0;
+  if (const char* w = std::getenv("GLEAM_CAF_WORKERS"))
+    workers = static_cast<size_t>(std::strtoul(w, nullptr, 10));
+  sc.set("middleman.workers", workers);
   sc.set("logger.file-verbosity", caf::atom("quiet"));
   sc.set("logger.console-verbosity", caf::atom("quiet"));
   c.system = std::make_unique<caf::actor_system>(sc);
@@ -722,8 +730,8 @@ namespace {
 /// pipelined under the window (DESIGN.md: chunks of at most 16 MiB).
 constexpr size_t max_chunk = size_t{16} << 20;
 
-/// False when `p` lies in one of our allocations but [p, p + count) runs
-/// past its end; addresses outside every allocation are left to the server.
+} // namespace
+
 bool fits_allocation(const void* p, size_t count) {
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
@@ -736,8 +744,6 @@ bool fits_allocation(const void* p, size_t count) {
     return true;
   return count <= i->first + i->second - addr;
 }
-
-} // namespace
 
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                  cudaStream_t stream, bool async) {

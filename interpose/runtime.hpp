@@ -237,6 +237,12 @@ enum class pointer_kind {
 };
 pointer_kind classify(const void* p) noexcept;
 
+/// False when `p` lies in one of our allocations but [p, p + count) runs
+/// past its end; addresses outside every allocation are left to the server.
+/// Lets an error-code-only call fail at once, as CUDA's would, instead of
+/// later through the deferred error.
+bool fits_allocation(const void* p, size_t count);
+
 /// Copies `count` bytes by `kind` (cudaMemcpyDefault inferred); `stream`
 /// and `async` go on the wire for device-side copies.
 cudaError_t copy(void* dst, const void* src, size_t count,

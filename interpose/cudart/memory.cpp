@@ -121,6 +121,10 @@ cudaError_t memset_op(void* dst, int value, size_t count, size_t pitch,
                       size_t height, cudaStream_t stream, bool async) {
   if (count == 0 || height == 0)
     return cudaSuccess;
+  // Checked here, so that the queued memset fails at this call like CUDA's.
+  auto span = height > 1 ? pitch * (height - 1) + count : count;
+  if ((height > 1 && count > pitch) || !fits_allocation(dst, span))
+    return cudaErrorInvalidValue;
   proto::Op op;
   auto* m = op.mutable_memset();
   m->set_dst(reinterpret_cast<uintptr_t>(dst));

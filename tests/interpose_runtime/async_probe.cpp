@@ -11,8 +11,14 @@
 //   sticky     a sticky async failure, then sync calls
 //   reuse      a pageable async H2D copy whose buffer is overwritten at once
 //   latency N  N sync calls (4 B D2H), N async calls (memset): median us
+//   decode N   N iterations of 32 async memsets and a 4 B D2H copy (with
+//              fake_gpu_server --op-us U: a decode step of 32 kernels of U
+//              us): median us an iteration
 //   bulk N     N MiB H2D and D2H through cudaMemcpy: Gbit/s
-//   tcp N      raw TCP ping-pong of 64 B over loopback, N times: median us
+//   tcp N [ECHO CONNECT]
+//              raw TCP ping-pong of 64 B over loopback, N times: median us;
+//              the echo side listens on port ECHO, the client connects to
+//              CONNECT (e.g. a gleam-link in front of ECHO)
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
@@ -67,11 +73,14 @@ const char* name(const api& a, cudaError_t e) {
   return a.error_name(e);
 }
 
-int tcp_pingpong(int n) {
+int tcp_pingpong(int n, int echo_port, int connect_port) {
   int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  int reuse = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(echo_port));
   ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   socklen_t len = sizeof(addr);
   ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -97,6 +106,8 @@ int tcp_pingpong(int n) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (connect_port != 0)
+    addr.sin_port = htons(static_cast<uint16_t>(connect_port));
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
     return 1;
   std::vector<double> rtt;
@@ -131,7 +142,7 @@ int main(int argc, char** argv) {
   std::string scenario = argv[2];
   int n = argc > 3 ? std::atoi(argv[3]) : 1000;
   if (scenario == "tcp")
-    return tcp_pingpong(n);
+    return tcp_pingpong(n, argc > 4 ? std::atoi(argv[4]) : 0, argc > 5 ? std::atoi(argv[5]) : 0);
   void* lib = ::dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     std::fprintf(stderr, "dlopen %s: %s\n", argv[1], ::dlerror());
@@ -206,6 +217,16 @@ int main(int argc, char** argv) {
     auto e = read_byte();
     std::printf("sync_call_us=%.1f async_call_us=%.2f err=%s\n", median(sync_us),
                 median(async_us), name(a, e));
+  } else if (scenario == "decode") {
+    std::vector<double> iter_us;
+    for (int i = 0; i < n; ++i) {
+      auto t0 = now_us();
+      for (int k = 0; k < 32; ++k)
+        a.memset_async(p, k, 64, nullptr);
+      read_byte();
+      iter_us.push_back(now_us() - t0);
+    }
+    std::printf("iter_us=%.1f byte=%d\n", median(iter_us), byte);
   } else if (scenario == "bulk") {
     size_t bytes = static_cast<size_t>(n) << 20;
     std::vector<char> host(bytes);

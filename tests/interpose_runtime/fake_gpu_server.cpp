@@ -1,4 +1,6 @@
 // fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--threads N]
+//                 [--workers N]   (middleman.workers, default 0 like gleamd)
+//                 [--op-us U]     (every memset busies the server U us, like a kernel)
 //
 // A GPU-less stand-in for gleamd: publishes a node actor on PORT whose GPU
 // server executes the op stream on host memory, so the interposer's
@@ -13,6 +15,7 @@
 // Stops on SIGINT/SIGTERM.
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <string>
@@ -39,6 +42,8 @@ struct fake_state {
   /// base -> (size, bytes; empty bytes when not backed)
   std::map<uint64_t, std::pair<uint64_t, std::string>> memory;
   int32_t sticky = 0;
+  /// Busy time of each memset, emulating GPU work (--op-us).
+  std::chrono::microseconds op_time{0};
   std::vector<int> batch_sizes;
   static inline const char* name = "gleam.fake_gpu_server";
 };
@@ -84,6 +89,11 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         r.set_status(illegal_address);
         r.set_error("injected sticky failure (memset value 0xDD)");
         return;
+      }
+      if (st.op_time.count() > 0) {
+        auto until = std::chrono::steady_clock::now() + st.op_time;
+        while (std::chrono::steady_clock::now() < until) {
+        }
       }
       auto rows = std::max<uint64_t>(m.height(), 1);
       for (uint64_t row = 0; row < rows; ++row) {
@@ -174,8 +184,10 @@ void write_stats(const fake_state& st) {
 }
 
 actors::gpu_server_actor::behavior_type
-fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::string stats) {
+fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::string stats,
+         std::chrono::microseconds op_time) {
   self->state.stats_path = std::move(stats);
+  self->state.op_time = op_time;
   return {
     [=](actors::open_atom, const actors::pb<proto::OpenSession>&) {
       proto::SessionOpened out;
@@ -217,7 +229,7 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] "
+    std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] "
                          "[--threads N]\n");
     return 2;
   }
@@ -225,11 +237,17 @@ int main(int argc, char** argv) {
   std::string stats = argv[2];
   std::string policy = "stealing";
   size_t threads = 4;
+  int workers = 0;
+  int op_us = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--policy") == 0)
       policy = argv[i + 1];
     else if (std::strcmp(argv[i], "--threads") == 0)
       threads = static_cast<size_t>(std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--workers") == 0)
+      workers = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--op-us") == 0)
+      op_us = std::atoi(argv[i + 1]);
   }
   tools::stop_signals signals;
   caf::actor_system_config cfg;
@@ -237,12 +255,15 @@ int main(int argc, char** argv) {
   cfg.load<caf::io::middleman>();
   cfg.set("scheduler.max-threads", threads);
   cfg.set("scheduler.policy", caf::atom_from_string(policy));
+  if (workers >= 0)
+    cfg.set("middleman.workers", static_cast<size_t>(workers));
   cfg.set("logger.file-verbosity", caf::atom("quiet"));
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   {
     caf::actor_system sys{cfg};
     // Detached, like the real GPU server.
-    auto gpu = sys.spawn<caf::detached>(fake_gpu, stats);
+    auto gpu = sys.spawn<caf::detached>(fake_gpu, stats,
+                                        std::chrono::microseconds{op_us});
     auto node = sys.spawn(fake_node, gpu);
     auto bound = sys.middleman().publish(node, port, "127.0.0.1", true);
     if (!bound) {

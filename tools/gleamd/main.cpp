@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   actors::add_message_types(sys_cfg);
   sys_cfg.load<caf::io::middleman>();
   sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->threads));
+  // Incoming messages are deserialized on the middleman's thread, not handed
+  // to a BASP worker: one thread hop less per client round trip (halves the
+  // CAF overhead of a sync call on loopback, tools/bench/README.md).
+  sys_cfg.set("middleman.workers", size_t{0});
   sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
   sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
   int exit_code = 0;
