@@ -58,7 +58,7 @@ struct flight {
 /// ops or bytes of payload, or when its oldest op waited flush_delay.
 constexpr int max_batch_ops = 256;
 constexpr size_t max_batch_bytes = size_t{16} << 20;
-constexpr auto flush_delay = std::chrono::microseconds{200};
+constexpr auto default_flush_delay = std::chrono::microseconds{200};
 
 bool sticky_status(int32_t status) {
   return is_sticky(to_cuda_error(status));
@@ -85,6 +85,8 @@ struct client {
   actors::pb<proto::OpBatch> queue;
   size_t queued_bytes = 0;
   std::chrono::steady_clock::time_point first_queued;
+  /// How long a queued op may wait for company (GLEAM_FLUSH_US).
+  std::chrono::microseconds flush_delay = default_flush_delay;
   /// Sent batches, oldest first (the window's order).
   std::deque<flight> flights;
   /// The flusher thread sends a queue that waited flush_delay.
@@ -304,6 +306,8 @@ client& get_client() {
     auto* c = new client;
     open_connection(*c);
     c->async = c->cfg.async;
+    if (const char* us = std::getenv("GLEAM_FLUSH_US"))
+      c->flush_delay = std::chrono::microseconds{std::strtoul(us, nullptr, 10)};
     // Strict synchronous mode: one batch in flight, every op waited for.
     c->window = consistency::pending_window{c->async ? c->cfg.max_pending_batch : 1u,
                                             sticky_status};
@@ -438,7 +442,7 @@ void flusher_loop(client* c, std::mutex* mutex) {
       c->wake.wait(lock);
       continue;
     }
-    auto due = c->first_queued + flush_delay;
+    auto due = c->first_queued + c->flush_delay;
     if (std::chrono::steady_clock::now() >= due) {
       send_queue(*c, 0, {}, nullptr);
       continue;

@@ -76,7 +76,7 @@ cudaError_t run_op(proto::Op op, proto::OpResult* result = nullptr);
 /// record, stream wait, free, handle creation): it is queued and the call
 /// returns at once. The queue leaves as one batch when a synchronous call
 /// comes, when it holds 256 ops or 16 MiB of payload, or 200 us after its
-/// first op; at most max_pending_batch batches are in flight (a full window
+/// first op (GLEAM_FLUSH_US overrides the 200 us); at most max_pending_batch batches are in flight (a full window
 /// waits for the oldest reply). The op's error arrives later: a sticky one
 /// latches (sticky_error), another is deferred and delivered exactly once,
 /// by the next deliver_deferred or cudaGetLastError. Returns cudaSuccess,

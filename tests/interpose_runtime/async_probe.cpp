@@ -4,6 +4,7 @@
 // "key=value" line per observation; exit code 0 unless the library could
 // not be used.
 //
+//   classes    async/handle calls of each kind and local calls, then a sync
 //   batching   100 async memsets then a 4 B D2H copy
 //   deferred   a failing async memset, then sync calls
 //   lasterror  a failing async memset, reconciled by cudaMalloc, read with
@@ -49,6 +50,17 @@ struct api {
   cudaError_t (*get_last_error)();
   cudaError_t (*peek_at_last_error)();
   const char* (*error_name)(cudaError_t);
+  cudaError_t (*stream_create)(cudaStream_t*);
+  cudaError_t (*stream_destroy)(cudaStream_t);
+  cudaError_t (*stream_get_flags)(cudaStream_t, unsigned*);
+  cudaError_t (*stream_wait_event)(cudaStream_t, cudaEvent_t, unsigned);
+  cudaError_t (*event_create)(cudaEvent_t*);
+  cudaError_t (*event_record)(cudaEvent_t, cudaStream_t);
+  cudaError_t (*event_destroy)(cudaEvent_t);
+  cudaError_t (*get_device)(int*);
+  cudaError_t (*get_device_count)(int*);
+  cudaError_t (*device_get_attribute)(int*, cudaDeviceAttr, int);
+  cudaError_t (*pointer_get_attributes)(cudaPointerAttributes*, const void*);
 };
 
 template <class F>
@@ -155,7 +167,18 @@ int main(int argc, char** argv) {
       || !bind(lib, "cudaDeviceSynchronize", a.device_synchronize)
       || !bind(lib, "cudaGetLastError", a.get_last_error)
       || !bind(lib, "cudaPeekAtLastError", a.peek_at_last_error)
-      || !bind(lib, "cudaGetErrorName", a.error_name))
+      || !bind(lib, "cudaGetErrorName", a.error_name)
+      || !bind(lib, "cudaStreamCreate", a.stream_create)
+      || !bind(lib, "cudaStreamDestroy", a.stream_destroy)
+      || !bind(lib, "cudaStreamGetFlags", a.stream_get_flags)
+      || !bind(lib, "cudaStreamWaitEvent", a.stream_wait_event)
+      || !bind(lib, "cudaEventCreate", a.event_create)
+      || !bind(lib, "cudaEventRecord", a.event_record)
+      || !bind(lib, "cudaEventDestroy", a.event_destroy)
+      || !bind(lib, "cudaGetDevice", a.get_device)
+      || !bind(lib, "cudaGetDeviceCount", a.get_device_count)
+      || !bind(lib, "cudaDeviceGetAttribute", a.device_get_attribute)
+      || !bind(lib, "cudaPointerGetAttributes", a.pointer_get_attributes))
     return 4;
   void* p = nullptr;
   auto err = a.malloc(&p, 4096);
@@ -165,7 +188,59 @@ int main(int argc, char** argv) {
   }
   unsigned char byte = 0;
   auto read_byte = [&] { return a.memcpy(&byte, p, 1, cudaMemcpyDeviceToHost); };
-  if (scenario == "batching") {
+  if (scenario == "classes") {
+    void* q = nullptr;
+    a.malloc(&q, 4096);
+    // Error-code-only and handle calls: no round trip of their own.
+    cudaStream_t s = nullptr;
+    cudaEvent_t e = nullptr;
+    std::vector<unsigned char> src(64, 9);
+    cudaError_t errs[] = {
+      a.stream_create(&s),
+      a.event_create(&e),
+      a.memset_async(p, 3, 4096, s),
+      a.event_record(e, s),
+      a.stream_wait_event(nullptr, e, 0),
+      a.memcpy_async(static_cast<char*>(p) + 1024, src.data(), src.size(),
+                     cudaMemcpyHostToDevice, s),
+      a.memcpy_async(q, p, 4096, cudaMemcpyDeviceToDevice, s),
+      a.free(q),
+      a.event_destroy(e),
+    };
+    // Answered on the client.
+    int dev = -1, count = -1, threads = -1;
+    unsigned flags = 77;
+    cudaPointerAttributes attrs{};
+    cudaError_t local[] = {
+      a.get_device(&dev),
+      a.get_device_count(&count),
+      a.device_get_attribute(&threads, cudaDevAttrMaxThreadsPerBlock, 0),
+      a.stream_get_flags(s, &flags),
+      a.pointer_get_attributes(&attrs, static_cast<char*>(p) + 100),
+      a.peek_at_last_error(),
+      a.get_last_error(),
+    };
+    cudaError_t last = a.stream_destroy(s);
+    bool ok = last == cudaSuccess;
+    int k = 0;
+    for (auto x : errs) {
+      if (x != cudaSuccess)
+        std::printf("async call %d: %s\n", k, name(a, x));
+      ok = ok && x == cudaSuccess;
+      ++k;
+    }
+    k = 0;
+    for (auto x : local) {
+      if (x != cudaSuccess)
+        std::printf("local call %d: %s\n", k, name(a, x));
+      ok = ok && x == cudaSuccess;
+      ++k;
+    }
+    auto sync = read_byte();
+    std::printf("calls=%s device=%d count=%d threads=%d flags=%u type=%d sync=%s byte=%d\n",
+                ok ? "cudaSuccess" : "failed", dev, count, threads, flags,
+                static_cast<int>(attrs.type), name(a, sync), byte);
+  } else if (scenario == "batching") {
     for (int i = 0; i < 100; ++i)
       if (auto e = a.memset_async(p, i, 4096, nullptr); e != cudaSuccess)
         std::printf("memset%d=%s\n", i, name(a, e));

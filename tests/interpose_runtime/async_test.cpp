@@ -103,6 +103,10 @@ public:
     CHECK(rc == 0);
     return out;
   }
+  /// The server's per-batch statistics of the last session.
+  std::string stats() const {
+    return slurp(stats_path());
+  }
   /// Batches the server saw in the last session.
   long batches() const {
     auto text = slurp(stats_path());
@@ -117,6 +121,19 @@ private:
 };
 
 } // namespace
+
+TEST_CASE("async and handle calls ride with the next sync call, local ones stay local",
+          "[interpose_runtime]") {
+  fake_server server;
+  // No timer flush during the scenario: only the sync call sends.
+  auto out = server.probe("classes", "GLEAM_FLUSH_US=60000000");
+  CHECK(out == "calls=cudaSuccess device=0 count=1 threads=1024 flags=0 type=2 "
+               "sync=cudaSuccess byte=3\n");
+  // cudaMalloc twice (one batch each), then stream/event create, memset,
+  // event record, stream wait, two async copies, free, event destroy, stream
+  // destroy and the sync copy in one batch.
+  CHECK(server.stats() == "batch 1\nbatch 1\nbatch 11\nbatches 3 ops 13\n");
+}
 
 TEST_CASE("error-code-only calls are queued and sent in few batches", "[interpose_runtime]") {
   fake_server server;

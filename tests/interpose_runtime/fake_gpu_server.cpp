@@ -198,6 +198,10 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       d->set_ordinal(0);
       d->set_name("Gleam fake GPU (host memory)");
       d->set_total_memory(uint64_t{1} << 34);
+      // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, _WARP_SIZE, _MULTIPROCESSOR_COUNT.
+      (*d->mutable_attributes())[1] = 1024;
+      (*d->mutable_attributes())[10] = 32;
+      (*d->mutable_attributes())[16] = 4;
       return actors::pb<proto::SessionOpened>{std::move(out)};
     },
     [=](const actors::pb<proto::OpBatch>& batch) {
