@@ -444,7 +444,12 @@ void flusher_loop(client* c, std::mutex* mutex) {
     }
     auto due = c->first_queued + c->flush_delay;
     if (std::chrono::steady_clock::now() >= due) {
-      send_queue(*c, 0, {}, nullptr);
+      try {
+        send_queue(*c, 0, {}, nullptr);
+      } catch (...) {
+        // Out of memory while sending: the next synchronizing call retries.
+        c->first_queued = std::chrono::steady_clock::now();
+      }
       continue;
     }
     c->wake.wait_until(lock, due);
