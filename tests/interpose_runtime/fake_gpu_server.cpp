@@ -1,6 +1,7 @@
 // fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--threads N]
 //                 [--workers N]   (middleman.workers, default 0 like gleamd)
 //                 [--op-us U]     (every memset busies the server U us, like a kernel)
+//                 [--scheduled 1] (the GPU actor on the scheduler, not detached)
 //
 // A GPU-less stand-in for gleamd: publishes a node actor on PORT whose GPU
 // server executes the op stream on host memory, so the interposer's
@@ -233,7 +234,7 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] "
+    std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] [--scheduled 0|1] "
                          "[--threads N]\n");
     return 2;
   }
@@ -243,6 +244,7 @@ int main(int argc, char** argv) {
   size_t threads = 4;
   int workers = 0;
   int op_us = 0;
+  bool scheduled = false;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--policy") == 0)
       policy = argv[i + 1];
@@ -252,6 +254,8 @@ int main(int argc, char** argv) {
       workers = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--op-us") == 0)
       op_us = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--scheduled") == 0)
+      scheduled = std::atoi(argv[i + 1]) != 0;
   }
   tools::stop_signals signals;
   caf::actor_system_config cfg;
@@ -266,8 +270,9 @@ int main(int argc, char** argv) {
   {
     caf::actor_system sys{cfg};
     // Detached, like the real GPU server.
-    auto gpu = sys.spawn<caf::detached>(fake_gpu, stats,
-                                        std::chrono::microseconds{op_us});
+    auto gpu = scheduled ? sys.spawn(fake_gpu, stats, std::chrono::microseconds{op_us})
+                         : sys.spawn<caf::detached>(fake_gpu, stats,
+                                                    std::chrono::microseconds{op_us});
     auto node = sys.spawn(fake_node, gpu);
     auto bound = sys.middleman().publish(node, port, "127.0.0.1", true);
     if (!bound) {
