@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +26,25 @@ namespace {
 
 using gleam::test::build_path;
 using gleam::test::run_command;
+using gleam::test::source_path;
+
+/// function -> `call` class, from interpose/spec/cudart.spec.
+std::map<std::string, std::string> spec_call_classes() {
+  std::ifstream in{source_path("interpose/spec/cudart.spec")};
+  std::map<std::string, std::string> out;
+  std::string fn;
+  for (std::string line; std::getline(in, line);) {
+    auto start = line.find_first_not_of(' ');
+    if (start == std::string::npos)
+      continue;
+    line = line.substr(start);
+    if (line.rfind("fn ", 0) == 0)
+      fn = line.substr(3);
+    else if (line.rfind("call ", 0) == 0)
+      out[fn] = line.substr(5);
+  }
+  return out;
+}
 
 int unused_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -133,6 +153,25 @@ TEST_CASE("async and handle calls ride with the next sync call, local ones stay 
   // event record, stream wait, two async copies, free, event destroy, stream
   // destroy and the sync copy in one batch.
   CHECK(server.stats() == "batch 1\nbatch 1\nbatch 11\nbatches 3 ops 13\n");
+  // The spec's call classes say the same of the functions the probe used.
+  auto classes = spec_call_classes();
+  for (const char* fn : {"cudaMemsetAsync", "cudaEventRecord", "cudaStreamWaitEvent",
+                         "cudaMemcpyAsync", "cudaFree", "cudaEventDestroy",
+                         "cudaStreamDestroy"}) {
+    INFO(fn);
+    CHECK(classes[fn] == "async");
+  }
+  for (const char* fn : {"cudaStreamCreate", "cudaEventCreate"}) {
+    INFO(fn);
+    CHECK(classes[fn] == "handle");
+  }
+  for (const char* fn : {"cudaGetDevice", "cudaGetDeviceCount", "cudaDeviceGetAttribute",
+                         "cudaStreamGetFlags", "cudaPointerGetAttributes",
+                         "cudaPeekAtLastError", "cudaGetLastError"}) {
+    INFO(fn);
+    CHECK(classes[fn] == "local");
+  }
+  CHECK(classes["cudaMemcpy"] == "sync");
 }
 
 TEST_CASE("error-code-only calls are queued and sent in few batches", "[interpose_runtime]") {
