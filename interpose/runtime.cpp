@@ -158,7 +158,7 @@ void teardown(client* c) {
   }
 }
 
-cudaError_t drain(client& c);
+void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* status);
 
 void at_exit() {
   std::thread flusher;
@@ -177,9 +177,11 @@ void at_exit() {
   the_client = nullptr;
   if (c == nullptr)
     return;
-  // Ops the app left queued still run, as they would on a local GPU.
+  // Ops the app left queued still run, as they would on a local GPU: they
+  // go out ahead of the close (same sender, so in order); their replies are
+  // not waited for, so a hung server cannot hold the exit for long.
   if (c->state == cudaSuccess)
-    static_cast<void>(drain(*c));
+    send_queue(*c, 0, {}, nullptr);
   teardown(c);
 }
 

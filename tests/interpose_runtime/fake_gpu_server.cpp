@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -267,6 +268,7 @@ int main(int argc, char** argv) {
     cfg.set("middleman.workers", static_cast<size_t>(workers));
   cfg.set("logger.file-verbosity", caf::atom("quiet"));
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  std::optional<tools::shutdown_watchdog> watchdog;
   {
     caf::actor_system sys{cfg};
     // Detached, like the real GPU server.
@@ -283,7 +285,8 @@ int main(int argc, char** argv) {
     std::printf("listening %u\n", *bound);
     std::fflush(stdout);
     signals.wait();
-    tools::shutdown_watchdog watchdog{std::chrono::milliseconds{1900}};
+    // Armed here, destroyed only after ~actor_system (declared outside).
+    watchdog.emplace(std::chrono::milliseconds{1900});
     static_cast<void>(sys.middleman().unpublish(node, *bound));
     caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(gpu, caf::exit_reason::user_shutdown);

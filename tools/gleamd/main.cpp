@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include <caf/all.hpp>
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
   sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
   sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
   int exit_code = 0;
+  std::optional<tools::shutdown_watchdog> watchdog;
   {
     caf::actor_system sys{sys_cfg};
     actors::node_roles roles;
@@ -117,7 +119,8 @@ int main(int argc, char** argv) {
       int sig = signals.wait();
       log(log_level::info, "signal {} received, stopping", sig);
     }
-    tools::shutdown_watchdog watchdog{std::chrono::milliseconds{1900}};
+    // Armed here, destroyed only after ~actor_system (declared outside).
+    watchdog.emplace(std::chrono::milliseconds{1900});
     if (port)
       static_cast<void>(sys.middleman().unpublish(node, *port)); // closes the listener early
     caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
