@@ -11,10 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <new>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -23,6 +25,7 @@
 #include "actors/log.hpp"
 #include "actors/type_registry.hpp"
 #include "config/client_config.hpp"
+#include "consistency/pending_window.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
 
@@ -36,8 +39,36 @@ using actors::log_level;
 thread_local cudaError_t thread_last_error = cudaSuccess;
 std::atomic<int> process_sticky{cudaSuccess};
 
+/// The reply handle of one batch request of the client's blocking actor.
+using batch_handle = decltype(std::declval<caf::blocking_actor&>().request(
+  std::declval<const actors::gpu_server_actor&>(), caf::duration{},
+  std::declval<actors::pb<proto::OpBatch>>()));
+
+/// A batch sent and not yet reconciled.
+struct flight {
+  /// Its id in the pending window.
+  uint64_t id = 0;
+  batch_handle handle;
+  /// Receives the results of the batch's owned ops; may be empty.
+  result_sink sink;
+  /// Receives the first failure of the owned ops; may be null.
+  cudaError_t* status = nullptr;
+  /// Ops at or after this seq are owned (0: none).
+  uint64_t owned_from = 0;
+};
+
+/// Bounds of the submission queue: a batch leaves when it holds this many
+/// ops or bytes of payload, or when its oldest op waited flush_delay.
+constexpr int max_batch_ops = 256;
+constexpr size_t max_batch_bytes = size_t{16} << 20;
+constexpr auto default_flush_delay = std::chrono::microseconds{200};
+
+bool sticky_status(int32_t status) {
+  return is_sticky(to_cuda_error(status));
+}
+
 /// Everything that needs the network. Created at the first call that needs
-/// the server, torn down by an atexit handler.
+/// the server, torn down by an atexit handler. Guarded by client_mutex.
 struct client {
   config::client_config cfg;
   /// Referenced by `system` for its whole life.
@@ -49,6 +80,22 @@ struct client {
   proto::SessionOpened opened;
   uint64_t next_seq = 1;
   cudaError_t state = cudaSuccess;
+  /// Asynchronous forwarding (GLEAM_ASYNC, [client] async).
+  bool async = true;
+  /// Batches in flight and the errors of async ops.
+  consistency::pending_window window{8, sticky_status};
+  /// Ops submitted and not sent yet, in seq order.
+  actors::pb<proto::OpBatch> queue;
+  size_t queued_bytes = 0;
+  std::chrono::steady_clock::time_point first_queued;
+  /// How long a queued op may wait for company (GLEAM_FLUSH_US).
+  std::chrono::microseconds flush_delay = default_flush_delay;
+  /// Sent batches, oldest first (the window's order).
+  std::deque<flight> flights;
+  /// The flusher thread sends a queue that waited flush_delay.
+  std::condition_variable wake;
+  bool stopping = false;
+  std::thread flusher;
 };
 
 client* the_client = nullptr;
@@ -124,12 +171,30 @@ void teardown(client* c) {
   }
 }
 
+void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* status);
+
 void at_exit() {
+  std::thread flusher;
+  {
+    std::lock_guard<std::mutex> guard{*client_mutex};
+    if (the_client == nullptr)
+      return;
+    the_client->stopping = true;
+    the_client->wake.notify_all();
+    flusher = std::move(the_client->flusher);
+  }
+  if (flusher.joinable())
+    flusher.join();
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto* c = the_client;
   the_client = nullptr;
   if (c == nullptr)
     return;
+  // Ops the app left queued still run, as they would on a local GPU: they
+  // go out ahead of the close (same sender, so in order); their replies are
+  // not waited for, so a hung server cannot hold the exit for long.
+  if (c->state == cudaSuccess)
+    send_queue(*c, 0, {}, nullptr);
   teardown(c);
 }
 
@@ -158,6 +223,14 @@ void open_connection(client& c) {
   actors::add_message_types(sc);
   sc.load<caf::io::middleman>();
   sc.set("scheduler.max-threads", 2);
+  // Replies are deserialized on the middleman's own thread instead of being
+  // handed to a BASP worker first: one thread hop less per round trip
+  // (loopback here: 215 us -> 52 us a sync call; tools/bench/README.md).
+  // GLEAM_CAF_WORKERS=N restores N workers, for measurements.
+  size_t workers = 0;
+  if (const char* w = std::getenv("GLEAM_CAF_WORKERS"))
+    workers = static_cast<size_t>(std::strtoul(w, nullptr, 10));
+  sc.set("middleman.workers", workers);
   sc.set("logger.file-verbosity", caf::atom("quiet"));
   sc.set("logger.console-verbosity", caf::atom("quiet"));
   c.system = std::make_unique<caf::actor_system>(sc);
@@ -237,6 +310,8 @@ void open_connection(client& c) {
       where, gpu, c.opened.devices(0).name());
 }
 
+void flusher_loop(client* c, std::mutex* mutex);
+
 /// The client, connecting if needed. Call with client_mutex held.
 client& get_client() {
   if (the_client == nullptr) {
@@ -245,10 +320,155 @@ client& get_client() {
     });
     auto* c = new client;
     open_connection(*c);
+    c->async = c->cfg.async;
+    if (const char* us = std::getenv("GLEAM_FLUSH_US"))
+      c->flush_delay = std::chrono::microseconds{std::strtoul(us, nullptr, 10)};
+    // Strict synchronous mode: one batch in flight, every op waited for.
+    c->window = consistency::pending_window{c->async ? c->cfg.max_pending_batch : 1u,
+                                            sticky_status};
+    if (c->state == cudaSuccess && c->async)
+      c->flusher = std::thread{flusher_loop, c, client_mutex};
     the_client = c;
     std::atexit(at_exit);
   }
   return *the_client;
+}
+
+/// Marks the session lost: every later call fails with
+/// cudaErrorDevicesUnavailable.
+void lose(client& c, const std::string& why) {
+  if (c.state == cudaSuccess)
+    std::fprintf(stderr,
+                 "gleam: lost the Gleam session %llu (%s); every further CUDA "
+                 "call fails with cudaErrorDevicesUnavailable\n",
+                 static_cast<unsigned long long>(c.opened.session()), why.c_str());
+  c.state = cudaErrorDevicesUnavailable;
+  static_cast<void>(c.window.abandon());
+  c.flights.clear();
+  c.queue->clear_ops();
+  c.queued_bytes = 0;
+}
+
+/// Waits for the reply of the oldest batch in flight and reconciles it.
+void reconcile_oldest(client& c) {
+  auto f = std::move(c.flights.front());
+  c.flights.pop_front();
+  proto::BatchReply reply;
+  bool got = false;
+  std::string why;
+  f.handle.receive(
+    [&](actors::pb<proto::BatchReply>& r) {
+      reply = std::move(r.value);
+      got = true;
+    },
+    [&](caf::error& e) { why = render(c, e); });
+  if (!got)
+    return lose(c, why);
+  std::vector<consistency::op_status> outcome;
+  outcome.reserve(static_cast<size_t>(reply.results_size()));
+  for (const auto& r : reply.results()) {
+    outcome.push_back({r.seq(), r.status(), r.status() != 0 ? r.error() : std::string{}});
+    if (r.status() != 0)
+      log(log_level::info, "op {} failed: {} ({})", r.seq(), r.status(), r.error());
+  }
+  auto done = c.window.completed(f.id, outcome);
+  if (!done)
+    return lose(c, caf::to_string(done.error()));
+  if (auto s = c.window.sticky(); s != 0) {
+    int expected = cudaSuccess;
+    process_sticky.compare_exchange_strong(expected, static_cast<int>(to_cuda_error(s)));
+  }
+  if (f.status != nullptr && *f.status == cudaSuccess && done->owned_status != 0)
+    *f.status = to_cuda_error(done->owned_status);
+  if (f.sink && f.owned_from != 0)
+    for (auto& r : *reply.mutable_results())
+      if (r.seq() >= f.owned_from)
+        f.sink(r);
+}
+
+/// Sends the queued ops as one batch (waiting for room in the window
+/// first). Ops with seq >= owned_from are owned: their results go to `sink`,
+/// their first failure to `*status`.
+void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* status) {
+  if (c.queue->ops_size() == 0)
+    return;
+  while (!c.window.has_room() && c.state == cudaSuccess)
+    reconcile_oldest(c);
+  if (c.state != cudaSuccess)
+    return;
+  auto first = c.queue->ops(0).seq();
+  auto last = c.queue->ops(c.queue->ops_size() - 1).seq();
+  auto id = c.window.sent(first, last, owned_from);
+  if (!id)
+    return lose(c, caf::to_string(id.error()));
+  actors::pb<proto::OpBatch> batch;
+  std::swap(batch, c.queue);
+  batch->set_session(c.opened.session());
+  c.queued_bytes = 0;
+  auto handle = (*c.self)->request(c.server, caf::duration{c.cfg.request_timeout},
+                                   std::move(batch));
+  c.flights.push_back({*id, std::move(handle), std::move(sink), status, owned_from});
+}
+
+/// Sends the queue and waits for every batch in flight.
+cudaError_t drain(client& c) {
+  send_queue(c, 0, {}, nullptr);
+  while (!c.flights.empty() && c.state == cudaSuccess)
+    reconcile_oldest(c);
+  return c.state;
+}
+
+/// Bytes an op carries beyond its fixed fields (what bounds a batch).
+size_t payload_bytes(const proto::Op& op) {
+  switch (op.kind_case()) {
+    case proto::Op::kMemcpyHtod:
+      return op.memcpy_htod().data().size();
+    case proto::Op::kMemcpy2D:
+      return op.memcpy_2d().data().size();
+    case proto::Op::kModuleLoad:
+      return op.module_load().image().size();
+    case proto::Op::kLaunchKernel:
+      return op.launch_kernel().params().size() + op.launch_kernel().function().size();
+    default:
+      return 16;
+  }
+}
+
+/// Appends `op` to the queue under the next seq and returns that seq.
+uint64_t enqueue(client& c, proto::Op&& op) {
+  auto seq = c.next_seq++;
+  op.set_seq(seq);
+  if (c.queue->ops_size() == 0) {
+    c.first_queued = std::chrono::steady_clock::now();
+    if (c.async)
+      c.wake.notify_one();
+  }
+  c.queued_bytes += payload_bytes(op);
+  *c.queue->add_ops() = std::move(op);
+  return seq;
+}
+
+/// Sends a queue that waited flush_delay, so that async work reaches the
+/// GPU while the app computes on the host.
+void flusher_loop(client* c, std::mutex* mutex) {
+  std::unique_lock<std::mutex> lock{*mutex};
+  while (!c->stopping) {
+    if (c->queue->ops_size() == 0 || c->state != cudaSuccess) {
+      c->wake.wait(lock);
+      continue;
+    }
+    auto due = c->first_queued + c->flush_delay;
+    if (std::chrono::steady_clock::now() >= due) {
+      try {
+        send_queue(*c, 0, {}, nullptr);
+      } catch (...) {
+        // Out of memory while sending: the next synchronizing call retries.
+        c->first_queued = std::chrono::steady_clock::now();
+      }
+      continue;
+    }
+    c->wake.wait_until(lock, due);
+  }
 }
 
 } // namespace
@@ -285,6 +505,19 @@ cudaError_t last_error(bool clear) noexcept {
   auto x = thread_last_error;
   if (clear)
     thread_last_error = cudaSuccess;
+  // An async op's error reconciled since: it is the last error now.
+  if (x == cudaSuccess) {
+    try {
+      std::lock_guard<std::mutex> guard{*client_mutex};
+      if (the_client != nullptr) {
+        auto d = clear ? the_client->window.take_deferred() : the_client->window.peek_deferred();
+        if (d != 0)
+          x = to_cuda_error(d);
+      }
+    } catch (...) {
+      x = cudaErrorUnknown;
+    }
+  }
   if (auto s = sticky_error(); s != cudaSuccess)
     return s;
   return x;
@@ -318,45 +551,25 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
   auto& c = get_client();
   if (c.state != cudaSuccess)
     return c.state;
-  actors::pb<proto::OpBatch> batch;
-  batch->set_session(c.opened.session());
-  auto count = static_cast<int>(ops.size());
+  if (results != nullptr)
+    results->clear();
+  if (ops.empty())
+    return cudaSuccess;
+  uint64_t owned_from = 0;
   for (auto& op : ops) {
-    op.set_seq(c.next_seq++);
-    *batch->add_ops() = std::move(op);
+    auto seq = enqueue(c, std::move(op));
+    if (owned_from == 0)
+      owned_from = seq;
   }
   ops.clear();
-  proto::BatchReply reply;
-  std::string why;
-  bool got = false;
-  (*c.self)
-    ->request(c.server, caf::duration{c.cfg.request_timeout}, std::move(batch))
-    .receive(
-      [&](actors::pb<proto::BatchReply>& r) {
-        reply = std::move(r.value);
-        got = true;
-      },
-      [&](caf::error& e) { why = render(c, e); });
-  if (!got) {
-    std::fprintf(stderr,
-                 "gleam: lost the Gleam session %llu (%s); every further CUDA "
-                 "call fails with cudaErrorDevicesUnavailable\n",
-                 static_cast<unsigned long long>(c.opened.session()), why.c_str());
-    c.state = cudaErrorDevicesUnavailable;
-    return c.state;
-  }
-  cudaError_t first = cudaSuccess;
-  for (const auto& r : reply.results()) {
-    if (r.status() != 0 && first == cudaSuccess) {
-      first = to_cuda_error(r.status());
-      log(log_level::info, "op {} failed: {} ({})", r.seq(), r.status(), r.error());
-    }
-  }
-  if (first == cudaSuccess && reply.results_size() < count)
-    first = cudaErrorUnknown;
+  result_sink sink;
   if (results != nullptr)
-    results->assign(reply.results().begin(), reply.results().end());
-  return first;
+    sink = [results](proto::OpResult& r) { results->push_back(std::move(r)); };
+  cudaError_t status = cudaSuccess;
+  send_queue(c, owned_from, std::move(sink), &status);
+  if (auto err = drain(c); err != cudaSuccess)
+    return err;
+  return status;
 }
 
 cudaError_t run_op(proto::Op op, proto::OpResult* result) {
@@ -367,6 +580,76 @@ cudaError_t run_op(proto::Op op, proto::OpResult* result) {
   if (result != nullptr && !results.empty())
     *result = std::move(results.front());
   return err;
+}
+
+cudaError_t submit(proto::Op op) {
+  std::lock_guard<std::mutex> guard{*client_mutex};
+  auto& c = get_client();
+  if (c.state != cudaSuccess)
+    return c.state;
+  if (!c.async) {
+    cudaError_t status = cudaSuccess;
+    auto seq = enqueue(c, std::move(op));
+    send_queue(c, seq, {}, &status);
+    if (auto err = drain(c); err != cudaSuccess)
+      return err;
+    return status;
+  }
+  enqueue(c, std::move(op));
+  if (c.queue->ops_size() >= max_batch_ops || c.queued_bytes >= max_batch_bytes)
+    send_queue(c, 0, {}, nullptr);
+  return c.state;
+}
+
+cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& make,
+                          const result_sink& sink) {
+  std::lock_guard<std::mutex> guard{*client_mutex};
+  auto& c = get_client();
+  if (c.state != cudaSuccess)
+    return c.state;
+  cudaError_t status = cudaSuccess;
+  for (size_t i = 0; i < count && status == cudaSuccess && c.state == cudaSuccess; ++i) {
+    auto seq = enqueue(c, make(i));
+    send_queue(c, seq, sink, &status);
+  }
+  if (auto err = drain(c); err != cudaSuccess)
+    return err;
+  return status;
+}
+
+cudaError_t flush() {
+  std::lock_guard<std::mutex> guard{*client_mutex};
+  auto& c = get_client();
+  if (c.state != cudaSuccess)
+    return c.state;
+  return drain(c);
+}
+
+cudaError_t deliver_deferred(cudaError_t own) noexcept {
+  if (own != cudaSuccess)
+    return own;
+  try {
+    std::lock_guard<std::mutex> guard{*client_mutex};
+    if (the_client == nullptr)
+      return own;
+    std::string detail;
+    if (auto d = the_client->window.take_deferred(&detail); d != 0) {
+      log(log_level::info, "an earlier async op failed: {} ({})", d, detail);
+      return to_cuda_error(d);
+    }
+  } catch (...) {
+    return cudaErrorUnknown;
+  }
+  return own;
+}
+
+bool async_enabled() noexcept {
+  try {
+    std::lock_guard<std::mutex> guard{*client_mutex};
+    return get_client().async;
+  } catch (...) {
+    return false;
+  }
 }
 
 registry& reg() {
@@ -485,10 +768,12 @@ pointer_kind classify(const void* p) noexcept {
 
 namespace {
 
-constexpr size_t max_chunk = size_t{64} << 20;
+/// Bulk copies travel in chunks of at most this many bytes, one batch each,
+/// pipelined under the window (DESIGN.md: chunks of at most 16 MiB).
+constexpr size_t max_chunk = size_t{16} << 20;
 
-/// False when `p` lies in one of our allocations but [p, p + count) runs
-/// past its end; addresses outside every allocation are left to the server.
+} // namespace
+
 bool fits_allocation(const void* p, size_t count) {
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
@@ -501,8 +786,6 @@ bool fits_allocation(const void* p, size_t count) {
     return true;
   return count <= i->first + i->second - addr;
 }
-
-} // namespace
 
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                  cudaStream_t stream, bool async) {
@@ -529,39 +812,56 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
       std::memmove(dst, src, count);
       return cudaSuccess;
     case cudaMemcpyHostToDevice: {
-      std::vector<proto::Op> ops;
-      for (size_t off = 0; off < count; off += max_chunk) {
+      auto chunks = (count + max_chunk - 1) / max_chunk;
+      auto make = [&](size_t i) {
+        auto off = i * max_chunk;
         auto n = std::min(max_chunk, count - off);
         proto::Op op;
         auto* m = op.mutable_memcpy_htod();
         m->set_dst(reinterpret_cast<uintptr_t>(dst) + off);
+        // The bytes are copied here: the app may reuse its buffer at once.
         m->set_data(static_cast<const char*>(src) + off, n);
         m->set_stream(s);
         m->set_async(async);
-        ops.push_back(std::move(op));
-        // One chunk a batch: bulk messages stay within 64 MiB.
-        if (auto err = run_ops(ops, nullptr); err != cudaSuccess)
-          return err;
+        return op;
+      };
+      if (async) {
+        for (size_t i = 0; i < chunks; ++i)
+          if (auto err = submit(make(i)); err != cudaSuccess)
+            return err;
+        return cudaSuccess;
       }
-      return cudaSuccess;
+      return deliver_deferred(run_pipelined(chunks, make, {}));
     }
     case cudaMemcpyDeviceToHost: {
-      for (size_t off = 0; off < count; off += max_chunk) {
-        auto n = std::min(max_chunk, count - off);
+      auto chunks = (count + max_chunk - 1) / max_chunk;
+      size_t next = 0;
+      bool short_reply = false;
+      auto make = [&](size_t i) {
+        auto off = i * max_chunk;
         proto::Op op;
         auto* m = op.mutable_memcpy_dtoh();
         m->set_src(reinterpret_cast<uintptr_t>(src) + off);
-        m->set_size(n);
+        m->set_size(std::min(max_chunk, count - off));
         m->set_stream(s);
         m->set_async(async);
-        proto::OpResult result;
-        if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
-          return err;
-        if (result.data().size() != n)
-          return cudaErrorUnknown;
-        std::memcpy(static_cast<char*>(dst) + off, result.data().data(), n);
-      }
-      return cudaSuccess;
+        return op;
+      };
+      auto sink = [&](proto::OpResult& r) {
+        auto off = next++ * max_chunk;
+        if (r.status() != 0)
+          return;
+        auto n = std::min(max_chunk, count - off);
+        if (r.data().size() != n) {
+          short_reply = true;
+          return;
+        }
+        std::memcpy(static_cast<char*>(dst) + off, r.data().data(), n);
+      };
+      auto err = run_pipelined(chunks, make, sink);
+      if (err == cudaSuccess && short_reply)
+        err = cudaErrorUnknown;
+      return async ? err : deliver_deferred(err);
     }
     case cudaMemcpyDeviceToDevice: {
       proto::Op op;
@@ -571,7 +871,9 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
       m->set_size(count);
       m->set_stream(s);
       m->set_async(async);
-      return run_op(std::move(op));
+      if (async)
+        return submit(std::move(op));
+      return deliver_deferred(run_op(std::move(op)));
     }
     default:
       return cudaErrorInvalidMemcpyDirection;
@@ -591,7 +893,7 @@ int device_attribute(int attr, int fallback) {
 cudaError_t sync_stream(cudaStream_t stream) {
   proto::Op op;
   op.mutable_stream_synchronize()->set_stream(wire_stream(stream));
-  return run_op(std::move(op));
+  return deliver_deferred(run_op(std::move(op)));
 }
 
 namespace {

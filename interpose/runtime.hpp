@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,15 +61,55 @@ bool connected() noexcept;
 /// The session the server opened; valid only after connect() succeeded.
 const proto::SessionOpened& session();
 
-/// Runs `ops` as one batch and waits for the reply. Fills `results` (one per
-/// executed op) and returns the runtime error of the first failing op, or
-/// cudaSuccess. Connects first if needed. Thread-safe: batches of all
-/// threads are serialized and numbered in one sequence.
+/// Runs `ops` and waits for their results: they go out in one batch behind
+/// every op submitted earlier (so a sync call waits for all earlier ops),
+/// then every batch in flight is waited for. Fills `results` (one per
+/// executed op of `ops`) and returns the runtime error of the first failing
+/// op of `ops`, or cudaSuccess; errors of earlier async ops stay deferred
+/// (see deliver_deferred), a sticky one is returned. Connects first if
+/// needed. Thread-safe: ops of all threads are serialized and numbered in
+/// one sequence.
 cudaError_t run_ops(std::vector<proto::Op>& ops,
                     std::vector<proto::OpResult>* results);
 
 /// run_ops for a single op; `result` may be null.
 cudaError_t run_op(proto::Op op, proto::OpResult* result = nullptr);
+
+/// Submits an error-code-only op (launch, async copy or memset, event
+/// record, stream wait, free, handle creation): it is queued and the call
+/// returns at once. The queue leaves as one batch when a synchronous call
+/// comes, when it holds 256 ops or 16 MiB of payload, or 200 us after its
+/// first op (GLEAM_FLUSH_US overrides the 200 us); at most max_pending_batch batches are in flight (a full window
+/// waits for the oldest reply). The op's error arrives later: a sticky one
+/// latches (sticky_error), another is deferred and delivered exactly once,
+/// by the next deliver_deferred or cudaGetLastError. Returns cudaSuccess,
+/// or the session's state when it is not usable. With GLEAM_ASYNC=off the
+/// op is sent alone and waited for, and its own error is returned.
+/// `op` must carry every byte it needs (no pointer into app memory).
+cudaError_t submit(proto::Op op);
+
+/// Receives the result of one owned op of a pipelined or waited batch.
+using result_sink = std::function<void(proto::OpResult&)>;
+
+/// Bulk transfers: sends `count` ops, `make(i)` each, every op in a batch
+/// of its own, pipelined under the window of max_pending_batch batches, and
+/// waits for all of them. `sink` (may be empty) gets each op's result in
+/// order. Stops sending after the first failure, which it returns.
+cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& make,
+                          const result_sink& sink);
+
+/// Sends every queued op and waits for all batches in flight. Returns the
+/// session's state (errors of the ops stay deferred or sticky).
+cudaError_t flush();
+
+/// At a synchronizing entry point: returns `own` when it is an error, else
+/// takes and returns the deferred error of an earlier async op (exactly
+/// once), else cudaSuccess.
+cudaError_t deliver_deferred(cudaError_t own) noexcept;
+
+/// Whether async forwarding is on for this process (GLEAM_ASYNC, [client]
+/// async). Connects first if needed.
+bool async_enabled() noexcept;
 
 // --- registry -----------------------------------------------------------
 
@@ -208,6 +249,12 @@ enum class pointer_kind {
   host_pageable,
 };
 pointer_kind classify(const void* p) noexcept;
+
+/// False when `p` lies in one of our allocations but [p, p + count) runs
+/// past its end; addresses outside every allocation are left to the server.
+/// Lets an error-code-only call fail at once, as CUDA's would, instead of
+/// later through the deferred error.
+bool fits_allocation(const void* p, size_t count);
 
 /// Copies `count` bytes by `kind` (cudaMemcpyDefault inferred); `stream`
 /// and `async` go on the wire for device-side copies.

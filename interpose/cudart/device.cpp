@@ -299,7 +299,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size
     auto* s = op.mutable_ctx_set_limit();
     s->set_limit(static_cast<int>(limit));
     s->set_value(value);
-    return run_op(std::move(op));
+    return submit(std::move(op));
   });
 }
 
@@ -322,7 +322,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceSynchronize(void) {
       for (const auto& s : r.streams)
         add(s.first);
     }
-    return run_ops(ops, nullptr);
+    return deliver_deferred(run_ops(ops, nullptr));
   });
 }
 

@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include <algorithm>
+
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
@@ -40,6 +42,11 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args,
     return err;
   if (auto err = check_dims(grid, block); err != cudaSuccess)
     return err;
+  // The launch is queued: its configuration errors are found here, where
+  // CUDA's launch would return them, not at a later call.
+  if (auto i = f->attributes.find(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+      i != f->attributes.end() && shared_mem > static_cast<size_t>(std::max(i->second, 0)))
+    return cudaErrorInvalidValue;
   proto::Op op;
   auto* l = op.mutable_launch_kernel();
   l->set_module(f->module->handle);
@@ -57,7 +64,8 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args,
   l->set_cluster_y(cluster.y);
   l->set_cluster_z(cluster.z);
   l->set_cooperative(cooperative);
-  return run_op(std::move(op));
+  // Error-code-only: queued, its error arrives at a later call.
+  return submit(std::move(op));
 }
 
 cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, void** args) {
@@ -201,13 +209,22 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaFuncSetAttribute(const void* func,
       return err;
     // cudaFuncAttribute values are the CUfunction_attribute values.
     int cu_attr = static_cast<int>(attr);
+    // Queued: the values CUDA refuses at once are refused here.
+    if (cu_attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+      auto stat = f->attributes.count(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) != 0
+                    ? f->attributes[CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES]
+                    : 0;
+      auto optin = device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0);
+      if (value < 0 || (optin > 0 && value + stat > optin))
+        return cudaErrorInvalidValue;
+    }
     proto::Op op;
     auto* s = op.mutable_func_set_attribute();
     s->set_module(f->module->handle);
     s->set_function(f->name);
     s->set_attribute(cu_attr);
     s->set_value(value);
-    auto err = run_op(std::move(op));
+    auto err = submit(std::move(op));
     if (err == cudaSuccess)
       f->attributes[cu_attr] = value;
     return err;
@@ -227,7 +244,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaFuncSetCacheConfig(const void* func,
     s->set_module(f->module->handle);
     s->set_function(f->name);
     s->set_config(static_cast<int>(cacheConfig));
-    return run_op(std::move(op));
+    return submit(std::move(op));
   });
 }
 

@@ -1,6 +1,6 @@
 // Device and host memory: allocation, copies (1D, 2D, symbols), memsets and
-// pointer queries. Async variants run synchronously for now: correct, only
-// slower.
+// pointer queries. Memsets, frees, async host-to-device and device-to-device
+// copies are error-code-only (submit); copies to the host wait.
 #define __CUDA_API_VERSION_INTERNAL
 #include "interpose/export.hpp"
 
@@ -86,7 +86,9 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch,
       for (size_t row = 0; row < height; ++row)
         std::memcpy(&packed[row * width], static_cast<const char*>(src) + row * spitch, width);
       m->set_data(std::move(packed));
-      return run_op(std::move(op));
+      if (async)
+        return submit(std::move(op));
+      return deliver_deferred(run_op(std::move(op)));
     }
     case cudaMemcpyDeviceToHost: {
       m->set_kind(proto::Memcpy2D::DTOH);
@@ -99,7 +101,7 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch,
         return cudaErrorUnknown;
       for (size_t row = 0; row < height; ++row)
         std::memcpy(static_cast<char*>(dst) + row * dpitch, &result.data()[row * width], width);
-      return cudaSuccess;
+      return async ? cudaSuccess : deliver_deferred(cudaSuccess);
     }
     case cudaMemcpyDeviceToDevice:
       m->set_kind(proto::Memcpy2D::DTOD);
@@ -107,7 +109,9 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch,
       m->set_dst_pitch(dpitch);
       m->set_src(reinterpret_cast<uintptr_t>(src));
       m->set_src_pitch(spitch);
-      return run_op(std::move(op));
+      if (async)
+        return submit(std::move(op));
+      return deliver_deferred(run_op(std::move(op)));
     default:
       return cudaErrorInvalidMemcpyDirection;
   }
@@ -117,6 +121,10 @@ cudaError_t memset_op(void* dst, int value, size_t count, size_t pitch,
                       size_t height, cudaStream_t stream, bool async) {
   if (count == 0 || height == 0)
     return cudaSuccess;
+  // Checked here, so that the queued memset fails at this call like CUDA's.
+  auto span = height > 1 ? pitch * (height - 1) + count : count;
+  if ((height > 1 && count > pitch) || !fits_allocation(dst, span))
+    return cudaErrorInvalidValue;
   proto::Op op;
   auto* m = op.mutable_memset();
   m->set_dst(reinterpret_cast<uintptr_t>(dst));
@@ -127,7 +135,7 @@ cudaError_t memset_op(void* dst, int value, size_t count, size_t pitch,
   m->set_height(height);
   m->set_stream(wire_stream(stream));
   m->set_async(async);
-  return run_op(std::move(op));
+  return submit(std::move(op));
 }
 
 cudaError_t symbol_address(const void* symbol, size_t offset, size_t count,
@@ -200,7 +208,9 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaFree(void* devPtr) {
     }
     proto::Op op;
     op.mutable_mem_free()->set_dptr(addr);
-    auto err = run_op(std::move(op));
+    // Safe to queue: the server frees in op order, after every earlier use,
+    // and before any later allocation that could reuse the address.
+    auto err = submit(std::move(op));
     if (err == cudaSuccess) {
       auto& r = reg();
       std::lock_guard<std::recursive_mutex> guard{r.mutex};

@@ -45,7 +45,8 @@ cudaError_t stream_create(cudaStream_t* out, unsigned flags, int priority) {
   c->set_stream(h);
   c->set_flags(flags);
   c->set_priority(priority);
-  if (auto err = run_op(std::move(op)); err != cudaSuccess)
+  // A client handle: the server maps it when the queued create runs.
+  if (auto err = submit(std::move(op)); err != cudaSuccess)
     return err;
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
@@ -59,7 +60,7 @@ cudaError_t stream_query(cudaStream_t stream) {
     return err;
   proto::Op op;
   op.mutable_stream_query()->set_stream(wire_stream(stream));
-  return run_op(std::move(op));
+  return deliver_deferred(run_op(std::move(op)));
 }
 
 cudaError_t stream_sync(cudaStream_t stream) {
@@ -78,7 +79,7 @@ cudaError_t stream_wait(cudaStream_t stream, cudaEvent_t event, unsigned flags) 
   w->set_stream(wire_stream(stream));
   w->set_event(wire_event(event));
   w->set_flags(flags);
-  return run_op(std::move(op));
+  return submit(std::move(op));
 }
 
 cudaError_t stream_flags(cudaStream_t stream, unsigned* flags, int* priority) {
@@ -111,7 +112,7 @@ cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags)
   e->set_event(wire_event(event));
   e->set_stream(wire_stream(stream));
   e->set_flags(flags);
-  return run_op(std::move(op));
+  return submit(std::move(op));
 }
 
 cudaError_t event_create(cudaEvent_t* event, unsigned flags) {
@@ -122,7 +123,7 @@ cudaError_t event_create(cudaEvent_t* event, unsigned flags) {
   auto* c = op.mutable_event_create();
   c->set_event(h);
   c->set_flags(flags);
-  if (auto err = run_op(std::move(op)); err != cudaSuccess)
+  if (auto err = submit(std::move(op)); err != cudaSuccess)
     return err;
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
@@ -169,7 +170,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
       return err;
     proto::Op op;
     op.mutable_stream_destroy()->set_stream(wire_stream(stream));
-    auto err = run_op(std::move(op));
+    auto err = submit(std::move(op));
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
     r.streams.erase(wire_stream(stream));
@@ -371,7 +372,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
       return err;
     proto::Op op;
     op.mutable_event_destroy()->set_event(wire_event(event));
-    auto err = run_op(std::move(op));
+    auto err = submit(std::move(op));
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
     r.events.erase(wire_event(event));
@@ -405,7 +406,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
       return err;
     proto::Op op;
     op.mutable_event_query()->set_event(wire_event(event));
-    return run_op(std::move(op));
+    return deliver_deferred(run_op(std::move(op)));
   });
 }
 
@@ -415,7 +416,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
       return err;
     proto::Op op;
     op.mutable_event_synchronize()->set_event(wire_event(event));
-    return run_op(std::move(op));
+    return deliver_deferred(run_op(std::move(op)));
   });
 }
 

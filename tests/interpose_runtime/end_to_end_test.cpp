@@ -163,15 +163,20 @@ TEST_CASE("a node without GPUs yields cudaErrorNoDevice with the reason",
   }
 }
 
-TEST_CASE("every test program prints the same through gleam-run as locally",
-          "[gpu][interpose_runtime]") {
+namespace {
+
+std::string gpu_node_config(const std::string& dir, int port) {
+  return "[node]\nid = \"t\"\nroles = [\"all\"]\nport = " + std::to_string(port)
+         + "\nadvertise = \"127.0.0.1\"\n\n[gpu_server]\ndevices = [\"all\"]\n\n"
+           "[cache]\ndir = \"" + dir + "/cache\"\n";
+}
+
+/// Runs every program of programs.txt locally and through gleam-run
+/// (`run_flags` added, e.g. "--sync") and checks identical output.
+void compare_programs(const std::string& run_flags) {
   auto dir = temp_dir();
   auto port = free_port();
-  gleamd_process node{dir,
-                      "[node]\nid = \"t\"\nroles = [\"all\"]\nport = " + std::to_string(port)
-                        + "\nadvertise = \"127.0.0.1\"\n\n[gpu_server]\ndevices = [\"all\"]\n\n"
-                          "[cache]\ndir = \"" + dir + "/cache\"\n",
-                      port};
+  gleamd_process node{dir, gpu_node_config(dir, port), port};
   REQUIRE(node.listening());
   std::ifstream list{build_path("tests/programs/programs.txt")};
   std::vector<std::string> programs;
@@ -184,14 +189,51 @@ TEST_CASE("every test program prints the same through gleam-run as locally",
     std::string local;
     std::string remote;
     auto local_rc = run_command(prog, local);
-    auto remote_rc = run_command("GLEAM_CHECK_NO_DRIVER=1 " + run + " --server 127.0.0.1:"
-                                   + std::to_string(port) + " -- " + prog,
+    auto remote_rc = run_command("GLEAM_CHECK_NO_DRIVER=1 " + run + " " + run_flags
+                                   + " --server 127.0.0.1:" + std::to_string(port) + " -- "
+                                   + prog,
                                  remote);
-    INFO(prog << "\nlocal:\n" << local << "\nremote:\n" << remote);
+    INFO(prog << " (gleam-run " << run_flags << ")\nlocal:\n" << local << "\nremote:\n"
+              << remote);
     CHECK(local_rc == 0);
     CHECK(remote_rc == 0);
     CHECK(local == remote);
   }
+}
+
+} // namespace
+
+TEST_CASE("every test program prints the same through gleam-run as locally",
+          "[gpu][interpose_runtime]") {
+  // Async forwarding is the default.
+  compare_programs("");
+}
+
+TEST_CASE("every test program prints the same in strict synchronous mode",
+          "[gpu][interpose_runtime]") {
+  compare_programs("--sync");
+}
+
+TEST_CASE("a faulting async launch surfaces at the next sync as cudaErrorIllegalAddress",
+          "[gpu][interpose_runtime]") {
+  // A gleamd of its own: the fault ruins the server's CUDA context.
+  auto dir = temp_dir();
+  auto port = free_port();
+  gleamd_process node{dir, gpu_node_config(dir, port), port};
+  REQUIRE(node.listening());
+  auto prog = build_path("tests/programs/sticky_fault");
+  std::string local;
+  std::string remote;
+  auto local_rc = run_command(prog, local);
+  auto remote_rc = run_command(build_path("bin/gleam-run") + " --server 127.0.0.1:"
+                                 + std::to_string(port) + " -- " + prog,
+                               remote);
+  INFO("local:\n" << local << "\nremote:\n" << remote);
+  CHECK(local_rc == 0);
+  CHECK(remote_rc == 0);
+  CHECK(remote == "launch=cudaSuccess\nsync=cudaErrorIllegalAddress\n"
+                  "again=cudaErrorIllegalAddress\nmalloc=cudaErrorIllegalAddress\n");
+  CHECK(local == remote);
 }
 
 TEST_CASE("gleam-run sets the environment and preloads the interposer",

@@ -270,7 +270,7 @@ TEST_CASE("unknown scenarios and bad links fail before anything runs") {
   auto r = run_bench(reg, req, env, nullptr);
   REQUIRE(!r);
   CHECK(describe(r.error()).find("unknown scenario 'warp_drive': use one of call_latency, "
-                                 "bulk, model_load, decode_loop, link")
+                                 "bulk, model_load, decode_loop, launch_storm, link")
         == 0);
   req.scenarios = {"link"};
   req.links = {"1gbt,0.5ms"};

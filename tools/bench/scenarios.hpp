@@ -5,7 +5,7 @@
 namespace gleam::tools::bench {
 
 /// Registers the built-in scenarios: call_latency, bulk, model_load,
-/// decode_loop (CUDA programs from build/bench, run locally or through
+/// decode_loop, launch_storm (CUDA programs from build/bench, run locally or through
 /// gleam-run) and link (gleam-link's own rate and delay on loopback).
 void register_builtin_scenarios(registry& reg);
 

@@ -1,0 +1,329 @@
+// interpose_async_probe LIB SCENARIO [N]: loads LIB (a libcudart.so.13)
+// with dlopen, as an app would, and runs one scenario of asynchronous
+// forwarding against a server (fake_gpu_server in the CPU tests). Prints one
+// "key=value" line per observation; exit code 0 unless the library could
+// not be used.
+//
+//   classes    async/handle calls of each kind and local calls, then a sync
+//   batching   100 async memsets then a 4 B D2H copy
+//   deferred   a failing async memset, then sync calls
+//   lasterror  a failing async memset, reconciled by cudaMalloc, read with
+//              cudaPeekAtLastError / cudaGetLastError
+//   sticky     a sticky async failure, then sync calls
+//   reuse      a pageable async H2D copy whose buffer is overwritten at once
+//   latency N  N sync calls (4 B D2H), N async calls (memset): median us
+//   decode N   N iterations of 32 async memsets and a 4 B D2H copy (with
+//              fake_gpu_server --op-us U: a decode step of 32 kernels of U
+//              us): median us an iteration
+//   bulk N     N MiB H2D and D2H through cudaMemcpy: Gbit/s
+//   tcp N [ECHO CONNECT]
+//              raw TCP ping-pong of 64 B over loopback, N times: median us;
+//              the echo side listens on port ECHO, the client connects to
+//              CONNECT (e.g. a gleam-link in front of ECHO)
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace {
+
+struct api {
+  cudaError_t (*malloc)(void**, size_t);
+  cudaError_t (*free)(void*);
+  cudaError_t (*memset_async)(void*, int, size_t, cudaStream_t);
+  cudaError_t (*memcpy)(void*, const void*, size_t, cudaMemcpyKind);
+  cudaError_t (*memcpy_async)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t);
+  cudaError_t (*device_synchronize)();
+  cudaError_t (*get_last_error)();
+  cudaError_t (*peek_at_last_error)();
+  const char* (*error_name)(cudaError_t);
+  cudaError_t (*stream_create)(cudaStream_t*);
+  cudaError_t (*stream_destroy)(cudaStream_t);
+  cudaError_t (*stream_get_flags)(cudaStream_t, unsigned*);
+  cudaError_t (*stream_wait_event)(cudaStream_t, cudaEvent_t, unsigned);
+  cudaError_t (*event_create)(cudaEvent_t*);
+  cudaError_t (*event_record)(cudaEvent_t, cudaStream_t);
+  cudaError_t (*event_destroy)(cudaEvent_t);
+  cudaError_t (*get_device)(int*);
+  cudaError_t (*get_device_count)(int*);
+  cudaError_t (*device_get_attribute)(int*, cudaDeviceAttr, int);
+  cudaError_t (*pointer_get_attributes)(cudaPointerAttributes*, const void*);
+};
+
+template <class F>
+bool bind(void* lib, const char* name, F& f) {
+  f = reinterpret_cast<F>(::dlsym(lib, name));
+  if (f == nullptr)
+    std::fprintf(stderr, "missing symbol %s\n", name);
+  return f != nullptr;
+}
+
+double now_us() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+const char* name(const api& a, cudaError_t e) {
+  return a.error_name(e);
+}
+
+int tcp_pingpong(int n, int echo_port, int connect_port) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  int reuse = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(echo_port));
+  ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::listen(listener, 1);
+  std::thread echo{[listener, n] {
+    int fd = ::accept(listener, nullptr, nullptr);
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    char buf[64];
+    for (int i = 0; i < n; ++i) {
+      size_t got = 0;
+      while (got < sizeof(buf)) {
+        auto r = ::read(fd, buf + got, sizeof(buf) - got);
+        if (r <= 0)
+          return;
+        got += static_cast<size_t>(r);
+      }
+      if (::write(fd, buf, sizeof(buf)) != static_cast<ssize_t>(sizeof(buf)))
+        return;
+    }
+    ::close(fd);
+  }};
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (connect_port != 0)
+    addr.sin_port = htons(static_cast<uint16_t>(connect_port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    return 1;
+  std::vector<double> rtt;
+  char buf[64] = {};
+  for (int i = 0; i < n; ++i) {
+    auto t0 = now_us();
+    if (::write(fd, buf, sizeof(buf)) != static_cast<ssize_t>(sizeof(buf)))
+      return 1;
+    size_t got = 0;
+    while (got < sizeof(buf)) {
+      auto r = ::read(fd, buf + got, sizeof(buf) - got);
+      if (r <= 0)
+        return 1;
+      got += static_cast<size_t>(r);
+    }
+    rtt.push_back(now_us() - t0);
+  }
+  echo.join();
+  ::close(fd);
+  ::close(listener);
+  std::printf("tcp_rtt_us=%.1f\n", median(rtt));
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: interpose_async_probe LIB SCENARIO [N]\n");
+    return 2;
+  }
+  std::string scenario = argv[2];
+  int n = argc > 3 ? std::atoi(argv[3]) : 1000;
+  if (scenario == "tcp")
+    return tcp_pingpong(n, argc > 4 ? std::atoi(argv[4]) : 0, argc > 5 ? std::atoi(argv[5]) : 0);
+  void* lib = ::dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "dlopen %s: %s\n", argv[1], ::dlerror());
+    return 3;
+  }
+  api a{};
+  if (!bind(lib, "cudaMalloc", a.malloc) || !bind(lib, "cudaFree", a.free)
+      || !bind(lib, "cudaMemsetAsync", a.memset_async) || !bind(lib, "cudaMemcpy", a.memcpy)
+      || !bind(lib, "cudaMemcpyAsync", a.memcpy_async)
+      || !bind(lib, "cudaDeviceSynchronize", a.device_synchronize)
+      || !bind(lib, "cudaGetLastError", a.get_last_error)
+      || !bind(lib, "cudaPeekAtLastError", a.peek_at_last_error)
+      || !bind(lib, "cudaGetErrorName", a.error_name)
+      || !bind(lib, "cudaStreamCreate", a.stream_create)
+      || !bind(lib, "cudaStreamDestroy", a.stream_destroy)
+      || !bind(lib, "cudaStreamGetFlags", a.stream_get_flags)
+      || !bind(lib, "cudaStreamWaitEvent", a.stream_wait_event)
+      || !bind(lib, "cudaEventCreate", a.event_create)
+      || !bind(lib, "cudaEventRecord", a.event_record)
+      || !bind(lib, "cudaEventDestroy", a.event_destroy)
+      || !bind(lib, "cudaGetDevice", a.get_device)
+      || !bind(lib, "cudaGetDeviceCount", a.get_device_count)
+      || !bind(lib, "cudaDeviceGetAttribute", a.device_get_attribute)
+      || !bind(lib, "cudaPointerGetAttributes", a.pointer_get_attributes))
+    return 4;
+  void* p = nullptr;
+  auto err = a.malloc(&p, 4096);
+  if (err != cudaSuccess) {
+    std::printf("malloc=%s\n", name(a, err));
+    return 5;
+  }
+  unsigned char byte = 0;
+  auto read_byte = [&] { return a.memcpy(&byte, p, 1, cudaMemcpyDeviceToHost); };
+  if (scenario == "classes") {
+    void* q = nullptr;
+    a.malloc(&q, 4096);
+    // Error-code-only and handle calls: no round trip of their own.
+    cudaStream_t s = nullptr;
+    cudaEvent_t e = nullptr;
+    std::vector<unsigned char> src(64, 9);
+    cudaError_t errs[] = {
+      a.stream_create(&s),
+      a.event_create(&e),
+      a.memset_async(p, 3, 4096, s),
+      a.event_record(e, s),
+      a.stream_wait_event(nullptr, e, 0),
+      a.memcpy_async(static_cast<char*>(p) + 1024, src.data(), src.size(),
+                     cudaMemcpyHostToDevice, s),
+      a.memcpy_async(q, p, 4096, cudaMemcpyDeviceToDevice, s),
+      a.free(q),
+      a.event_destroy(e),
+    };
+    // Answered on the client.
+    int dev = -1, count = -1, threads = -1;
+    unsigned flags = 77;
+    cudaPointerAttributes attrs{};
+    cudaError_t local[] = {
+      a.get_device(&dev),
+      a.get_device_count(&count),
+      a.device_get_attribute(&threads, cudaDevAttrMaxThreadsPerBlock, 0),
+      a.stream_get_flags(s, &flags),
+      a.pointer_get_attributes(&attrs, static_cast<char*>(p) + 100),
+      a.peek_at_last_error(),
+      a.get_last_error(),
+    };
+    cudaError_t last = a.stream_destroy(s);
+    bool ok = last == cudaSuccess;
+    int k = 0;
+    for (auto x : errs) {
+      if (x != cudaSuccess)
+        std::printf("async call %d: %s\n", k, name(a, x));
+      ok = ok && x == cudaSuccess;
+      ++k;
+    }
+    k = 0;
+    for (auto x : local) {
+      if (x != cudaSuccess)
+        std::printf("local call %d: %s\n", k, name(a, x));
+      ok = ok && x == cudaSuccess;
+      ++k;
+    }
+    auto sync = read_byte();
+    std::printf("calls=%s device=%d count=%d threads=%d flags=%u type=%d sync=%s byte=%d\n",
+                ok ? "cudaSuccess" : "failed", dev, count, threads, flags,
+                static_cast<int>(attrs.type), name(a, sync), byte);
+  } else if (scenario == "batching") {
+    for (int i = 0; i < 100; ++i)
+      if (auto e = a.memset_async(p, i, 4096, nullptr); e != cudaSuccess)
+        std::printf("memset%d=%s\n", i, name(a, e));
+    auto e = read_byte();
+    std::printf("sync=%s byte=%d\n", name(a, e), byte);
+  } else if (scenario == "deferred") {
+    std::printf("failing=%s\n", name(a, a.memset_async(p, 0xEE, 4096, nullptr)));
+    std::printf("next=%s\n", name(a, a.memset_async(p, 7, 4096, nullptr)));
+    auto e = read_byte();
+    std::printf("sync1=%s byte=%d\n", name(a, e), byte);
+    std::printf("sync2=%s\n", name(a, read_byte()));
+    std::printf("last1=%s\n", name(a, a.get_last_error()));
+    std::printf("last2=%s\n", name(a, a.get_last_error()));
+  } else if (scenario == "lasterror") {
+    std::printf("failing=%s\n", name(a, a.memset_async(p, 0xEE, 4096, nullptr)));
+    void* q = nullptr;
+    std::printf("malloc=%s\n", name(a, a.malloc(&q, 64)));
+    std::printf("peek=%s\n", name(a, a.peek_at_last_error()));
+    std::printf("last1=%s\n", name(a, a.get_last_error()));
+    std::printf("last2=%s\n", name(a, a.get_last_error()));
+    std::printf("sync=%s\n", name(a, a.device_synchronize()));
+  } else if (scenario == "sticky") {
+    std::printf("failing=%s\n", name(a, a.memset_async(p, 0xDD, 4096, nullptr)));
+    std::printf("next=%s\n", name(a, a.memset_async(p, 1, 4096, nullptr)));
+    std::printf("sync1=%s\n", name(a, read_byte()));
+    std::printf("sync2=%s\n", name(a, a.device_synchronize()));
+    void* q = nullptr;
+    std::printf("malloc=%s\n", name(a, a.malloc(&q, 64)));
+  } else if (scenario == "reuse") {
+    std::vector<unsigned char> buf(4096, 'A');
+    std::printf("copy=%s\n",
+                name(a, a.memcpy_async(p, buf.data(), buf.size(), cudaMemcpyHostToDevice,
+                                       nullptr)));
+    std::fill(buf.begin(), buf.end(), 'B');
+    auto e = read_byte();
+    std::printf("sync=%s byte=%c\n", name(a, e), byte);
+  } else if (scenario == "latency") {
+    std::vector<double> sync_us, async_us;
+    for (int i = 0; i < n; ++i) {
+      auto t0 = now_us();
+      read_byte();
+      sync_us.push_back(now_us() - t0);
+    }
+    for (int i = 0; i < n; ++i) {
+      auto t0 = now_us();
+      a.memset_async(p, 1, 64, nullptr);
+      async_us.push_back(now_us() - t0);
+    }
+    auto e = read_byte();
+    std::printf("sync_call_us=%.1f async_call_us=%.2f err=%s\n", median(sync_us),
+                median(async_us), name(a, e));
+  } else if (scenario == "decode") {
+    std::vector<double> iter_us;
+    for (int i = 0; i < n; ++i) {
+      auto t0 = now_us();
+      for (int k = 0; k < 32; ++k)
+        a.memset_async(p, k, 64, nullptr);
+      read_byte();
+      iter_us.push_back(now_us() - t0);
+    }
+    std::printf("iter_us=%.1f byte=%d\n", median(iter_us), byte);
+  } else if (scenario == "bulk") {
+    size_t bytes = static_cast<size_t>(n) << 20;
+    std::vector<char> host(bytes);
+    for (size_t i = 0; i < bytes; ++i)
+      host[i] = static_cast<char>((i * 131) >> 7);
+    std::vector<char> back(bytes, 0);
+    void* d = nullptr;
+    if (auto e = a.malloc(&d, bytes); e != cudaSuccess) {
+      std::printf("malloc=%s\n", name(a, e));
+      return 5;
+    }
+    auto t0 = now_us();
+    auto e1 = a.memcpy(d, host.data(), bytes, cudaMemcpyHostToDevice);
+    auto t1 = now_us();
+    auto e2 = a.memcpy(back.data(), d, bytes, cudaMemcpyDeviceToHost);
+    auto t2 = now_us();
+    std::printf("h2d_gbit_s=%.3f d2h_gbit_s=%.3f h2d=%s d2h=%s same=%d\n",
+                bytes * 8 / (t1 - t0) / 1e3, bytes * 8 / (t2 - t1) / 1e3, name(a, e1),
+                name(a, e2), host == back ? 1 : 0);
+  } else {
+    std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
+    return 2;
+  }
+  return 0;
+}

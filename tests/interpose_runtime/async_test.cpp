@@ -1,0 +1,247 @@
+// Asynchronous forwarding of the built libcudart.so.13 against a GPU-less
+// fake server (fake_gpu_server.cpp): call classes, batching, deferred and
+// sticky errors delivered at the right call, exactly once, and the strict
+// synchronous mode (GLEAM_ASYNC=off).
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "tests/support/gpu_probe.hpp"
+
+namespace {
+
+using gleam::test::build_path;
+using gleam::test::run_command;
+using gleam::test::source_path;
+
+/// function -> `call` class, from interpose/spec/cudart.spec.
+std::map<std::string, std::string> spec_call_classes() {
+  std::ifstream in{source_path("interpose/spec/cudart.spec")};
+  std::map<std::string, std::string> out;
+  std::string fn;
+  for (std::string line; std::getline(in, line);) {
+    auto start = line.find_first_not_of(' ');
+    if (start == std::string::npos)
+      continue;
+    line = line.substr(start);
+    if (line.rfind("fn ", 0) == 0)
+      fn = line.substr(3);
+    else if (line.rfind("call ", 0) == 0)
+      out[fn] = line.substr(5);
+  }
+  return out;
+}
+
+int unused_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool accepting(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// fake_gpu_server in a child process; SIGTERM at the end.
+class fake_server {
+public:
+  fake_server() {
+    char tmpl[] = "/tmp/gleam-async-test-XXXXXX";
+    const char* dir = ::mkdtemp(tmpl);
+    REQUIRE(dir != nullptr);
+    dir_ = dir;
+    port_ = unused_port();
+    auto bin = build_path("tests/fake_gpu_server");
+    auto stats = stats_path();
+    auto log = dir_ + "/server.log";
+    auto port = std::to_string(port_);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::freopen(log.c_str(), "w", stdout);
+      std::freopen(log.c_str(), "a", stderr);
+      ::execl(bin.c_str(), bin.c_str(), port.c_str(), stats.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Bounded wait for the listener (not a timing assertion).
+    for (int i = 0; i < 200 && !accepting(port_); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds{25});
+    REQUIRE(accepting(port_));
+  }
+  ~fake_server() {
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  std::string stats_path() const {
+    return dir_ + "/stats.txt";
+  }
+  /// Runs the probe scenario; `env` is prepended (e.g. "GLEAM_ASYNC=off").
+  std::string probe(const std::string& scenario, const std::string& env = "") {
+    std::remove(stats_path().c_str());
+    std::string out;
+    auto cmd = env + " GLEAM_SERVER=127.0.0.1:" + std::to_string(port_) + " "
+               + build_path("tests/interpose_async_probe") + " "
+               + build_path("lib/libcudart.so.13") + " " + scenario + " 2>" + dir_
+               + "/probe.err";
+    auto rc = run_command(cmd, out);
+    INFO("probe stderr: " << slurp(dir_ + "/probe.err"));
+    CHECK(rc == 0);
+    return out;
+  }
+  /// The server's per-batch statistics of the last session.
+  std::string stats() const {
+    return slurp(stats_path());
+  }
+  /// Batches the server saw in the last session.
+  long batches() const {
+    auto text = slurp(stats_path());
+    auto pos = text.find("batches ");
+    return pos == std::string::npos ? -1 : std::atol(text.c_str() + pos + 8);
+  }
+
+private:
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+} // namespace
+
+TEST_CASE("async and handle calls ride with the next sync call, local ones stay local",
+          "[interpose_runtime]") {
+  fake_server server;
+  // No timer flush during the scenario: only the sync call sends.
+  auto out = server.probe("classes", "GLEAM_FLUSH_US=60000000");
+  CHECK(out == "calls=cudaSuccess device=0 count=1 threads=1024 flags=0 type=2 "
+               "sync=cudaSuccess byte=3\n");
+  // cudaMalloc twice (one batch each), then stream/event create, memset,
+  // event record, stream wait, two async copies, free, event destroy, stream
+  // destroy and the sync copy in one batch.
+  CHECK(server.stats() == "batch 1\nbatch 1\nbatch 11\nbatches 3 ops 13\n");
+  // The spec's call classes say the same of the functions the probe used.
+  auto classes = spec_call_classes();
+  for (const char* fn : {"cudaMemsetAsync", "cudaEventRecord", "cudaStreamWaitEvent",
+                         "cudaMemcpyAsync", "cudaFree", "cudaEventDestroy",
+                         "cudaStreamDestroy"}) {
+    INFO(fn);
+    CHECK(classes[fn] == "async");
+  }
+  for (const char* fn : {"cudaStreamCreate", "cudaEventCreate"}) {
+    INFO(fn);
+    CHECK(classes[fn] == "handle");
+  }
+  for (const char* fn : {"cudaGetDevice", "cudaGetDeviceCount", "cudaDeviceGetAttribute",
+                         "cudaStreamGetFlags", "cudaPointerGetAttributes",
+                         "cudaPeekAtLastError", "cudaGetLastError"}) {
+    INFO(fn);
+    CHECK(classes[fn] == "local");
+  }
+  CHECK(classes["cudaMemcpy"] == "sync");
+}
+
+TEST_CASE("error-code-only calls are queued and sent in few batches", "[interpose_runtime]") {
+  fake_server server;
+  SECTION("async") {
+    auto out = server.probe("batching");
+    CHECK(out == "sync=cudaSuccess byte=99\n");
+    // cudaMalloc, 100 memsets and the copy: far fewer batches than ops (the
+    // 200 us flush timer may split the memsets).
+    auto n = server.batches();
+    CHECK(n >= 2);
+    CHECK(n <= 20);
+  }
+  SECTION("GLEAM_ASYNC=off sends every op alone") {
+    auto out = server.probe("batching", "GLEAM_ASYNC=off");
+    CHECK(out == "sync=cudaSuccess byte=99\n");
+    CHECK(server.batches() == 102);
+  }
+}
+
+TEST_CASE("an async error is returned by the next synchronizing call, once",
+          "[interpose_runtime]") {
+  fake_server server;
+  SECTION("async") {
+    CHECK(server.probe("deferred") == "failing=cudaSuccess\n"
+                                      "next=cudaSuccess\n"
+                                      "sync1=cudaErrorInvalidValue byte=7\n"
+                                      "sync2=cudaSuccess\n"
+                                      "last1=cudaErrorInvalidValue\n"
+                                      "last2=cudaSuccess\n");
+  }
+  SECTION("GLEAM_ASYNC=off returns it at the call itself") {
+    CHECK(server.probe("deferred", "GLEAM_ASYNC=off") == "failing=cudaErrorInvalidValue\n"
+                                                         "next=cudaSuccess\n"
+                                                         "sync1=cudaSuccess byte=7\n"
+                                                         "sync2=cudaSuccess\n"
+                                                         "last1=cudaErrorInvalidValue\n"
+                                                         "last2=cudaSuccess\n");
+  }
+}
+
+TEST_CASE("cudaGetLastError takes a reconciled async error, and only once",
+          "[interpose_runtime]") {
+  fake_server server;
+  CHECK(server.probe("lasterror") == "failing=cudaSuccess\n"
+                                     "malloc=cudaSuccess\n"
+                                     "peek=cudaErrorInvalidValue\n"
+                                     "last1=cudaErrorInvalidValue\n"
+                                     "last2=cudaSuccess\n"
+                                     "sync=cudaSuccess\n");
+}
+
+TEST_CASE("a sticky async error surfaces at the next sync and stays", "[interpose_runtime]") {
+  fake_server server;
+  CHECK(server.probe("sticky") == "failing=cudaSuccess\n"
+                                  "next=cudaSuccess\n"
+                                  "sync1=cudaErrorIllegalAddress\n"
+                                  "sync2=cudaErrorIllegalAddress\n"
+                                  "malloc=cudaErrorIllegalAddress\n");
+}
+
+TEST_CASE("the buffer of a pending pageable H2D copy may be reused at once",
+          "[interpose_runtime]") {
+  fake_server server;
+  CHECK(server.probe("reuse") == "copy=cudaSuccess\nsync=cudaSuccess byte=A\n");
+}
+
+TEST_CASE("bulk copies arrive whole in pipelined chunks", "[interpose_runtime]") {
+  fake_server server;
+  // 40 MiB: three chunks of at most 16 MiB each way.
+  auto out = server.probe("bulk 40");
+  CHECK(out.find("h2d=cudaSuccess d2h=cudaSuccess same=1") != std::string::npos);
+}

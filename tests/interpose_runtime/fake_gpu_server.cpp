@@ -1,0 +1,295 @@
+// fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--threads N]
+//                 [--workers N]   (middleman.workers, default 0 like gleamd)
+//                 [--op-us U]     (every memset busies the server U us, like a kernel)
+//                 [--scheduled 1] (the GPU actor on the scheduler, not detached)
+//
+// A GPU-less stand-in for gleamd: publishes a node actor on PORT whose GPU
+// server executes the op stream on host memory, so the interposer's
+// transport, batching and error reconciliation can be tested and measured
+// without a GPU. Device memory lives in host buffers (allocations above
+// 64 MiB discard their bytes and read back as zeros). Failure injection:
+// a memset with value 0xEE fails with CUDA_ERROR_INVALID_VALUE, one with
+// 0xDD with the sticky CUDA_ERROR_ILLEGAL_ADDRESS (every later op of the
+// session fails with it, and the batch stops, as on a real GPU).
+// When a session closes, one line per batch goes to STATS_FILE:
+// "batch OPS" (ops in the batch), then "batches N ops M".
+// Stops on SIGINT/SIGTERM.
+#include <cstdio>
+#include <cstdlib>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/interfaces.hpp"
+#include "actors/type_registry.hpp"
+#include "tools/common/shutdown.hpp"
+
+using namespace gleam;
+
+namespace {
+
+constexpr int32_t invalid_value = 1;
+constexpr int32_t illegal_address = 700;
+constexpr size_t max_backed = size_t{64} << 20;
+
+struct fake_state {
+  std::string stats_path;
+  uint64_t next_dptr = 0x7f0000000000;
+  /// base -> (size, bytes; empty bytes when not backed)
+  std::map<uint64_t, std::pair<uint64_t, std::string>> memory;
+  int32_t sticky = 0;
+  /// Busy time of each memset, emulating GPU work (--op-us).
+  std::chrono::microseconds op_time{0};
+  std::vector<int> batch_sizes;
+  static inline const char* name = "gleam.fake_gpu_server";
+};
+
+/// The backing bytes at [p, p + n), or null when not backed / out of range.
+char* at(fake_state& st, uint64_t p, uint64_t n, bool* known) {
+  *known = false;
+  auto i = st.memory.upper_bound(p);
+  if (i == st.memory.begin())
+    return nullptr;
+  --i;
+  if (p < i->first || p + n > i->first + i->second.first)
+    return nullptr;
+  *known = true;
+  if (i->second.second.empty())
+    return nullptr;
+  return &i->second.second[p - i->first];
+}
+
+void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
+  bool known = false;
+  switch (op.kind_case()) {
+    case proto::Op::kMemAlloc: {
+      auto size = op.mem_alloc().size();
+      auto p = st.next_dptr;
+      st.next_dptr += (size + 4095) / 4096 * 4096 + 4096;
+      st.memory[p] = {size, size <= max_backed ? std::string(size, '\0') : std::string{}};
+      r.set_dptr(p);
+      return;
+    }
+    case proto::Op::kMemFree:
+      if (st.memory.erase(op.mem_free().dptr()) == 0)
+        r.set_status(invalid_value);
+      return;
+    case proto::Op::kMemset: {
+      const auto& m = op.memset();
+      if (m.value() == 0xEE) {
+        r.set_status(invalid_value);
+        r.set_error("injected failure (memset value 0xEE)");
+        return;
+      }
+      if (m.value() == 0xDD) {
+        r.set_status(illegal_address);
+        r.set_error("injected sticky failure (memset value 0xDD)");
+        return;
+      }
+      if (st.op_time.count() > 0) {
+        auto until = std::chrono::steady_clock::now() + st.op_time;
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      }
+      auto rows = std::max<uint64_t>(m.height(), 1);
+      for (uint64_t row = 0; row < rows; ++row) {
+        auto* p = at(st, m.dst() + row * m.pitch(), m.count(), &known);
+        if (!known) {
+          r.set_status(invalid_value);
+          return;
+        }
+        if (p != nullptr)
+          std::memset(p, static_cast<int>(m.value()), m.count());
+      }
+      return;
+    }
+    case proto::Op::kMemcpyHtod: {
+      const auto& m = op.memcpy_htod();
+      auto* p = at(st, m.dst(), m.data().size(), &known);
+      if (!known)
+        r.set_status(invalid_value);
+      else if (p != nullptr)
+        std::memcpy(p, m.data().data(), m.data().size());
+      return;
+    }
+    case proto::Op::kMemcpyDtoh: {
+      const auto& m = op.memcpy_dtoh();
+      auto* p = at(st, m.src(), m.size(), &known);
+      if (!known)
+        r.set_status(invalid_value);
+      else if (p != nullptr)
+        r.set_data(p, m.size());
+      else
+        r.set_data(std::string(m.size(), '\0'));
+      return;
+    }
+    case proto::Op::kMemcpyDtod: {
+      const auto& m = op.memcpy_dtod();
+      bool k2 = false;
+      auto* d = at(st, m.dst(), m.size(), &known);
+      auto* s = at(st, m.src(), m.size(), &k2);
+      if (!known || !k2)
+        r.set_status(invalid_value);
+      else if (d != nullptr && s != nullptr)
+        std::memmove(d, s, m.size());
+      return;
+    }
+    case proto::Op::kMemGetInfo:
+      r.mutable_mem_info()->set_free(uint64_t{1} << 34);
+      r.mutable_mem_info()->set_total(uint64_t{1} << 34);
+      return;
+    default:
+      // Streams, events, synchronization: nothing to do on host memory.
+      return;
+  }
+}
+
+proto::BatchReply execute(fake_state& st, const proto::OpBatch& batch) {
+  proto::BatchReply reply;
+  reply.set_session(batch.session());
+  st.batch_sizes.push_back(batch.ops_size());
+  for (const auto& op : batch.ops()) {
+    auto* r = reply.add_results();
+    r->set_seq(op.seq());
+    if (st.sticky != 0) {
+      r->set_status(st.sticky);
+      r->set_error("the context is unusable after an earlier sticky error");
+      break;
+    }
+    run(st, op, *r);
+    reply.set_executed_through(op.seq());
+    if (r->status() == illegal_address) {
+      st.sticky = illegal_address;
+      break;
+    }
+  }
+  return reply;
+}
+
+void write_stats(const fake_state& st) {
+  FILE* f = std::fopen(st.stats_path.c_str(), "w");
+  if (f == nullptr)
+    return;
+  long ops = 0;
+  for (int n : st.batch_sizes) {
+    std::fprintf(f, "batch %d\n", n);
+    ops += n;
+  }
+  std::fprintf(f, "batches %zu ops %ld\n", st.batch_sizes.size(), ops);
+  std::fclose(f);
+}
+
+actors::gpu_server_actor::behavior_type
+fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::string stats,
+         std::chrono::microseconds op_time) {
+  self->state.stats_path = std::move(stats);
+  self->state.op_time = op_time;
+  return {
+    [=](actors::open_atom, const actors::pb<proto::OpenSession>&) {
+      proto::SessionOpened out;
+      out.set_session(1);
+      out.set_driver_version(13000);
+      out.set_protocol_version(1);
+      auto* d = out.add_devices();
+      d->set_ordinal(0);
+      d->set_name("Gleam fake GPU (host memory)");
+      d->set_total_memory(uint64_t{1} << 34);
+      // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, _WARP_SIZE, _MULTIPROCESSOR_COUNT.
+      (*d->mutable_attributes())[1] = 1024;
+      (*d->mutable_attributes())[10] = 32;
+      (*d->mutable_attributes())[16] = 4;
+      return actors::pb<proto::SessionOpened>{std::move(out)};
+    },
+    [=](const actors::pb<proto::OpBatch>& batch) {
+      return actors::pb<proto::BatchReply>{execute(self->state, batch.value)};
+    },
+    [=](actors::close_atom, uint64_t) {
+      write_stats(self->state);
+      self->state.batch_sizes.clear();
+      return true;
+    },
+    [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },
+    [=](actors::tick_atom, uint64_t) {},
+  };
+}
+
+actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
+                                            actors::gpu_server_actor gpu) {
+  return {
+    [=](actors::get_scheduler_atom) -> caf::result<actors::scheduler_actor> {
+      return caf::make_error(caf::sec::unexpected_message);
+    },
+    [=](actors::get_gpu_atom, uint32_t) { return gpu; },
+    [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },
+    [=](actors::tick_atom) {},
+  };
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] [--scheduled 0|1] "
+                         "[--threads N]\n");
+    return 2;
+  }
+  auto port = static_cast<uint16_t>(std::atoi(argv[1]));
+  std::string stats = argv[2];
+  std::string policy = "stealing";
+  size_t threads = 4;
+  int workers = 0;
+  int op_us = 0;
+  bool scheduled = false;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--policy") == 0)
+      policy = argv[i + 1];
+    else if (std::strcmp(argv[i], "--threads") == 0)
+      threads = static_cast<size_t>(std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--workers") == 0)
+      workers = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--op-us") == 0)
+      op_us = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--scheduled") == 0)
+      scheduled = std::atoi(argv[i + 1]) != 0;
+  }
+  tools::stop_signals signals;
+  caf::actor_system_config cfg;
+  actors::add_message_types(cfg);
+  cfg.load<caf::io::middleman>();
+  cfg.set("scheduler.max-threads", threads);
+  cfg.set("scheduler.policy", caf::atom_from_string(policy));
+  if (workers >= 0)
+    cfg.set("middleman.workers", static_cast<size_t>(workers));
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  std::optional<tools::shutdown_watchdog> watchdog;
+  {
+    caf::actor_system sys{cfg};
+    // Detached, like the real GPU server.
+    auto gpu = scheduled ? sys.spawn(fake_gpu, stats, std::chrono::microseconds{op_us})
+                         : sys.spawn<caf::detached>(fake_gpu, stats,
+                                                    std::chrono::microseconds{op_us});
+    auto node = sys.spawn(fake_node, gpu);
+    auto bound = sys.middleman().publish(node, port, "127.0.0.1", true);
+    if (!bound) {
+      std::fprintf(stderr, "fake_gpu_server: cannot listen on %u: %s\n", port,
+                   sys.render(bound.error()).c_str());
+      return 1;
+    }
+    std::printf("listening %u\n", *bound);
+    std::fflush(stdout);
+    signals.wait();
+    // Armed here, destroyed only after ~actor_system (declared outside).
+    watchdog.emplace(std::chrono::milliseconds{1900});
+    static_cast<void>(sys.middleman().unpublish(node, *bound));
+    caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(gpu, caf::exit_reason::user_shutdown);
+  }
+  return 0;
+}
