@@ -1,5 +1,7 @@
 #include "executor/executor.hpp"
 
+#include "executor/cache_ops.hpp"
+
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -66,7 +68,7 @@ uint64_t now_ns() {
 
 /// Frees every driver object of `s` and empties its tables. Returns the
 /// first failure, CUDA_SUCCESS when everything went.
-CUresult release_session_resources(driver_api& api, session& s) {
+CUresult release_session_resources(driver_api& api, session& s, weight_cache* cache) {
   CUresult first = CUDA_SUCCESS;
   auto note = [&first](CUresult rc) {
     if (first == CUDA_SUCCESS)
@@ -74,6 +76,8 @@ CUresult release_session_resources(driver_api& api, session& s) {
   };
   // Pending work of the session may still use its memory.
   note(api.cuCtxSynchronize());
+  // Session end: the weight rule for every chunk still in place.
+  cache_ops::verify_placed(api, s, cache, 0, std::numeric_limits<uint64_t>::max());
   for (auto& kv : s.streams)
     note(api.cuStreamDestroy(kv.second));
   s.streams.clear();
@@ -93,8 +97,8 @@ CUresult release_session_resources(driver_api& api, session& s) {
 /// Executes one op of one session into one result.
 class op_runner {
 public:
-  op_runner(driver_api& api, session& s, proto::OpResult& r)
-    : api_(api), s_(s), r_(r) {
+  op_runner(driver_api& api, session& s, proto::OpResult& r, weight_cache* cache = nullptr)
+    : api_(api), s_(s), r_(r), cache_(cache) {
   }
 
   void run(const proto::Op& op) {
@@ -156,12 +160,23 @@ public:
         check(api_.cuCtxSynchronize(), "cuCtxSynchronize");
         return;
       case k::kDeviceReset:
-        check(release_session_resources(api_, s_), "DeviceReset");
+        check(release_session_resources(api_, s_, cache_), "DeviceReset");
         return;
       case k::kCtxSetLimit:
         return ctx_set_limit(op.ctx_set_limit());
       case k::kCtxGetLimit:
         return ctx_get_limit(op.ctx_get_limit());
+      // --- weight cache (executor/cache_ops.hpp) ---
+      case k::kCacheFill:
+        return cache_fill(op.cache_fill());
+      case k::kCacheUpload:
+        return cache_upload(op.cache_upload());
+      case k::kCacheStats:
+        return cache_ops{api_, s_, cache_, r_}.stats();
+      case k::kCacheList:
+        return cache_ops{api_, s_, cache_, r_}.list(op.cache_list());
+      case k::kCacheEvict:
+        return cache_ops{api_, s_, cache_, r_}.evict(op.cache_evict());
       case k::KIND_NOT_SET:
         break;
     }
@@ -294,6 +309,24 @@ private:
     return out;
   }
 
+  // --- weight cache -------------------------------------------------------
+
+  void cache_fill(const proto::CacheFill& op) {
+    uint64_t total = 0;
+    for (auto n : op.sizes())
+      total += n;
+    CUstream stream = nullptr;
+    if (check_range(op.dst(), total, "CacheFill") && lookup_stream(op.stream(), stream))
+      cache_ops{api_, s_, cache_, r_}.fill(op, stream);
+  }
+
+  void cache_upload(const proto::CacheUpload& op) {
+    CUstream stream = nullptr;
+    if (check_range(op.dst(), op.data().size(), "CacheUpload")
+        && lookup_stream(op.stream(), stream))
+      cache_ops{api_, s_, cache_, r_}.upload(op, stream);
+  }
+
   // --- memory -------------------------------------------------------------
 
   void mem_alloc(const proto::MemAlloc& op) {
@@ -329,6 +362,7 @@ private:
                        op.dptr()));
       return;
     }
+    cache_ops::verify_placed(api_, s_, cache_, e->base, e->size);
     if (check(api_.cuMemFree(static_cast<CUdeviceptr>(op.dptr())), "cuMemFree"))
       static_cast<void>(s_.memory.erase(op.dptr()));
   }
@@ -571,7 +605,10 @@ private:
                        op.module()));
       return;
     }
-    if (op.image().empty()) {
+    std::string image;
+    if (!cache_ops{api_, s_, cache_, r_}.module_image(op, image))
+      return;
+    if (image.empty()) {
       fail(CUDA_ERROR_INVALID_IMAGE,
            fmt::format("ModuleLoad of module {} carries no image: the "
                        "gpu_server must fill it from the cache (image_key of "
@@ -580,7 +617,7 @@ private:
       return;
     }
     module_entry m;
-    if (!check(api_.cuModuleLoadData(&m.handle, op.image().data()),
+    if (!check(api_.cuModuleLoadData(&m.handle, image.data()),
                "cuModuleLoadData"))
       return;
     auto* loaded = r_.mutable_module();
@@ -854,6 +891,7 @@ private:
   driver_api& api_;
   session& s_;
   proto::OpResult& r_;
+  weight_cache* cache_;
 };
 
 } // namespace
@@ -922,7 +960,7 @@ caf::expected<std::unique_ptr<executor>> executor::make(driver_api& api,
 executor::~executor() {
   if (make_current() == CUDA_SUCCESS)
     for (auto& kv : sessions_)
-      static_cast<void>(release_session_resources(api_, kv.second));
+      static_cast<void>(release_session_resources(api_, kv.second, cache_.get()));
   sessions_.clear();
   static_cast<void>(api_.cuDevicePrimaryCtxRelease(device_));
 }
@@ -990,7 +1028,7 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
       continue;
     auto* r = reply.add_results();
     r->set_seq(op.seq());
-    op_runner{api_, s, *r}.run(op);
+    op_runner{api_, s, *r, cache_.get()}.run(op);
     s.executed_through = op.seq();
     ++s.ops_executed;
     if (is_sticky(static_cast<CUresult>(r->status())))
@@ -1005,7 +1043,7 @@ void executor::close_session(uint64_t id) {
   if (i == sessions_.end())
     return;
   if (make_current() == CUDA_SUCCESS)
-    static_cast<void>(release_session_resources(api_, i->second));
+    static_cast<void>(release_session_resources(api_, i->second, cache_.get()));
   sessions_.erase(i);
 }
 

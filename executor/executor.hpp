@@ -13,6 +13,7 @@
 #include "actors/proto/ops.pb.h"
 #include "executor/driver_api.hpp"
 #include "executor/session.hpp"
+#include "executor/weight_cache.hpp"
 
 namespace gleam::executor {
 
@@ -81,6 +82,17 @@ public:
     return ordinal_;
   }
 
+  /// Attaches the node's weight cache (shared by the node's executors);
+  /// null detaches it, and the cache ops then fail with a reason.
+  void set_cache(std::shared_ptr<weight_cache> cache) {
+    cache_ = std::move(cache);
+  }
+
+  /// The attached weight cache, or null.
+  [[nodiscard]] const std::shared_ptr<weight_cache>& cache() const noexcept {
+    return cache_;
+  }
+
   /// The session `id`, or null; for inspection and tests.
   [[nodiscard]] const session* find_session(uint64_t id) const;
 
@@ -97,6 +109,7 @@ private:
   int driver_version_ = 0;
   uint64_t next_session_ = 1;
   std::map<uint64_t, session> sessions_;
+  std::shared_ptr<weight_cache> cache_;
 };
 
 } // namespace gleam::executor

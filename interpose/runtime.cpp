@@ -22,6 +22,7 @@
 #include "config/client_config.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
+#include "interpose/upload.hpp"
 
 namespace gleam::interpose {
 
@@ -366,13 +367,12 @@ cudaError_t load_module(module_record& m) {
   if (m.handle == 0)
     m.handle = next_handle();
   load->set_module(m.handle);
-  load->set_image(static_cast<const char*>(m.image), m.image_size);
   for (const auto& f : m.functions)
     load->add_functions(f->name);
   for (const auto& v : m.variables)
     load->add_variables(v->name);
   proto::OpResult result;
-  auto err = run_op(std::move(op), &result);
+  auto err = load_module_cached(std::move(op), m.image, m.image_size, &result);
   if (err == cudaErrorNoDevice || err == cudaErrorDevicesUnavailable)
     return err;
   m.loaded = true;
@@ -498,6 +498,8 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
       std::memmove(dst, src, count);
       return cudaSuccess;
     case cudaMemcpyHostToDevice: {
+      if (count >= cached_upload_threshold()) // the weight cache: interpose/upload.hpp
+        return cached_upload(dst, src, count, stream, async);
       std::vector<proto::Op> ops;
       for (size_t off = 0; off < count; off += max_chunk) {
         auto n = std::min(max_chunk, count - off);
