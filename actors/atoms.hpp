@@ -17,5 +17,6 @@ using get_gpu_atom = caf::atom_constant<caf::atom("g_getgpu")>;
 using open_atom = caf::atom_constant<caf::atom("g_open")>;
 using close_atom = caf::atom_constant<caf::atom("g_close")>;
 using tick_atom = caf::atom_constant<caf::atom("g_tick")>;
+using get_shard_atom = caf::atom_constant<caf::atom("g_getshard")>;
 
 } // namespace gleam::actors

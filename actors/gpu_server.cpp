@@ -161,7 +161,8 @@ caf::expected<size_t> count_gpus(const config::node_config& cfg) {
 
 caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
                                              const config::node_config& cfg,
-                                             const std::shared_ptr<telemetry_board>& board) {
+                                             const std::shared_ptr<telemetry_board>& board,
+                                             std::shared_ptr<executor::weight_cache> cache) {
   auto loaded = executor::driver_api::load();
   if (!loaded)
     return std::move(loaded.error());
@@ -174,6 +175,7 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     auto exec = executor::executor::make(*service.driver, (*devices)[slot]);
     if (!exec)
       return std::move(exec.error());
+    (*exec)->set_cache(cache); // the weight cache: executor/cache_ops.hpp
     service.infos.push_back((*exec)->gpu_info());
     std::shared_ptr<executor::executor> carried{std::move(*exec)};
     service.servers.push_back(sys.spawn<caf::detached>(gpu_server_impl, service.driver, carried,

@@ -117,6 +117,47 @@ void cache_ops::upload(const proto::CacheUpload& op, CUstream stream) {
   s_.placed[op.dst()] = placed_chunk{*key, data.size()};
 }
 
+void cache_ops::get(const proto::CacheGet& op) {
+  if (!need_cache())
+    return;
+  auto key = cs::chunk_key::from_binary(op.key());
+  if (!key) {
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("CacheGet key is not a chunk key: {}", cs::render(key.error())));
+    return;
+  }
+  auto bytes = cache_->store().get(*key);
+  if (!bytes) {
+    fail(CUDA_ERROR_NOT_FOUND, cs::render(bytes.error()));
+    return;
+  }
+  r_.set_data(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+}
+
+void cache_ops::run_without_device(weight_cache& cache, const proto::Op& op,
+                                   proto::OpResult& r) {
+  using k = proto::Op::KindCase;
+  // No device is touched below: a default session and no driver calls.
+  static driver_api no_driver;
+  session none;
+  cache_ops ops{no_driver, none, &cache, r};
+  switch (op.kind_case()) {
+    case k::kCacheGet:
+      return ops.get(op.cache_get());
+    case k::kCacheStats:
+      return ops.stats();
+    case k::kCacheList:
+      return ops.list(op.cache_list());
+    case k::kCacheEvict:
+      return ops.evict(op.cache_evict());
+    default:
+      break;
+  }
+  ops.fail(CUDA_ERROR_NOT_SUPPORTED,
+           fmt::format("op seq {} needs a GPU: send it to a gpu_server, not a cache shard",
+                       op.seq()));
+}
+
 void cache_ops::stats() {
   if (need_cache())
     *r_.mutable_cache_stats() = cache_->stats();

@@ -36,7 +36,9 @@ public:
   /// mismatch), writes it to dst on `stream` and stores it unverified.
   void upload(const proto::CacheUpload& op, CUstream stream);
 
-  /// CacheStats, CacheList, CacheEvict.
+  /// CacheStats, CacheList, CacheEvict, CacheGet (bytes in OpResult.data,
+  /// CUDA_ERROR_NOT_FOUND on a miss).
+  void get(const proto::CacheGet& op);
   void stats();
   void list(const proto::CacheList& op);
   void evict(const proto::CacheEvict& op);
@@ -52,6 +54,11 @@ public:
   /// forgets them. Needs no result; never fails the caller.
   static void verify_placed(driver_api& api, session& s, weight_cache* cache, uint64_t base,
                             uint64_t size);
+
+  /// Runs one of the ops that need no device (CacheGet, CacheStats,
+  /// CacheList, CacheEvict) on `cache` into `r`; any other op gets
+  /// CUDA_ERROR_NOT_SUPPORTED. For the cache_shard actor.
+  static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r);
 
 private:
   bool need_cache();

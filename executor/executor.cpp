@@ -177,6 +177,8 @@ public:
         return cache_ops{api_, s_, cache_, r_}.list(op.cache_list());
       case k::kCacheEvict:
         return cache_ops{api_, s_, cache_, r_}.evict(op.cache_evict());
+      case k::kCacheGet:
+        return cache_ops{api_, s_, cache_, r_}.get(op.cache_get());
       case k::KIND_NOT_SET:
         break;
     }

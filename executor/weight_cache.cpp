@@ -221,10 +221,8 @@ caf::expected<proto::CacheEvicted> weight_cache::evict(const std::vector<std::st
       auto key = cs::chunk_key::from_string(text);
       if (!key)
         return std::move(key.error());
-      if (!store_->contains(*key))
-        return cs::make_error(cs::error_code::not_found,
-                              fmt::format("no cache entry {}; 'cache ls' lists the keys", text));
-      targets.push_back(*key);
+      if (store_->contains(*key))
+        targets.push_back(*key);
     }
   }
   proto::CacheEvicted out;

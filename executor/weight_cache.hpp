@@ -123,8 +123,8 @@ public:
   proto::CacheListing list(uint32_t limit);
 
   /// Erases the named entries (text keys), or every entry with `all`.
-  /// Entries in use stay and are named in the reply; unknown or malformed
-  /// keys are an error naming the key.
+  /// Entries in use stay and are named in the reply; keys this store lacks
+  /// are skipped; a malformed key is an error naming it.
   [[nodiscard]] caf::expected<proto::CacheEvicted> evict(const std::vector<std::string>& keys,
                                                          bool all);
 
