@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <sstream>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -208,4 +210,74 @@ TEST_CASE("a miss is fetched from a peer node's cache shard, not from the client
                          [](const cs::chunk_view&) -> caf::error { return {}; });
   CHECK_FALSE(miss);
   (*b)->set_peer_fetch({});
+}
+
+namespace {
+
+/// Field `column` (0-based, whitespace-separated) of the `cache stats` row
+/// of `node`, as a number; -1 when absent.
+long long stats_field(const std::string& table, const std::string& node, size_t column) {
+  std::istringstream lines{table};
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(node + " ", 0) != 0)
+      continue;
+    std::istringstream words{line};
+    std::vector<std::string> w;
+    for (std::string x; words >> x;)
+      w.push_back(x);
+    if (column < w.size())
+      return std::atoll(w[column].c_str());
+  }
+  return -1;
+}
+
+constexpr size_t received_column = 7;
+constexpr size_t verified_column = 4;
+
+} // namespace
+
+TEST_CASE("a second run of a program sends under 1% of its weights, also after kill -9",
+          "[gpu][gleamd][cache]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  write_file(dir + "/node.conf",
+             "[node]\nid = \"gpu-cache\"\nroles = [\"all\"]\nport = " + std::to_string(port)
+               + "\nadvertise = \"127.0.0.1\"\nheartbeat-interval = 100ms\n[cache]\ndir = \""
+               + dir + "/store\"\n");
+  auto program = gleam::test::build_path("tests/programs/weights_upload");
+  auto run = [&](std::string& out) {
+    return gleam::test::run_command("GLEAM_CHECK_NO_DRIVER=1 "
+                                      + gleam::test::build_path("bin/gleam-run")
+                                      + " --server 127.0.0.1:" + std::to_string(port) + " -- "
+                                      + program,
+                                    out);
+  };
+  constexpr long long weights = 256ll << 20;
+  std::string first, second, third;
+  long long received1 = 0;
+  {
+    node_process node{dir + "/node.conf", dir + "/node.log"};
+    REQUIRE(poll(port, "cache stats", "gpu-cache").find("gpu-cache") != std::string::npos);
+    REQUIRE(run(first) == 0);
+    auto s1 = console(port, "cache stats");
+    INFO(s1);
+    received1 = stats_field(s1, "gpu-cache", received_column);
+    CHECK(received1 >= weights);
+    CHECK(stats_field(s1, "gpu-cache", verified_column) >= 64);
+    REQUIRE(run(second) == 0);
+    auto s2 = console(port, "cache stats");
+    INFO(s2);
+    auto received2 = stats_field(s2, "gpu-cache", received_column);
+    CHECK(received2 - received1 < weights / 100);
+    node.kill9();
+  }
+  node_process again{dir + "/node.conf", dir + "/node2.log"};
+  REQUIRE(poll(port, "cache stats", "gpu-cache").find("gpu-cache") != std::string::npos);
+  REQUIRE(run(third) == 0);
+  auto s3 = console(port, "cache stats");
+  INFO(s3);
+  CHECK(stats_field(s3, "gpu-cache", received_column) < weights / 100);
+  CHECK(first == second);
+  CHECK(first == third);
+  CHECK(first.find("checksum weights_upload") != std::string::npos);
 }
