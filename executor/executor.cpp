@@ -1,6 +1,7 @@
 #include "executor/executor.hpp"
 
 #include "executor/cache_ops.hpp"
+#include "executor/device_memory_tier.hpp"
 
 #include <chrono>
 #include <cstring>
@@ -1086,6 +1087,11 @@ proto::GpuInfo executor::gpu_info() const {
   out.set_cc_major(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
   out.set_cc_minor(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
   return out;
+}
+
+std::unique_ptr<cache_store::tier> executor::make_device_tier(uint64_t capacity) {
+  return std::make_unique<device_memory_tier>(api_, context_, capacity,
+                                              fmt::format("gpu {} memory", ordinal_));
 }
 
 const session* executor::find_session(uint64_t id) const {

@@ -88,6 +88,11 @@ public:
     cache_ = std::move(cache);
   }
 
+  /// A GPU tier of `capacity` bytes for the weight cache, in this
+  /// executor's context (executor/device_memory_tier.hpp). The executor's
+  /// driver_api must outlive it.
+  [[nodiscard]] std::unique_ptr<cache_store::tier> make_device_tier(uint64_t capacity);
+
   /// The attached weight cache, or null.
   [[nodiscard]] const std::shared_ptr<weight_cache>& cache() const noexcept {
     return cache_;

@@ -59,6 +59,11 @@ public:
   [[nodiscard]] static caf::expected<std::shared_ptr<weight_cache>>
   open(const weight_cache_options& opts);
 
+  /// Adds the GPU tier (it needs a device, so it comes after `open`).
+  [[nodiscard]] caf::error attach_device_tier(std::unique_ptr<cache_store::tier> t) {
+    return store_->add_tier(std::move(t));
+  }
+
   /// The underlying store.
   cache_store::tiered_store& store() {
     return *store_;

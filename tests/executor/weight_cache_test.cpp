@@ -41,6 +41,12 @@ std::vector<std::string>& loaded_images() {
   return x;
 }
 
+/// Device-to-device copies the fake driver ran.
+int& dtod_copies() {
+  static int n = 0;
+  return n;
+}
+
 void install_fake_driver(driver_api& api) {
   api.cuDeviceGetCount = [](int* n) {
     *n = 1;
@@ -103,6 +109,7 @@ void install_fake_driver(driver_api& api) {
     return CUDA_SUCCESS;
   };
   api.cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
+    ++dtod_copies();
     std::memmove(host(dst), host(src), n);
     return CUDA_SUCCESS;
   };
@@ -518,4 +525,26 @@ TEST_CASE("the progress bar shows sent, cached, rate and ETA", "[weight_cache]")
   }
   CHECK(std::ftell(sink) == 0);
   std::fclose(sink);
+}
+
+TEST_CASE("with a GPU tier a hit is a device-to-device copy", "[weight_cache]") {
+  fixture f;
+  REQUIRE_FALSE(f.cache->attach_device_tier(f.exec->make_device_tier(8 * mib)));
+  auto weights = pattern(13, 2 * mib);
+  {
+    client a{*f.exec};
+    auto p = a.alloc(weights.size());
+    REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
+  }
+  dtod_copies() = 0;
+  client b{*f.exec};
+  auto q = b.alloc(weights.size());
+  gleam::interpose::upload_stats st;
+  REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
+  CHECK(st.sent_bytes == 0);
+  CHECK(dtod_copies() == 2);
+  CHECK(f.cache->stats().gpu_bytes() == 2 * mib);
+  CHECK(b.device_bytes(q, weights.size()) == weights);
+  // A second tier of the same kind is refused.
+  CHECK(f.cache->attach_device_tier(f.exec->make_device_tier(mib)));
 }

@@ -102,9 +102,6 @@ int main(int argc, char** argv) {
         auto st = cache->stats();
         log(log_level::info, "weight cache: {} entries, {} MiB, dir '{}', {} peer(s)",
             st.entries(), st.bytes() >> 20, cfg->cache_dir, cfg->cache_peers.size());
-        if (cfg->cache_gpu_bytes > 0)
-          log(log_level::warning, "[cache] gpu-capacity is not used yet: hits fill from host "
-                                  "memory and disk");
       } else {
         log(log_level::warning, "the weight cache could not be opened: {}; this node runs "
                                 "without one",
