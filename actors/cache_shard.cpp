@@ -63,6 +63,10 @@ shard_client::shard_client(caf::actor_system& sys,
 cache_shard_actor shard_client::connect(peer& p) {
   if (p.shard)
     return p.shard;
+  auto now = std::chrono::steady_clock::now();
+  if (now < p.retry_after)
+    return {};
+  p.retry_after = now + std::chrono::seconds{10};
   auto node = sys_.middleman().remote_actor<node_actor>(p.host, p.port);
   if (!node) {
     log(log_level::info, "cache peer {}:{} unreachable: {}", p.host, p.port,
@@ -104,7 +108,10 @@ caf::expected<std::vector<uint8_t>> shard_client::fetch(const cache_store::chunk
             got = true;
           }
         },
-        [&](caf::error&) { p.shard = nullptr; });
+        [&](caf::error&) {
+          p.shard = nullptr;
+          p.retry_after = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+        });
     if (got)
       return out;
   }

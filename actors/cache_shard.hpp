@@ -37,7 +37,9 @@ size_t shard_owner(const cache_store::chunk_key& key, size_t count);
 /// served over the backbone before the client is asked.
 ///
 /// Threading: thread-safe; `fetch` blocks the calling thread (a detached
-/// gpu_server's) for at most `timeout` per peer asked.
+/// gpu_server's) for at most `timeout` per peer asked. A peer that cannot
+/// be reached is skipped for 10 s, so a dead peer costs one attempt, not
+/// one per chunk.
 class shard_client {
 public:
   /// Peers as (host, port) of their gleamd nodes.
@@ -53,6 +55,8 @@ private:
     std::string host;
     uint16_t port = 0;
     cache_shard_actor shard;
+    /// After a failed connect, the peer is skipped until then.
+    std::chrono::steady_clock::time_point retry_after{};
   };
 
   cache_shard_actor connect(peer& p);

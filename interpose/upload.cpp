@@ -70,6 +70,7 @@ cudaError_t send(std::vector<proto::Op>& ops, std::vector<proto::OpResult>* resu
 cudaError_t plain_upload(uint64_t dst, const void* src, size_t count, uint64_t stream,
                          bool async) {
   constexpr size_t max_chunk = size_t{64} << 20;
+  transfer_progress progress{count};
   for (size_t off = 0; off < count; off += max_chunk) {
     auto n = std::min(max_chunk, count - off);
     proto::Op op;
@@ -81,6 +82,7 @@ cudaError_t plain_upload(uint64_t dst, const void* src, size_t count, uint64_t s
     if (auto err = run_op(std::move(op)); err != cudaSuccess)
       return err;
     total_sent += n;
+    progress.advance(n, 0);
   }
   return cudaSuccess;
 }
