@@ -177,6 +177,8 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     if (!exec)
       return std::move(exec.error());
     (*exec)->set_cache(cache); // the weight cache: executor/cache_ops.hpp
+    if (cache && slot == 0)
+      cache->use_pinned_memory(service.driver);
     if (cache && cfg.cache_gpu_bytes > 0 && devices->size() == 1) {
       if (auto err = cache->attach_device_tier((*exec)->make_device_tier(cfg.cache_gpu_bytes)))
         log(log_level::warning, "no GPU tier for the weight cache: {}", config::describe(err));

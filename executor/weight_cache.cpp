@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstdlib>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -10,6 +12,7 @@
 #include "cache_store/disk_tier.hpp"
 #include "cache_store/error.hpp"
 #include "cache_store/rocksdb_chunk_store.hpp"
+#include "executor/driver_api.hpp"
 
 namespace gleam::executor {
 
@@ -22,11 +25,49 @@ constexpr uint8_t disk_bit = cs::tier_bit(cs::tier_kind::disk);
 
 } // namespace
 
+/// The host tier's allocator: pinned memory once a driver is given, malloc
+/// before that and whenever pinning fails. Thread-safe.
+struct weight_cache::pinning {
+  std::mutex mtx;
+  std::shared_ptr<driver_api> api;
+  std::unordered_set<void*> pinned;
+
+  void* allocate(size_t size) {
+    std::lock_guard<std::mutex> guard{mtx};
+    if (api) {
+      void* p = nullptr;
+      if (api->cuMemHostAlloc(&p, size == 0 ? 1 : size, CU_MEMHOSTALLOC_PORTABLE)
+            == CUDA_SUCCESS
+          && p != nullptr) {
+        pinned.insert(p);
+        return p;
+      }
+    }
+    return std::malloc(size == 0 ? 1 : size);
+  }
+
+  void deallocate(void* p) {
+    std::lock_guard<std::mutex> guard{mtx};
+    if (pinned.erase(p) > 0) {
+      static_cast<void>(api->cuMemFreeHost(p)); // fails only after the context is gone
+      return;
+    }
+    std::free(p);
+  }
+};
+
+void weight_cache::use_pinned_memory(std::shared_ptr<driver_api> api) {
+  std::lock_guard<std::mutex> guard{pinning_->mtx};
+  pinning_->api = std::move(api);
+}
+
 caf::expected<std::shared_ptr<weight_cache>> weight_cache::open(const weight_cache_options& opts) {
+  auto pin = std::make_shared<pinning>();
+  cs::memory_allocator alloc{[pin](size_t n) { return pin->allocate(n); },
+                             [pin](void* p, size_t) { pin->deallocate(p); }};
   std::vector<std::unique_ptr<cs::tier>> tiers;
   if (opts.host_capacity > 0)
-    tiers.push_back(std::make_unique<cs::host_memory_tier>("host", opts.host_capacity,
-                                                           opts.host_allocator));
+    tiers.push_back(std::make_unique<cs::host_memory_tier>("host", opts.host_capacity, alloc));
   if (!opts.dir.empty() && opts.disk_capacity > 0) {
     std::error_code ec;
     std::filesystem::create_directories(opts.dir, ec);
@@ -43,12 +84,13 @@ caf::expected<std::shared_ptr<weight_cache>> weight_cache::open(const weight_cac
     tiers.push_back(std::make_unique<cs::disk_tier>(std::move(*db), opts.disk_capacity));
   }
   if (tiers.empty())
-    tiers.push_back(std::make_unique<cs::host_memory_tier>("host", uint64_t{1} << 30));
+    tiers.push_back(std::make_unique<cs::host_memory_tier>("host", uint64_t{1} << 30, alloc));
   auto store = cs::tiered_store::make(std::move(tiers));
   if (!store)
     return std::move(store.error());
   std::shared_ptr<weight_cache> self{new weight_cache};
   self->opts_ = opts;
+  self->pinning_ = std::move(pin);
   self->store_ = std::move(*store);
   return self;
 }

@@ -28,9 +28,9 @@ struct weight_cache_options {
   uint64_t disk_capacity = 64ull << 30;
   /// Capacity of the (pinned) host-memory tier in bytes; 0: none.
   uint64_t host_capacity = 8ull << 30;
-  /// How the host tier gets its buffers (the server injects pinned memory).
-  cache_store::memory_allocator host_allocator = cache_store::default_allocator();
 };
+
+class driver_api;
 
 /// The server side of the weight cache: one per node, shared by the node's
 /// GPU servers. Owns the tiered store and applies the cache's rules:
@@ -58,6 +58,11 @@ public:
   /// cache_store's (e.g. db_locked when another gleamd holds `dir`).
   [[nodiscard]] static caf::expected<std::shared_ptr<weight_cache>>
   open(const weight_cache_options& opts);
+
+  /// From now on, host-tier buffers are pinned (cuMemHostAlloc, portable)
+  /// through `api`, falling back to malloc when pinning fails; `api` is kept
+  /// alive as long as the cache. Call from a thread with a current context.
+  void use_pinned_memory(std::shared_ptr<driver_api> api);
 
   /// Adds the GPU tier (it needs a device, so it comes after `open`).
   [[nodiscard]] caf::error attach_device_tier(std::unique_ptr<cache_store::tier> t) {
@@ -140,7 +145,10 @@ public:
 private:
   weight_cache() = default;
 
+  struct pinning;
+
   weight_cache_options opts_;
+  std::shared_ptr<pinning> pinning_;
   std::unique_ptr<cache_store::tiered_store> store_;
   std::mutex peer_mtx_;
   peer_fetch peer_;

@@ -47,7 +47,23 @@ int& dtod_copies() {
   return n;
 }
 
+/// Live pinned buffers of the fake driver.
+int& pinned_buffers() {
+  static int n = 0;
+  return n;
+}
+
 void install_fake_driver(driver_api& api) {
+  api.cuMemHostAlloc = [](void** p, size_t n, unsigned) {
+    *p = std::malloc(n);
+    ++pinned_buffers();
+    return CUDA_SUCCESS;
+  };
+  api.cuMemFreeHost = [](void* p) {
+    std::free(p);
+    --pinned_buffers();
+    return CUDA_SUCCESS;
+  };
   api.cuDeviceGetCount = [](int* n) {
     *n = 1;
     return CUDA_SUCCESS;
@@ -547,4 +563,28 @@ TEST_CASE("with a GPU tier a hit is a device-to-device copy", "[weight_cache]") 
   CHECK(b.device_bytes(q, weights.size()) == weights);
   // A second tier of the same kind is refused.
   CHECK(f.cache->attach_device_tier(f.exec->make_device_tier(mib)));
+}
+
+TEST_CASE("the host tier pins its buffers once the driver is given", "[weight_cache]") {
+  pinned_buffers() = 0;
+  {
+    fixture f;
+    auto api = std::shared_ptr<driver_api>(&f.api, [](driver_api*) {});
+    f.cache->use_pinned_memory(api);
+    {
+      client a{*f.exec};
+      auto p = a.alloc(2 * mib);
+      REQUIRE(a.upload(p, pattern(14, 2 * mib), mib, nullptr) == cudaSuccess);
+      CHECK(pinned_buffers() == 2);
+      proto::Op all;
+      all.mutable_cache_evict()->set_all(true);
+      CHECK(a.run(all).cache_evicted().entries() == 2);
+      CHECK(pinned_buffers() == 0);
+      REQUIRE(a.upload(p, pattern(15, mib), mib, nullptr) == cudaSuccess);
+      CHECK(pinned_buffers() == 1);
+    }
+    f.exec.reset();
+    f.cache.reset();
+  }
+  CHECK(pinned_buffers() == 0);
 }
