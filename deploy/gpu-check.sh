@@ -66,6 +66,7 @@ if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
     echo "torch: DIFFERS"; diff "$out/torch.local" "$out/torch.gleam" | head -30; fi
 fi
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c sessions
+"$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c "cache stats"
 kill -TERM $gleamd_pid; wait $gleamd_pid
 echo "gleamd exit: $?"
 tail -5 "$out/gleamd.log"
