@@ -60,11 +60,37 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
     st.cached_bytes += cached;
     if (progress != nullptr)
       progress->advance(0, cached);
+    // The misses travel in batches of at most max_upload_batch_bytes.
+    ops.clear();
+    uint64_t batch_bytes = 0;
+    uint64_t batch_chunks = 0;
+    auto flush = [&]() -> cudaError_t {
+      if (ops.empty())
+        return cudaSuccess;
+      auto e = send(ops, &results);
+      if (e != cudaSuccess) {
+        for (const auto& r : results)
+          if (r.status() != 0)
+            st.error = r.error();
+        return e;
+      }
+      st.sent_chunks += batch_chunks;
+      st.sent_bytes += batch_bytes;
+      if (progress != nullptr)
+        progress->advance(batch_bytes, 0);
+      ops.clear();
+      batch_bytes = 0;
+      batch_chunks = 0;
+      return cudaSuccess;
+    };
     for (size_t i = 0; i < missing.size(); ++i) {
       if (!missing[i])
         continue;
       auto idx = first + i;
       auto n = size_of(idx);
+      if (batch_bytes + n > max_upload_batch_bytes)
+        if (auto e = flush(); e != cudaSuccess)
+          return e;
       proto::Op up;
       auto* u = up.mutable_cache_upload();
       u->set_dst(dst + idx * chunk);
@@ -72,19 +98,12 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
       u->set_data(bytes + idx * chunk, n);
       u->set_stream(stream);
       u->set_async(async);
-      ops.clear();
       ops.push_back(std::move(up));
-      err = send(ops, &results);
-      if (err != cudaSuccess) {
-        if (!results.empty())
-          st.error = results.front().error();
-        return err;
-      }
-      ++st.sent_chunks;
-      st.sent_bytes += n;
-      if (progress != nullptr)
-        progress->advance(n, 0);
+      batch_bytes += n;
+      ++batch_chunks;
     }
+    if (auto e = flush(); e != cudaSuccess)
+      return e;
   }
   return cudaSuccess;
 }

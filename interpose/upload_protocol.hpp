@@ -39,11 +39,14 @@ struct upload_stats {
 /// Most keys in one CacheFill message (about 1.1 MiB of keys).
 constexpr size_t max_keys_per_fill = 65536;
 
+/// Most chunk bytes in one batch of CacheUploads (one chunk may reach it).
+constexpr uint64_t max_upload_batch_bytes = uint64_t{16} << 20;
+
 /// The hash-first upload of `count` bytes at `src` to device address `dst`:
 /// hashes chunks of `chunk` bytes (XXH3-128, on all hardware threads for
 /// large copies), sends their keys in CacheFill messages (one for up to
 /// max_keys_per_fill chunks), then one CacheUpload per chunk the server
-/// lacks. `progress` may be null. cudaErrorNotSupported when the server has
+/// lacks, batched up to max_upload_batch_bytes a message. `progress` may be null. cudaErrorNotSupported when the server has
 /// no cache (the caller then copies plainly); other errors from the server
 /// with the reason in `stats->error`.
 cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, size_t count,

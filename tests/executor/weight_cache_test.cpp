@@ -278,8 +278,10 @@ TEST_CASE("a second upload of the same weights sends only keys", "[weight_cache]
   {
     client a{*f.exec};
     auto p = a.alloc(weights.size());
+    auto before = a.batches;
     gleam::interpose::upload_stats st;
     REQUIRE(a.upload(p, weights, mib, &st) == cudaSuccess);
+    CHECK(a.batches - before == 2); // the keys, then the 11 MiB of misses in one batch
     CHECK(st.chunks == 11);
     CHECK(st.sent_chunks == 11);
     CHECK(st.sent_bytes == weights.size());
