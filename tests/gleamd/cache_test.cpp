@@ -281,3 +281,41 @@ TEST_CASE("a second run of a program sends under 1% of its weights, also after k
   CHECK(first == third);
   CHECK(first.find("checksum weights_upload") != std::string::npos);
 }
+
+TEST_CASE("node B fills a program's weights from node A's shard, not from the client",
+          "[gpu][gleamd][cache]") {
+  auto dir = temp_dir();
+  auto port_a = free_port();
+  auto port_b = free_port();
+  write_file(dir + "/a.conf",
+             "[node]\nid = \"node-a\"\nroles = [\"all\"]\nport = " + std::to_string(port_a)
+               + "\nadvertise = \"127.0.0.1\"\nheartbeat-interval = 100ms\n[cache]\ndir = \""
+               + dir + "/store-a\"\n");
+  write_file(dir + "/b.conf",
+             "[node]\nid = \"node-b\"\nroles = [\"gpu_server\", \"cache_shard\"]\nport = "
+               + std::to_string(port_b) + "\nadvertise = \"127.0.0.1\"\nscheduler = \"127.0.0.1:"
+               + std::to_string(port_a) + "\"\nheartbeat-interval = 100ms\n[cache]\ndir = \""
+               + dir + "/store-b\"\npeers = [\"127.0.0.1:" + std::to_string(port_a) + "\"]\n");
+  auto program = gleam::test::build_path("tests/programs/weights_upload");
+  auto run = [&](uint16_t port, std::string& out) {
+    return gleam::test::run_command("GLEAM_CHECK_NO_DRIVER=1 "
+                                      + gleam::test::build_path("bin/gleam-run")
+                                      + " --server 127.0.0.1:" + std::to_string(port) + " -- "
+                                      + program,
+                                    out);
+  };
+  constexpr long long weights = 256ll << 20;
+  constexpr size_t peer_column = 10;
+  node_process a{dir + "/a.conf", dir + "/a.log"};
+  REQUIRE(poll(port_a, "cache stats", "node-a").find("node-a") != std::string::npos);
+  std::string on_a, on_b;
+  REQUIRE(run(port_a, on_a) == 0); // A's cache now holds the weights
+  node_process b{dir + "/b.conf", dir + "/b.log"};
+  REQUIRE(poll(port_a, "cache stats", "node-b").find("node-b") != std::string::npos);
+  REQUIRE(run(port_b, on_b) == 0);
+  auto stats = console(port_a, "cache stats");
+  INFO(stats);
+  CHECK(stats_field(stats, "node-b", received_column) < weights / 100);
+  CHECK(stats_field(stats, "node-b", peer_column) >= weights);
+  CHECK(on_a == on_b);
+}
