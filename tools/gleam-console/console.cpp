@@ -32,7 +32,8 @@ const char* help_text =
   "  nodes      every registered node: roles, up/down, heartbeat age, RTT, GPUs\n"
   "  gpus       every GPU of the cluster: memory, sessions, utilization\n"
   "  sessions   every open client session on the GPU servers\n"
-  "  cache stats            each node's weight cache: entries, tiers, hits, bytes sent\n"
+  "  cache stats            each node's weight cache: entries, tier sizes, hits, bytes\n"
+  "                         received from clients / filled / from peers (RECEIVED, FILLED, PEER)\n"
   "  cache ls [N]           the N (default 50) most recently used entries of each node\n"
   "  cache evict KEY...     drops entries (keys as 'cache ls' prints them)\n"
   "  cache evict --all      drops every entry not in use\n"
@@ -259,9 +260,9 @@ bool console::cache(std::istream& words, std::ostream& out) {
   bool ok = true;
   size_t nodes = 0;
   if (sub == "stats")
-    out << fmt::format("{:<20} {:>8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>8}\n",
+    out << fmt::format("{:<20} {:>8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>12} {:>10}\n",
                        "NODE", "ENTRIES", "HOST", "DISK", "VERIFIED", "HITS", "MISSES",
-                       "RECEIVED", "FILLED", "REJECTED", "PEER");
+                       "RECEIVED", "FILLED", "REJECTED", "PEER", "GPU");
   for (const auto& n : v->nodes()) {
     bool has_cache = false;
     for (auto r : n.roles())
@@ -282,10 +283,11 @@ bool console::cache(std::istream& words, std::ostream& out) {
     ++nodes;
     if (sub == "stats") {
       const auto& s = r->cache_stats();
-      out << fmt::format("{:<20} {:>8} {:>7}MiB {:>7}MiB {:>10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>8}\n",
+      out << fmt::format("{:<20} {:>8} {:>7}MiB {:>7}MiB {:>10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>12} {:>7}MiB\n",
                          n.node_id(), s.entries(), s.host_bytes() >> 20, s.disk_bytes() >> 20,
                          s.verified_chunks(), s.hits(), s.misses(), s.received_bytes(),
-                         s.filled_bytes(), s.rejected_chunks(), s.peer_bytes());
+                         s.filled_bytes(), s.rejected_chunks(), s.peer_bytes(),
+                         s.gpu_bytes() >> 20);
     } else if (sub == "ls") {
       const auto& l = r->cache_listing();
       out << fmt::format("{} ({} entries)\n", n.node_id(), l.total());
