@@ -187,6 +187,10 @@ void weight_cache::set_peer_fetch(peer_fetch f) {
   peer_ = std::move(f);
 }
 
+namespace {
+std::vector<cs::listed_chunk> all_entries(cs::tiered_store& store);
+} // namespace
+
 proto::CacheStatsReply weight_cache::stats() {
   auto s = store_->stats();
   proto::CacheStatsReply out;
@@ -210,6 +214,10 @@ proto::CacheStatsReply weight_cache::stats() {
   if (auto* t = store_->find_tier(cs::tier_kind::gpu))
     out.set_gpu_capacity(t->capacity());
   out.set_dir(opts_.dir);
+  uint64_t verified = 0;
+  for (const auto& e : all_entries(*store_))
+    verified += e.info.verified ? 1 : 0;
+  out.set_verified_entries(verified);
   return out;
 }
 

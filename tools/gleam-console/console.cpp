@@ -285,7 +285,7 @@ bool console::cache(std::istream& words, std::ostream& out) {
       const auto& s = r->cache_stats();
       out << fmt::format("{:<20} {:>8} {:>7}MiB {:>7}MiB {:>10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>12} {:>7}MiB\n",
                          n.node_id(), s.entries(), s.host_bytes() >> 20, s.disk_bytes() >> 20,
-                         s.verified_chunks(), s.hits(), s.misses(), s.received_bytes(),
+                         s.verified_entries(), s.hits(), s.misses(), s.received_bytes(),
                          s.filled_bytes(), s.rejected_chunks(), s.peer_bytes(),
                          s.gpu_bytes() >> 20);
     } else if (sub == "ls") {
