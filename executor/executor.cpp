@@ -316,8 +316,15 @@ private:
 
   void cache_fill(const proto::CacheFill& op) {
     uint64_t total = 0;
-    for (auto n : op.sizes())
+    for (auto n : op.sizes()) {
+      if (n > max_cache_chunk_bytes) {
+        fail(CUDA_ERROR_INVALID_VALUE,
+             fmt::format("CacheFill names a chunk of {} bytes; chunks are at most {} bytes",
+                         n, max_cache_chunk_bytes));
+        return;
+      }
       total += n;
+    }
     CUstream stream = nullptr;
     if (check_range(op.dst(), total, "CacheFill") && lookup_stream(op.stream(), stream))
       cache_ops{api_, s_, cache_, r_}.fill(op, stream);

@@ -590,3 +590,29 @@ TEST_CASE("the host tier pins its buffers once the driver is given", "[weight_ca
   }
   CHECK(pinned_buffers() == 0);
 }
+
+TEST_CASE("a CacheFill outside the session's memory or with oversized chunks is refused",
+          "[weight_cache]") {
+  fixture f;
+  client a{*f.exec};
+  auto p = a.alloc(mib);
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, "x", 1).to_binary();
+  proto::Op past_end;
+  past_end.mutable_cache_fill()->set_dst(p);
+  past_end.mutable_cache_fill()->add_keys(key);
+  past_end.mutable_cache_fill()->add_sizes(2 * mib);
+  CHECK(a.run(past_end).status() == CUDA_ERROR_INVALID_VALUE);
+  proto::Op huge;
+  huge.mutable_cache_fill()->set_dst(p);
+  for (int i = 0; i < 2; ++i) {
+    huge.mutable_cache_fill()->add_keys(key);
+    huge.mutable_cache_fill()->add_sizes(uint64_t{1} << 63); // sums to 0 when wrapped
+  }
+  auto r = a.run(huge);
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(r.error(), Catch::Contains("at most"));
+  proto::Op uneven;
+  uneven.mutable_cache_fill()->set_dst(p);
+  uneven.mutable_cache_fill()->add_keys(key);
+  CHECK(a.run(uneven).status() == CUDA_ERROR_INVALID_VALUE);
+}
