@@ -20,5 +20,6 @@ using tick_atom = caf::atom_constant<caf::atom("g_tick")>;
 using explain_atom = caf::atom_constant<caf::atom("g_explain")>;
 using gamma_atom = caf::atom_constant<caf::atom("g_gamma")>;
 using queue_atom = caf::atom_constant<caf::atom("g_queue")>;
+using get_shard_atom = caf::atom_constant<caf::atom("g_getshard")>;
 
 } // namespace gleam::actors

@@ -13,6 +13,7 @@
 #include "executor/driver_api.hpp"
 #include "executor/executor.hpp"
 #include "executor/session.hpp"
+#include "executor/weight_cache.hpp"
 
 namespace gleam::actors {
 
@@ -195,7 +196,8 @@ caf::expected<size_t> count_gpus(const config::node_config& cfg) {
 
 caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
                                              const config::node_config& cfg,
-                                             const std::shared_ptr<telemetry_board>& board) {
+                                             const std::shared_ptr<telemetry_board>& board,
+                                             std::shared_ptr<executor::weight_cache> cache) {
   auto loaded = executor::driver_api::load();
   if (!loaded)
     return std::move(loaded.error());
@@ -208,6 +210,17 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     auto exec = executor::executor::make(*service.driver, (*devices)[slot]);
     if (!exec)
       return std::move(exec.error());
+    (*exec)->set_cache(cache); // the weight cache: executor/cache_ops.hpp
+    if (cache && slot == 0)
+      cache->use_pinned_memory(service.driver);
+    if (cache && cfg.cache_gpu_bytes > 0 && devices->size() == 1) {
+      if (auto err = cache->attach_device_tier((*exec)->make_device_tier(cfg.cache_gpu_bytes)))
+        log(log_level::warning, "no GPU tier for the weight cache: {}", config::describe(err));
+    } else if (cache && cfg.cache_gpu_bytes > 0 && slot == 0) {
+      log(log_level::warning, "[cache] gpu-capacity is used on single-GPU nodes only; this "
+                              "node serves {} GPUs, hits fill from host memory and disk",
+          devices->size());
+    }
     service.infos.push_back((*exec)->gpu_info());
     std::shared_ptr<executor::executor> carried{std::move(*exec)};
     service.servers.push_back(sys.spawn<caf::detached>(gpu_server_impl, service.driver, carried,

@@ -12,6 +12,7 @@
 
 namespace gleam::executor {
 class driver_api;
+class weight_cache;
 } // namespace gleam::executor
 
 namespace gleam::actors {
@@ -29,9 +30,11 @@ struct gpu_service {
 /// its own thread, in issue order per session, and posts telemetry to
 /// `board` slot i. Errors: no driver on this host, a configured device that
 /// does not exist.
+/// `cache` (may be null) is the node's weight cache, shared by its servers.
 [[nodiscard]] caf::expected<gpu_service>
 start_gpu_servers(caf::actor_system& sys, const config::node_config& cfg,
-                  const std::shared_ptr<telemetry_board>& board);
+                  const std::shared_ptr<telemetry_board>& board,
+                  std::shared_ptr<executor::weight_cache> cache = nullptr);
 
 /// The number of GPUs `start_gpu_servers` would serve, without starting
 /// anything; an error says why there are none (e.g. no driver).

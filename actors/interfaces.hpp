@@ -47,11 +47,19 @@ using scheduler_actor = caf::typed_actor<
   // Internal timer: sweeps nodes whose heartbeats stopped.
   caf::reacts_to<tick_atom>>;
 
+/// A node's weight cache as peers and the console see it: runs the cache
+/// ops that need no GPU (CacheGet, CacheStats, CacheList, CacheEvict) on
+/// the node's store, one OpResult per op. See actors/cache_shard.hpp.
+using cache_shard_actor = caf::typed_actor<
+  caf::replies_to<pb<proto::OpBatch>>::with<pb<proto::BatchReply>>>;
+
 /// Published on each node's port: the entry point through which clients,
 /// peers and the console reach the node's role actors.
 using node_actor = caf::typed_actor<
   caf::replies_to<get_scheduler_atom>::with<scheduler_actor>,
   caf::replies_to<get_gpu_atom, uint32_t>::with<gpu_server_actor>,
+  // The node's weight cache (gpu_server or cache_shard role with a store).
+  caf::replies_to<get_shard_atom>::with<cache_shard_actor>,
   caf::replies_to<status_atom>::with<pb<proto::NodeStatus>>,
   // Internal timer: (re)connects to the scheduler, registers, heartbeats.
   caf::reacts_to<tick_atom>>;

@@ -169,6 +169,14 @@ node_actor::behavior_type node_impl(node_ptr self, config::node_config cfg, node
                             + " GPU(s); there is no gpu " + std::to_string(index));
       return self->state.roles.gpus[index];
     },
+    [=](get_shard_atom) -> caf::result<cache_shard_actor> {
+      if (!self->state.roles.shard)
+        return make_error(error_code::no_cache,
+                          "node '" + self->state.cfg.node_id
+                            + "' has no weight cache: give it the gpu_server or cache_shard "
+                              "role and a [cache] dir");
+      return self->state.roles.shard;
+    },
     [=](status_atom) {
       const auto& st = self->state;
       proto::NodeStatus status;

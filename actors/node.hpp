@@ -17,6 +17,7 @@ struct node_roles {
   std::vector<gpu_server_actor> gpus;     // one per served GPU
   std::vector<proto::GpuInfo> gpu_infos;  // same order as gpus
   std::shared_ptr<telemetry_board> board; // posted by the gpu servers
+  cache_shard_actor shard;                // invalid when the node has no cache
 };
 
 /// Spawns the node actor, the entry point published on the node's port. It

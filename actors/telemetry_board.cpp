@@ -16,11 +16,26 @@ void telemetry_board::post(size_t slot, proto::GpuTelemetry gpu,
   sessions_[slot] = std::move(sessions);
 }
 
-proto::Telemetry telemetry_board::telemetry() const {
+void telemetry_board::set_cache_summary(std::function<proto::CacheSummary()> f) {
   std::lock_guard<std::mutex> guard{mtx_};
+  cache_summary_ = std::move(f);
+}
+
+proto::Telemetry telemetry_board::telemetry() const {
   proto::Telemetry result;
-  for (const auto& g : gpus_)
-    *result.add_gpus() = g;
+  std::function<proto::CacheSummary()> cache;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (const auto& g : gpus_)
+      *result.add_gpus() = g;
+    cache = cache_summary_;
+  }
+  if (cache) {
+    auto summary = cache();
+    result.set_cached_chunks(summary.chunks());
+    result.set_cached_bytes(summary.bytes());
+    *result.mutable_cache() = std::move(summary);
+  }
   return result;
 }
 

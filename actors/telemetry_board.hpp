@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -17,7 +18,11 @@ public:
   /// Replaces the state of GPU slot `slot` (0-based position on this node).
   void post(size_t slot, proto::GpuTelemetry gpu, std::vector<proto::SessionSummary> sessions);
 
-  /// The telemetry of every GPU of this node.
+  /// Installs the source of the node's weight-cache summary (called, without
+  /// the board's lock, by every `telemetry()`).
+  void set_cache_summary(std::function<proto::CacheSummary()> f);
+
+  /// The telemetry of every GPU of this node, with the cache summary.
   proto::Telemetry telemetry() const;
 
   /// Every open session on this node.
@@ -38,6 +43,7 @@ private:
   std::vector<proto::GpuTelemetry> gpus_;
   std::vector<std::vector<proto::SessionSummary>> sessions_;
   std::vector<proto::SessionEnded> ended_;
+  std::function<proto::CacheSummary()> cache_summary_;
 };
 
 } // namespace gleam::actors

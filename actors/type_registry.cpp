@@ -24,6 +24,7 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<gpu_server_actor>("gleam.gpu_server_actor");
   cfg.add_message_type<scheduler_actor>("gleam.scheduler_actor");
   cfg.add_message_type<node_actor>("gleam.node_actor");
+  cfg.add_message_type<cache_shard_actor>("gleam.cache_shard_actor");
 }
 
 } // namespace gleam::actors

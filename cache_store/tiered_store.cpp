@@ -58,6 +58,29 @@ tiered_store::make(std::vector<std::unique_ptr<tier>> tiers) {
 
 tiered_store::~tiered_store() = default;
 
+caf::error tiered_store::add_tier(std::unique_ptr<tier> t) {
+  if (!t)
+    return make_error(error_code::invalid_argument, "add_tier was given no tier");
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto k = t->kind();
+  if (tiers_[idx(k)])
+    return make_error(error_code::invalid_argument,
+                      "the store already has a " + to_string(k) + " tier ("
+                        + tiers_[idx(k)]->name() + "); add at most one per kind");
+  tiers_[idx(k)] = std::move(t);
+  for (const auto& item : tiers_[idx(k)]->contents()) {
+    auto& e = index_[item.key];
+    if (e.info.tiers == 0) {
+      e.info = item.info;
+      e.info.tiers = 0;
+      e.info.refcount = 0;
+    }
+    e.info.tiers |= tier_bit(k);
+    e.pos[idx(k)] = lru_[idx(k)].insert(lru_[idx(k)].end(), item.key);
+  }
+  return make_room(k, 0, nullptr);
+}
+
 tier* tiered_store::find_tier(tier_kind x) {
   return tiers_[idx(x)].get();
 }

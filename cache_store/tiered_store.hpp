@@ -52,6 +52,11 @@ public:
   tiered_store(const tiered_store&) = delete;
   tiered_store& operator=(const tiered_store&) = delete;
 
+  /// Adds a tier of a kind the store does not have yet (e.g. the GPU tier,
+  /// which exists only once a device is up), indexing what it holds.
+  /// `error_code::invalid_argument` for a null tier or a kind already present.
+  [[nodiscard]] caf::error add_tier(std::unique_ptr<tier> t);
+
   /// The tier of kind `x`, or null when not configured.
   tier* find_tier(tier_kind x);
 

@@ -58,6 +58,8 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     GLEAM_CONFIG_TRY(gpu, f.get_int("client.gpu", 0, 0, 1023));
     GLEAM_CONFIG_TRY(cfg.async, f.get_bool("client.async", cfg.async));
     GLEAM_CONFIG_TRY(cfg.cache, f.get_bool("client.cache", cfg.cache));
+    GLEAM_CONFIG_TRY(cfg.cache_threshold, f.get_bytes("client.cache-threshold", cfg.cache_threshold));
+    GLEAM_CONFIG_TRY(cfg.cache_chunk, f.get_bytes("client.cache-chunk", cfg.cache_chunk));
     GLEAM_CONFIG_TRY(pending, f.get_int("client.max-pending-batch", cfg.max_pending_batch, 1, 1024));
     GLEAM_CONFIG_TRY(cfg.connect_timeout, f.get_duration("client.connect-timeout", cfg.connect_timeout));
     GLEAM_CONFIG_TRY(cfg.request_timeout, f.get_duration("client.request-timeout", cfg.request_timeout));
@@ -97,6 +99,20 @@ caf::expected<client_config> parse_client_config(const std::string& text,
       *field = *on;
     }
   }
+  for (auto [var, field] : {std::pair{"GLEAM_CACHE_THRESHOLD", &cfg.cache_threshold},
+                            std::pair{"GLEAM_CACHE_CHUNK", &cfg.cache_chunk}}) {
+    if (const char* v = getenv_fn(var); v != nullptr && *v != '\0') {
+      auto n = parse_bytes(v);
+      if (!n)
+        return bad_env(var, v, "expected a size such as 1MiB or 16MiB");
+      *field = *n;
+    }
+  }
+  if (cfg.cache_chunk < 4096 || cfg.cache_chunk > (uint64_t{16} << 20))
+    return make_error(error_code::bad_value,
+                      "cache chunk size " + std::to_string(cfg.cache_chunk)
+                        + " bytes (GLEAM_CACHE_CHUNK or [client] cache-chunk) is out of range: "
+                          "use 4KiB..16MiB");
   if (const char* v = getenv_fn("GLEAM_TASK"); v != nullptr)
     cfg.task_signature = v;
   if (const char* v = getenv_fn("GLEAM_LOG"); v != nullptr && *v != '\0')

@@ -23,6 +23,12 @@ struct client_config {
   uint16_t scheduler_port = 4750;
   bool async = true;            // GLEAM_ASYNC=on|off, [client] async
   bool cache = true;            // GLEAM_CACHE=on|off, [client] cache
+  /// Host-to-device copies of at least this many bytes go through the
+  /// weight cache (GLEAM_CACHE_THRESHOLD, [client] cache-threshold).
+  uint64_t cache_threshold = uint64_t{1} << 20;
+  /// Chunk size of cached uploads, bytes, 4 KiB..16 MiB
+  /// (GLEAM_CACHE_CHUNK, [client] cache-chunk).
+  uint64_t cache_chunk = uint64_t{16} << 20;
   uint32_t max_pending_batch = 8; // [client] max-pending-batch
   std::chrono::milliseconds connect_timeout{5000}; // [client] connect-timeout
   std::chrono::milliseconds request_timeout{120000}; // [client] request-timeout

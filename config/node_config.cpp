@@ -116,6 +116,17 @@ caf::expected<node_config> parse_node_config(const std::string& text,
   GLEAM_CONFIG_TRY(cfg.cache_disk_bytes, f.get_bytes("cache.disk-capacity", cfg.cache_disk_bytes));
   GLEAM_CONFIG_TRY(cfg.cache_host_bytes, f.get_bytes("cache.host-capacity", cfg.cache_host_bytes));
   GLEAM_CONFIG_TRY(cfg.cache_gpu_bytes, f.get_bytes("cache.gpu-capacity", cfg.cache_gpu_bytes));
+  {
+    auto peers = f.get_list("cache.peers", {});
+    if (!peers)
+      return std::move(peers.error());
+    for (const auto& p : *peers) {
+      auto ep = parse_endpoint(p, f.where("cache.peers"));
+      if (!ep)
+        return std::move(ep.error());
+      cfg.cache_peers.push_back(*ep);
+    }
+  }
   if (cfg.cache_shard && cfg.cache_dir.empty())
     return make_error(error_code::missing_key,
                       origin + ": key 'cache.dir' is missing: the cache_shard role needs a "

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -31,6 +32,9 @@ struct node_config {
   uint64_t cache_disk_bytes = 64ull << 30;  // [cache] disk-capacity
   uint64_t cache_host_bytes = 8ull << 30;   // [cache] host-capacity
   uint64_t cache_gpu_bytes = 0;             // [cache] gpu-capacity
+  /// Peer nodes whose cache shards a miss asks before the client, as
+  /// (host, node port); [cache] peers = ["host:port", ...].
+  std::vector<std::pair<std::string, uint16_t>> cache_peers;
   std::string log_level = "info";           // [node] log-level
 };
 

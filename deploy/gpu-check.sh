@@ -90,6 +90,7 @@ if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
   torch_check torch_generate "$progs/torch_generate.py" --size tiny --dir "$out"
 fi
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c sessions
+"$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c "cache stats"
 kill -TERM $gleamd_pid; wait $gleamd_pid
 echo "gleamd exit: $?"
 tail -5 "$out/gleamd.log"

@@ -52,6 +52,8 @@ namespace gleam::executor {
   X(cuMemsetD2D8Async)                                                         \
   X(cuMemsetD2D16Async)                                                        \
   X(cuMemsetD2D32Async)                                                        \
+  X(cuMemHostAlloc)                                                            \
+  X(cuMemFreeHost)                                                             \
   X(cuModuleLoadData)                                                          \
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \

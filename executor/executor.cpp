@@ -1,5 +1,8 @@
 #include "executor/executor.hpp"
 
+#include "executor/cache_ops.hpp"
+#include "executor/device_memory_tier.hpp"
+
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -67,7 +70,7 @@ uint64_t now_ns() {
 
 /// Frees every driver object of `s` and empties its tables. Returns the
 /// first failure, CUDA_SUCCESS when everything went.
-CUresult release_session_resources(driver_api& api, session& s) {
+CUresult release_session_resources(driver_api& api, session& s, weight_cache* cache) {
   CUresult first = CUDA_SUCCESS;
   auto note = [&first](CUresult rc) {
     if (first == CUDA_SUCCESS)
@@ -78,6 +81,8 @@ CUresult release_session_resources(driver_api& api, session& s) {
   // cuBLAS handles first: they hold the session's streams and workspaces.
   if (release_blas(s) != CUBLAS_STATUS_SUCCESS)
     note(CUDA_ERROR_UNKNOWN);
+  // Session end: the weight rule for every chunk still in place.
+  cache_ops::verify_placed(api, s, cache, 0, std::numeric_limits<uint64_t>::max());
   for (auto& kv : s.streams)
     note(api.cuStreamDestroy(kv.second));
   s.streams.clear();
@@ -97,8 +102,9 @@ CUresult release_session_resources(driver_api& api, session& s) {
 /// Executes one op of one session into one result.
 class op_runner {
 public:
-  op_runner(driver_api& api, blas_api* blas, session& s, proto::OpResult& r)
-    : api_(api), blas_(blas), s_(s), r_(r) {
+  op_runner(driver_api& api, blas_api* blas, session& s, proto::OpResult& r,
+            weight_cache* cache = nullptr)
+    : api_(api), blas_(blas), s_(s), r_(r), cache_(cache) {
   }
 
   void run(const proto::Op& op) {
@@ -160,7 +166,7 @@ public:
         check(api_.cuCtxSynchronize(), "cuCtxSynchronize");
         return;
       case k::kDeviceReset:
-        check(release_session_resources(api_, s_), "DeviceReset");
+        check(release_session_resources(api_, s_, cache_), "DeviceReset");
         return;
       case k::kCtxSetLimit:
         return ctx_set_limit(op.ctx_set_limit());
@@ -179,6 +185,19 @@ public:
       case k::kBlasLtMatmul:
       case k::kBlasLtHeuristic:
         return run_blas(blas_, api_, s_, op, r_);
+      // --- weight cache (executor/cache_ops.hpp) ---
+      case k::kCacheFill:
+        return cache_fill(op.cache_fill());
+      case k::kCacheUpload:
+        return cache_upload(op.cache_upload());
+      case k::kCacheStats:
+        return cache_ops{api_, s_, cache_, r_}.stats();
+      case k::kCacheList:
+        return cache_ops{api_, s_, cache_, r_}.list(op.cache_list());
+      case k::kCacheEvict:
+        return cache_ops{api_, s_, cache_, r_}.evict(op.cache_evict());
+      case k::kCacheGet:
+        return cache_ops{api_, s_, cache_, r_}.get(op.cache_get());
       case k::KIND_NOT_SET:
         break;
     }
@@ -311,6 +330,31 @@ private:
     return out;
   }
 
+  // --- weight cache -------------------------------------------------------
+
+  void cache_fill(const proto::CacheFill& op) {
+    uint64_t total = 0;
+    for (auto n : op.sizes()) {
+      if (n > max_cache_chunk_bytes) {
+        fail(CUDA_ERROR_INVALID_VALUE,
+             fmt::format("CacheFill names a chunk of {} bytes; chunks are at most {} bytes",
+                         n, max_cache_chunk_bytes));
+        return;
+      }
+      total += n;
+    }
+    CUstream stream = nullptr;
+    if (check_range(op.dst(), total, "CacheFill") && lookup_stream(op.stream(), stream))
+      cache_ops{api_, s_, cache_, r_}.fill(op, stream);
+  }
+
+  void cache_upload(const proto::CacheUpload& op) {
+    CUstream stream = nullptr;
+    if (check_range(op.dst(), op.data().size(), "CacheUpload")
+        && lookup_stream(op.stream(), stream))
+      cache_ops{api_, s_, cache_, r_}.upload(op, stream);
+  }
+
   // --- memory -------------------------------------------------------------
 
   void mem_alloc(const proto::MemAlloc& op) {
@@ -346,6 +390,7 @@ private:
                        op.dptr()));
       return;
     }
+    cache_ops::verify_placed(api_, s_, cache_, e->base, e->size);
     if (check(api_.cuMemFree(static_cast<CUdeviceptr>(op.dptr())), "cuMemFree"))
       static_cast<void>(s_.memory.erase(op.dptr()));
   }
@@ -588,7 +633,10 @@ private:
                        op.module()));
       return;
     }
-    if (op.image().empty()) {
+    std::string image;
+    if (!cache_ops{api_, s_, cache_, r_}.module_image(op, image))
+      return;
+    if (image.empty()) {
       fail(CUDA_ERROR_INVALID_IMAGE,
            fmt::format("ModuleLoad of module {} carries no image: the "
                        "gpu_server must fill it from the cache (image_key of "
@@ -597,7 +645,7 @@ private:
       return;
     }
     module_entry m;
-    if (!check(api_.cuModuleLoadData(&m.handle, op.image().data()),
+    if (!check(api_.cuModuleLoadData(&m.handle, image.data()),
                "cuModuleLoadData"))
       return;
     auto* loaded = r_.mutable_module();
@@ -872,6 +920,7 @@ private:
   blas_api* blas_;
   session& s_;
   proto::OpResult& r_;
+  weight_cache* cache_;
 };
 
 } // namespace
@@ -940,7 +989,7 @@ caf::expected<std::unique_ptr<executor>> executor::make(driver_api& api,
 executor::~executor() {
   if (make_current() == CUDA_SUCCESS)
     for (auto& kv : sessions_)
-      static_cast<void>(release_session_resources(api_, kv.second));
+      static_cast<void>(release_session_resources(api_, kv.second, cache_.get()));
   sessions_.clear();
   static_cast<void>(api_.cuDevicePrimaryCtxRelease(device_));
 }
@@ -1008,7 +1057,7 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
       continue;
     auto* r = reply.add_results();
     r->set_seq(op.seq());
-    op_runner{api_, blas_, s, *r}.run(op);
+    op_runner{api_, blas_, s, *r, cache_.get()}.run(op);
     s.executed_through = op.seq();
     ++s.ops_executed;
     if (is_sticky(static_cast<CUresult>(r->status())))
@@ -1023,7 +1072,7 @@ void executor::close_session(uint64_t id) {
   if (i == sessions_.end())
     return;
   if (make_current() == CUDA_SUCCESS)
-    static_cast<void>(release_session_resources(api_, i->second));
+    static_cast<void>(release_session_resources(api_, i->second, cache_.get()));
   sessions_.erase(i);
 }
 
@@ -1064,6 +1113,11 @@ proto::GpuInfo executor::gpu_info() const {
   out.set_cc_major(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
   out.set_cc_minor(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
   return out;
+}
+
+std::unique_ptr<cache_store::tier> executor::make_device_tier(uint64_t capacity) {
+  return std::make_unique<device_memory_tier>(api_, context_, capacity,
+                                              fmt::format("gpu {} memory", ordinal_));
 }
 
 const session* executor::find_session(uint64_t id) const {

@@ -14,6 +14,7 @@
 #include "executor/blas_api.hpp"
 #include "executor/driver_api.hpp"
 #include "executor/session.hpp"
+#include "executor/weight_cache.hpp"
 
 namespace gleam::executor {
 
@@ -89,6 +90,22 @@ public:
     blas_ = &api;
   }
 
+  /// Attaches the node's weight cache (shared by the node's executors);
+  /// null detaches it, and the cache ops then fail with a reason.
+  void set_cache(std::shared_ptr<weight_cache> cache) {
+    cache_ = std::move(cache);
+  }
+
+  /// A GPU tier of `capacity` bytes for the weight cache, in this
+  /// executor's context (executor/device_memory_tier.hpp). The executor's
+  /// driver_api must outlive it.
+  [[nodiscard]] std::unique_ptr<cache_store::tier> make_device_tier(uint64_t capacity);
+
+  /// The attached weight cache, or null.
+  [[nodiscard]] const std::shared_ptr<weight_cache>& cache() const noexcept {
+    return cache_;
+  }
+
   /// The session `id`, or null; for inspection and tests.
   [[nodiscard]] const session* find_session(uint64_t id) const;
 
@@ -106,6 +123,7 @@ private:
   int driver_version_ = 0;
   uint64_t next_session_ = 1;
   std::map<uint64_t, session> sessions_;
+  std::shared_ptr<weight_cache> cache_;
 };
 
 } // namespace gleam::executor

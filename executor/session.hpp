@@ -9,6 +9,7 @@
 
 #include <cuda.h>
 
+#include "cache_store/hash.hpp"
 #include "executor/allocation_table.hpp"
 
 namespace gleam::executor {
@@ -35,6 +36,14 @@ struct module_entry {
   CUmodule handle = nullptr;
   /// Resolved functions by device name (mangled as in the fatbin).
   std::map<std::string, function_entry> functions;
+};
+
+/// A weight-cache chunk written into device memory.
+struct placed_chunk {
+  /// Key of the chunk's content.
+  cache_store::chunk_key key;
+  /// Bytes.
+  uint64_t size = 0;
 };
 
 /// Client stream handles with a fixed meaning; they need no StreamCreate.
@@ -77,6 +86,10 @@ struct session {
   uint64_t executed_through = 0;
   /// Number of ops executed (skipped replays not counted).
   uint64_t ops_executed = 0;
+  /// Weight-cache chunks written into this session's memory (CacheFill,
+  /// CacheUpload) by device address, awaiting verification at MemFree or
+  /// session end (see weight_cache::verify).
+  std::map<uint64_t, placed_chunk> placed;
 };
 
 } // namespace gleam::executor

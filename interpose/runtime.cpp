@@ -28,6 +28,7 @@
 #include "consistency/pending_window.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
+#include "interpose/upload.hpp"
 
 namespace gleam::interpose {
 
@@ -682,13 +683,12 @@ cudaError_t load_module(module_record& m) {
   if (m.handle == 0)
     m.handle = next_handle();
   load->set_module(m.handle);
-  load->set_image(static_cast<const char*>(m.image), m.image_size);
   for (const auto& f : m.functions)
     load->add_functions(f->name);
   for (const auto& v : m.variables)
     load->add_variables(v->name);
   proto::OpResult result;
-  auto err = run_op(std::move(op), &result);
+  auto err = load_module_cached(std::move(op), m.image, m.image_size, &result);
   if (err == cudaErrorNoDevice || err == cudaErrorDevicesUnavailable)
     return err;
   m.loaded = true;
@@ -812,6 +812,10 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
       std::memmove(dst, src, count);
       return cudaSuccess;
     case cudaMemcpyHostToDevice: {
+      if (count >= cached_upload_threshold()) { // the weight cache: interpose/upload.hpp
+        auto err = cached_upload(dst, src, count, stream, async);
+        return async ? err : deliver_deferred(err);
+      }
       auto chunks = (count + max_chunk - 1) / max_chunk;
       auto make = [&](size_t i) {
         auto off = i * max_chunk;

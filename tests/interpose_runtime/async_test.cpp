@@ -241,7 +241,8 @@ TEST_CASE("the buffer of a pending pageable H2D copy may be reused at once",
 
 TEST_CASE("bulk copies arrive whole in pipelined chunks", "[interpose_runtime]") {
   fake_server server;
-  // 40 MiB: three chunks of at most 16 MiB each way.
-  auto out = server.probe("bulk 40");
+  // 40 MiB: three chunks of at most 16 MiB each way. The weight cache is off:
+  // this is the plain transport (the fake server has no cache).
+  auto out = server.probe("bulk 40", "GLEAM_CACHE=off");
   CHECK(out.find("h2d=cudaSuccess d2h=cudaSuccess same=1") != std::string::npos);
 }

@@ -226,6 +226,10 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
       return caf::make_error(caf::sec::unexpected_message);
     },
     [=](actors::get_gpu_atom, uint32_t) { return gpu; },
+    // The fake node has no weight cache.
+    [=](actors::get_shard_atom) -> caf::result<actors::cache_shard_actor> {
+      return caf::make_error(caf::sec::unexpected_message);
+    },
     [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },
     [=](actors::tick_atom) {},
   };

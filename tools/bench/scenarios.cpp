@@ -1,5 +1,6 @@
 #include "tools/bench/scenarios.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -64,27 +65,40 @@ scenario_result model_load(const run_context& ctx) {
   auto path = s.work_dir + "/weights.bin";
   scenario_result out;
   // Room for every metric, so the references below stay valid.
-  out.metrics.reserve(4);
+  out.metrics.reserve(8);
   auto& uncached = out.metric("load_uncached_s", "s");
   auto& cached = out.metric("load_cached_s", "s");
-  std::vector<std::string> names{"load_uncached_s", "load_cached_s"};
+  auto& speedup = out.metric("cached_speedup", "x");
+  auto& sent_uncached = out.metric("sent_uncached_mib", "MiB");
+  auto& sent_cached = out.metric("sent_cached_mib", "MiB");
+  std::vector<std::string> names{"load_uncached_s", "load_cached_s", "cached_speedup",
+                                 "sent_uncached_mib", "sent_cached_mib"};
+  // The interposer reports the bytes its large copies sent (GLEAM_CACHE_REPORT).
+  auto run_ctx = ctx;
+  if (ctx.run_mode != mode::local)
+    run_ctx.env.emplace_back("GLEAM_CACHE_REPORT", "1");
   for (int rep = 0; rep < ctx.reps; ++rep) {
     // Fresh content per repetition, so the first load is a cold one.
     auto seed = static_cast<uint64_t>(rep + 1) * 7919 + static_cast<uint64_t>(ctx.run_mode);
     if (auto err = write_weights_file(path, bytes, seed))
       return scenario_result::skip("run failed: " + describe(err), names);
-    for (auto* target : {&uncached, &cached}) {
-      auto lines = run_program(ctx, "model_load", {"--file", path});
+    for (auto [target, sent] : {std::pair{&uncached, &sent_uncached}, std::pair{&cached, &sent_cached}}) {
+      auto lines = run_program(run_ctx, "model_load", {"--file", path});
       if (!lines)
         return scenario_result::skip("run failed: " + describe(lines.error()), names);
       double load_s = -1;
       double ok = 0;
+      double sent_bytes = -1;
       for (auto& [name, value] : *lines) {
         if (name == "load_s")
           load_s = value;
         else if (name == "checksum_ok")
           ok = value;
+        else if (name == "gleam_sent_bytes")
+          sent_bytes = value;
       }
+      if (sent_bytes >= 0)
+        sent->samples.push_back(sent_bytes / (1024.0 * 1024.0));
       if (ok != 1 || load_s < 0)
         return scenario_result::skip(
           "run failed: model_load saw wrong weights on the device (checksum mismatch) in "
@@ -92,7 +106,13 @@ scenario_result model_load(const run_context& ctx) {
           names);
       target->samples.push_back(load_s);
     }
+    if (cached.samples.back() > 0)
+      speedup.samples.push_back(uncached.samples.back() / cached.samples.back());
   }
+  // Local runs send nothing over a network: no byte rows.
+  out.metrics.erase(std::remove_if(out.metrics.begin(), out.metrics.end(),
+                                   [](const metric_samples& m) { return m.samples.empty(); }),
+                    out.metrics.end());
   return out;
 }
 
@@ -193,7 +213,10 @@ void register_builtin_scenarios(registry& reg) {
   reg.add({"model_load",
            "allocate + upload --model-gib GiB of weight-like tensors from a file, "
            "uncached then cached",
-           true, true, {"model_load"}, {"load_uncached_s", "load_cached_s"}, model_load});
+           true, true, {"model_load"},
+           {"load_uncached_s", "load_cached_s", "cached_speedup", "sent_uncached_mib",
+            "sent_cached_mib"},
+           model_load});
   reg.add({"decode_loop",
            "100 decode steps of a ~1B fp16 model: 32 kernels of 156 us GPU time, then a "
            "4 B token read-back",

@@ -37,6 +37,11 @@ const char* help_text =
   "  placement explain TASK\n"
   "             the latency model's prediction for TASK (a task signature or a\n"
   "             queued task's id) on every GPU, and where it would go\n"
+  "  cache stats            each node's weight cache: entries, tier sizes, hits, bytes\n"
+  "                         received from clients / filled / from peers (RECEIVED, FILLED, PEER)\n"
+  "  cache ls [N]           the N (default 50) most recently used entries of each node\n"
+  "  cache evict KEY...     drops entries (keys as 'cache ls' prints them)\n"
+  "  cache evict --all      drops every entry not in use\n"
   "  help       this text\n"
   "  quit       leave the console\n";
 
@@ -100,6 +105,8 @@ bool console::run(const std::string& line, std::ostream& out) {
     }
     return explain(task, out);
   }
+  if (cmd == "cache")
+    return cache(words, out);
   out << "unknown command '" << cmd << "'; " << help_text;
   return false;
 }
@@ -270,6 +277,139 @@ bool console::explain(const std::string& task, std::ostream& out) {
   }
   out << "decision: " << x.summary() << "\n";
   return true;
+}
+
+caf::expected<proto::OpResult> console::shard_op(const proto::NodeStatus& n, proto::Op op) {
+  auto node = sys_.middleman().remote_actor<actors::node_actor>(n.data_host(), n.data_port());
+  if (!node)
+    return std::move(node.error());
+  caf::expected<proto::OpResult> result{proto::OpResult{}};
+  actors::cache_shard_actor shard;
+  self_->request(*node, request_timeout, actors::get_shard_atom::value)
+    .receive([&](actors::cache_shard_actor& s) { shard = std::move(s); },
+             [&](caf::error& e) { result = std::move(e); });
+  if (!shard)
+    return result;
+  actors::pb<proto::OpBatch> batch;
+  op.set_seq(1);
+  *batch->add_ops() = std::move(op);
+  self_->request(shard, request_timeout, std::move(batch))
+    .receive(
+      [&](actors::pb<proto::BatchReply>& r) {
+        if (r->results_size() == 1)
+          result = r->results(0);
+        else
+          result = config::make_error(config::error_code::bad_value, "no answer to the op");
+      },
+      [&](caf::error& e) { result = std::move(e); });
+  return result;
+}
+
+namespace {
+
+std::string tier_names(uint32_t mask) {
+  std::string out;
+  for (auto [bit, name] : {std::pair{1u, "gpu"}, std::pair{2u, "host"}, std::pair{4u, "disk"}})
+    if (mask & bit)
+      out += (out.empty() ? "" : ",") + std::string(name);
+  return out.empty() ? "-" : out;
+}
+
+} // namespace
+
+bool console::cache(std::istream& words, std::ostream& out) {
+  std::string sub;
+  words >> sub;
+  proto::Op op;
+  if (sub == "stats") {
+    op.mutable_cache_stats();
+  } else if (sub == "ls") {
+    uint32_t limit = 50;
+    std::string n;
+    if (words >> n) {
+      try {
+        limit = static_cast<uint32_t>(std::stoul(n));
+      } catch (const std::exception&) {
+        out << "error: 'cache ls " << n << "': expected a number of entries\n";
+        return false;
+      }
+    }
+    op.mutable_cache_list()->set_limit(limit);
+  } else if (sub == "evict") {
+    auto* ev = op.mutable_cache_evict();
+    std::string k;
+    while (words >> k) {
+      if (k == "--all")
+        ev->set_all(true);
+      else
+        ev->add_keys(k);
+    }
+    if (!ev->all() && ev->keys_size() == 0) {
+      out << "error: 'cache evict' needs keys (as 'cache ls' prints them) or --all\n";
+      return false;
+    }
+  } else {
+    out << "error: unknown 'cache " << sub << "'; use cache stats, cache ls [N], cache evict "
+        << "KEY...|--all\n";
+    return false;
+  }
+  auto v = view();
+  if (!v) {
+    out << "error: " << config::describe(v.error()) << "\n";
+    return false;
+  }
+  bool ok = true;
+  size_t nodes = 0;
+  if (sub == "stats")
+    out << fmt::format("{:<20} {:>8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>12} {:>10}\n",
+                       "NODE", "ENTRIES", "HOST", "DISK", "VERIFIED", "HITS", "MISSES",
+                       "RECEIVED", "FILLED", "REJECTED", "PEER", "GPU");
+  for (const auto& n : v->nodes()) {
+    bool has_cache = false;
+    for (auto r : n.roles())
+      has_cache |= r == proto::ROLE_GPU_SERVER || r == proto::ROLE_CACHE_SHARD;
+    if (!n.up() || !has_cache)
+      continue;
+    auto r = shard_op(n, op);
+    if (!r) {
+      out << fmt::format("{:<20} no cache: {}\n", n.node_id(), config::describe(r.error()));
+      ok = false;
+      continue;
+    }
+    if (r->status() != 0) {
+      out << fmt::format("{:<20} error: {}\n", n.node_id(), r->error());
+      ok = false;
+      continue;
+    }
+    ++nodes;
+    if (sub == "stats") {
+      const auto& s = r->cache_stats();
+      out << fmt::format("{:<20} {:>8} {:>7}MiB {:>7}MiB {:>10} {:>8} {:>8} {:>12} {:>12} {:>9} {:>12} {:>7}MiB\n",
+                         n.node_id(), s.entries(), s.host_bytes() >> 20, s.disk_bytes() >> 20,
+                         s.verified_entries(), s.hits(), s.misses(), s.received_bytes(),
+                         s.filled_bytes(), s.rejected_chunks(), s.peer_bytes(),
+                         s.gpu_bytes() >> 20);
+    } else if (sub == "ls") {
+      const auto& l = r->cache_listing();
+      out << fmt::format("{} ({} entries)\n", n.node_id(), l.total());
+      out << fmt::format("  {:<38} {:>12} {:<14} {:<8}\n", "KEY", "BYTES", "TIERS", "WEIGHT");
+      for (const auto& e : l.entries())
+        out << fmt::format("  {:<38} {:>12} {:<14} {:<8}\n", e.key(), e.size(),
+                           tier_names(e.tiers()), e.verified() ? "verified" : "-");
+    } else {
+      const auto& e = r->cache_evicted();
+      out << fmt::format("{:<20} evicted {} entries, {} bytes", n.node_id(), e.entries(),
+                         e.bytes());
+      if (e.in_use_size() > 0)
+        out << fmt::format("; {} in use, kept", e.in_use_size());
+      out << "\n";
+    }
+  }
+  if (nodes == 0) {
+    out << "no node with a weight cache is up\n";
+    return false;
+  }
+  return ok;
 }
 
 } // namespace gleam::tools

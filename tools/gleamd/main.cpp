@@ -14,6 +14,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/cache_shard.hpp"
 #include "actors/gpu_server.hpp"
 #include "actors/log.hpp"
 #include "actors/node.hpp"
@@ -21,6 +22,7 @@
 #include "actors/type_registry.hpp"
 #include "config/error.hpp"
 #include "config/node_config.hpp"
+#include "executor/weight_cache.hpp"
 #include "tools/common/shutdown.hpp"
 
 using namespace gleam;
@@ -84,10 +86,40 @@ int main(int argc, char** argv) {
     actors::gpu_service gpus;
     if (cfg->scheduler)
       roles.scheduler = actors::spawn_scheduler(sys, cfg->down_after);
+    // The weight cache: one store per node, shared by its GPU servers and
+    // served to peers and the console by the cache_shard actor.
+    std::shared_ptr<executor::weight_cache> cache;
+    std::unique_ptr<actors::shard_client> cache_peers;
+    if (cfg->gpu_server || cfg->cache_shard) {
+      executor::weight_cache_options co;
+      co.dir = cfg->cache_dir;
+      co.disk_capacity = cfg->cache_disk_bytes;
+      co.host_capacity = cfg->cache_host_bytes;
+      auto opened = executor::weight_cache::open(co);
+      if (opened) {
+        cache = *opened;
+        roles.shard = actors::spawn_cache_shard(sys, cache);
+        if (!cfg->cache_peers.empty()) {
+          cache_peers = std::make_unique<actors::shard_client>(sys, cfg->cache_peers,
+                                                               std::chrono::seconds{10});
+          cache->set_peer_fetch(
+            [p = cache_peers.get()](const cache_store::chunk_key& k) { return p->fetch(k); });
+        }
+        auto st = cache->stats();
+        log(log_level::info, "weight cache: {} entries, {} MiB, dir '{}', {} peer(s)",
+            st.entries(), st.bytes() >> 20, cfg->cache_dir, cfg->cache_peers.size());
+      } else {
+        log(log_level::warning, "the weight cache could not be opened: {}; this node runs "
+                                "without one",
+            config::describe(opened.error()));
+      }
+    }
+    if (cache && !cfg->gpu_server)
+      roles.board = std::make_shared<actors::telemetry_board>(0);
     if (cfg->gpu_server) {
       auto n = actors::count_gpus(*cfg);
       roles.board = std::make_shared<actors::telemetry_board>(n ? *n : 0);
-      auto started = actors::start_gpu_servers(sys, *cfg, roles.board);
+      auto started = actors::start_gpu_servers(sys, *cfg, roles.board, cache);
       if (started) {
         gpus = std::move(*started);
         roles.gpus = gpus.servers;
@@ -103,6 +135,8 @@ int main(int argc, char** argv) {
             config::describe(started.error()));
       }
     }
+    if (cache)
+      roles.board->set_cache_summary([cache] { return cache->summary(); });
     auto node = actors::spawn_node(sys, *cfg, roles);
     const char* bind = cfg->bind_host.empty() ? nullptr : cfg->bind_host.c_str();
     auto port = sys.middleman().publish(node, cfg->port, bind, true);
@@ -128,6 +162,10 @@ int main(int argc, char** argv) {
       caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
     if (roles.scheduler)
       caf::anon_send_exit(roles.scheduler, caf::exit_reason::user_shutdown);
+    if (roles.shard)
+      caf::anon_send_exit(roles.shard, caf::exit_reason::user_shutdown);
+    if (cache)
+      cache->set_peer_fetch({});
     node = nullptr;
     roles = actors::node_roles{};
     gpus.servers.clear();

@@ -1,0 +1,122 @@
+#include "actors/cache_shard.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/log.hpp"
+#include "cache_store/error.hpp"
+#include "executor/cache_ops.hpp"
+#include "executor/weight_cache.hpp"
+
+namespace gleam::actors {
+
+namespace {
+
+struct shard_state {
+  std::shared_ptr<executor::weight_cache> cache;
+  static inline const char* name = "gleam.cache_shard";
+};
+
+cache_shard_actor::behavior_type
+shard_impl(cache_shard_actor::stateful_pointer<shard_state> self,
+           std::shared_ptr<executor::weight_cache> cache) {
+  self->state.cache = std::move(cache);
+  return {
+    [=](const pb<proto::OpBatch>& batch) {
+      proto::BatchReply reply;
+      reply.set_session(batch->session());
+      for (const auto& op : batch->ops()) {
+        auto* r = reply.add_results();
+        r->set_seq(op.seq());
+        executor::cache_ops::run_without_device(*self->state.cache, op, *r);
+        reply.set_executed_through(op.seq());
+      }
+      return pb<proto::BatchReply>{std::move(reply)};
+    },
+  };
+}
+
+} // namespace
+
+cache_shard_actor spawn_cache_shard(caf::actor_system& sys,
+                                    std::shared_ptr<executor::weight_cache> cache) {
+  return sys.spawn<caf::detached>(shard_impl, std::move(cache));
+}
+
+size_t shard_owner(const cache_store::chunk_key& key, size_t count) {
+  if (count == 0)
+    return 0;
+  uint32_t x = 0;
+  for (int i = 0; i < 4; ++i)
+    x = (x << 8) | key.bytes[static_cast<size_t>(i)];
+  return x % count;
+}
+
+shard_client::shard_client(caf::actor_system& sys,
+                           std::vector<std::pair<std::string, uint16_t>> peers,
+                           std::chrono::milliseconds timeout)
+  : sys_(sys), timeout_(timeout) {
+  for (auto& [host, port] : peers)
+    peers_.push_back(peer{std::move(host), port, {}});
+}
+
+cache_shard_actor shard_client::connect(peer& p) {
+  if (p.shard)
+    return p.shard;
+  auto now = std::chrono::steady_clock::now();
+  if (now < p.retry_after)
+    return {};
+  p.retry_after = now + std::chrono::seconds{10};
+  auto node = sys_.middleman().remote_actor<node_actor>(p.host, p.port);
+  if (!node) {
+    log(log_level::info, "cache peer {}:{} unreachable: {}", p.host, p.port,
+        sys_.render(node.error()));
+    return {};
+  }
+  caf::scoped_actor self{sys_};
+  self->request(*node, caf::duration{timeout_}, get_shard_atom::value)
+    .receive([&](cache_shard_actor& s) { p.shard = std::move(s); },
+             [&](caf::error& e) {
+               log(log_level::info, "cache peer {}:{} has no shard: {}", p.host, p.port,
+                   sys_.render(e));
+             });
+  return p.shard;
+}
+
+caf::expected<std::vector<uint8_t>> shard_client::fetch(const cache_store::chunk_key& key) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto n = peers_.size();
+  auto owner = shard_owner(key, n);
+  for (size_t i = 0; i < n; ++i) {
+    auto& p = peers_[(owner + i) % n];
+    auto shard = connect(p);
+    if (!shard)
+      continue;
+    pb<proto::OpBatch> batch;
+    auto* op = batch->add_ops();
+    op->set_seq(1);
+    op->mutable_cache_get()->set_key(key.to_binary());
+    caf::scoped_actor self{sys_};
+    std::vector<uint8_t> out;
+    bool got = false;
+    self->request(shard, caf::duration{timeout_}, std::move(batch))
+      .receive(
+        [&](pb<proto::BatchReply>& r) {
+          if (r->results_size() == 1 && r->results(0).status() == 0) {
+            const auto& d = r->results(0).data();
+            out.assign(d.begin(), d.end());
+            got = true;
+          }
+        },
+        [&](caf::error&) {
+          p.shard = nullptr;
+          p.retry_after = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+        });
+    if (got)
+      return out;
+  }
+  return cache_store::make_error(cache_store::error_code::not_found,
+                                 "no cache peer holds chunk " + key.to_string());
+}
+
+} // namespace gleam::actors

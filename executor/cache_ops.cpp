@@ -1,0 +1,241 @@
+#include "executor/cache_ops.hpp"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cache_store/error.hpp"
+
+namespace gleam::executor {
+
+namespace cs = cache_store;
+
+void cache_ops::fail(CUresult rc, std::string detail) {
+  r_.set_status(static_cast<int32_t>(rc));
+  r_.set_error(std::move(detail));
+}
+
+bool cache_ops::need_cache() {
+  if (cache_ != nullptr)
+    return true;
+  fail(CUDA_ERROR_NOT_SUPPORTED,
+       "this gpu_server has no weight cache; configure the node's [cache] section or "
+       "set GLEAM_CACHE=off on the client");
+  return false;
+}
+
+bool cache_ops::write(uint64_t dst, const void* src, size_t size, bool device_src,
+                      CUstream stream, const char* what) {
+  auto d = static_cast<CUdeviceptr>(dst);
+  CUresult rc = device_src
+                  ? api_.cuMemcpyDtoDAsync(d, reinterpret_cast<CUdeviceptr>(src), size, stream)
+                  : api_.cuMemcpyHtoDAsync(d, src, size, stream);
+  // The source is the store's memory: it must not be read after we return.
+  if (rc == CUDA_SUCCESS)
+    rc = api_.cuStreamSynchronize(stream);
+  if (rc == CUDA_SUCCESS)
+    return true;
+  fail(rc, fmt::format("{}: writing {} bytes to {:#x} failed: {}", what, size, dst,
+                       api_.describe(rc)));
+  return false;
+}
+
+void cache_ops::fill(const proto::CacheFill& op, CUstream stream) {
+  if (!need_cache())
+    return;
+  if (op.keys_size() != op.sizes_size()) {
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("CacheFill has {} keys but {} sizes; send one size per key",
+                     op.keys_size(), op.sizes_size()));
+    return;
+  }
+  auto* out = r_.mutable_cache_filled();
+  uint64_t offset = 0;
+  for (int i = 0; i < op.keys_size(); ++i) {
+    auto size = op.sizes(i);
+    auto dst = op.dst() + offset;
+    offset += size;
+    auto key = cs::chunk_key::from_binary(op.keys(i));
+    if (!key) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("CacheFill key {} is not a chunk key: {}", i, cs::render(key.error())));
+      return;
+    }
+    bool wrote = false;
+    bool from_peer = false;
+    auto found = cache_->fill(
+      *key,
+      [&](const cs::chunk_view& v) -> caf::error {
+        if (v.size != size)
+          return cs::make_error(cs::error_code::invalid_argument,
+                                fmt::format("chunk {} holds {} bytes, the copy wants {}",
+                                            key->to_string(), v.size, size));
+        wrote = write(dst, v.data, size, v.where == cs::tier_kind::gpu, stream, "CacheFill");
+        return {};
+      },
+      &from_peer);
+    if (wrote) {
+      cache_->add_filled(size);
+      out->set_filled_bytes(out->filled_bytes() + size);
+      if (from_peer)
+        out->set_peer_bytes(out->peer_bytes() + size);
+      if (!cache_->is_verified(*key))
+        s_.placed[dst] = placed_chunk{*key, size};
+      continue;
+    }
+    if (r_.status() != 0)
+      return; // the device write failed
+    out->add_missing(static_cast<uint32_t>(i));
+  }
+}
+
+void cache_ops::upload(const proto::CacheUpload& op, CUstream stream) {
+  if (!need_cache())
+    return;
+  const auto& data = op.data();
+  if (data.size() > max_cache_chunk_bytes) {
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("CacheUpload carries {} bytes; a chunk is at most {} bytes", data.size(),
+                     max_cache_chunk_bytes));
+    return;
+  }
+  auto key = cs::chunk_key::from_binary(op.key());
+  if (!key) {
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("CacheUpload key is not a chunk key: {}", cs::render(key.error())));
+    return;
+  }
+  if (auto err = cache_->check(*key, data.data(), data.size())) {
+    fail(CUDA_ERROR_INVALID_VALUE, cs::render(err));
+    return;
+  }
+  if (data.empty())
+    return;
+  if (!write(op.dst(), data.data(), data.size(), false, stream, "CacheUpload"))
+    return;
+  cache_->accept_upload(*key, data.data(), data.size());
+  s_.placed[op.dst()] = placed_chunk{*key, data.size()};
+}
+
+void cache_ops::get(const proto::CacheGet& op) {
+  if (!need_cache())
+    return;
+  auto key = cs::chunk_key::from_binary(op.key());
+  if (!key) {
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("CacheGet key is not a chunk key: {}", cs::render(key.error())));
+    return;
+  }
+  auto bytes = cache_->store().get(*key);
+  if (!bytes) {
+    fail(CUDA_ERROR_NOT_FOUND, cs::render(bytes.error()));
+    return;
+  }
+  r_.set_data(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+}
+
+void cache_ops::run_without_device(weight_cache& cache, const proto::Op& op,
+                                   proto::OpResult& r) {
+  using k = proto::Op::KindCase;
+  // No device is touched below: a default session and no driver calls.
+  static driver_api no_driver;
+  session none;
+  cache_ops ops{no_driver, none, &cache, r};
+  switch (op.kind_case()) {
+    case k::kCacheGet:
+      return ops.get(op.cache_get());
+    case k::kCacheStats:
+      return ops.stats();
+    case k::kCacheList:
+      return ops.list(op.cache_list());
+    case k::kCacheEvict:
+      return ops.evict(op.cache_evict());
+    default:
+      break;
+  }
+  ops.fail(CUDA_ERROR_NOT_SUPPORTED,
+           fmt::format("op seq {} needs a GPU: send it to a gpu_server, not a cache shard",
+                       op.seq()));
+}
+
+void cache_ops::stats() {
+  if (need_cache())
+    *r_.mutable_cache_stats() = cache_->stats();
+}
+
+void cache_ops::list(const proto::CacheList& op) {
+  if (need_cache())
+    *r_.mutable_cache_listing() = cache_->list(op.limit());
+}
+
+void cache_ops::evict(const proto::CacheEvict& op) {
+  if (!need_cache())
+    return;
+  std::vector<std::string> keys(op.keys().begin(), op.keys().end());
+  auto out = cache_->evict(keys, op.all());
+  if (!out) {
+    fail(CUDA_ERROR_INVALID_VALUE, cs::render(out.error()));
+    return;
+  }
+  *r_.mutable_cache_evicted() = std::move(*out);
+}
+
+bool cache_ops::module_image(const proto::ModuleLoad& op, std::string& image) {
+  if (op.image_key().empty() || cache_ == nullptr) {
+    if (op.image().empty() && !op.image_key().empty()) {
+      fail(CUDA_ERROR_NOT_FOUND, "this server has no cache: send the image");
+      r_.set_image_missing(true);
+      return false;
+    }
+    image = op.image();
+    return true;
+  }
+  auto key = cs::chunk_key::from_binary(op.image_key());
+  if (!key) {
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("ModuleLoad image_key is not a chunk key: {}", cs::render(key.error())));
+    return false;
+  }
+  if (!op.image().empty()) {
+    if (auto err = cache_->check(*key, op.image().data(), op.image().size())) {
+      fail(CUDA_ERROR_INVALID_IMAGE, cs::render(err));
+      return false;
+    }
+    cache_->put_image(*key, op.image());
+    image = op.image();
+    return true;
+  }
+  auto cached = cache_->image(*key);
+  if (!cached) {
+    fail(CUDA_ERROR_NOT_FOUND,
+         fmt::format("image {} is not cached on this server: send the image", key->to_string()));
+    r_.set_image_missing(true);
+    return false;
+  }
+  image = std::move(*cached);
+  return true;
+}
+
+void cache_ops::verify_placed(driver_api& api, session& s, weight_cache* cache, uint64_t base,
+                              uint64_t size) {
+  auto lo = s.placed.lower_bound(base);
+  auto hi = s.placed.lower_bound(base + size);
+  if (lo == hi)
+    return;
+  if (cache != nullptr && api.cuCtxSynchronize() == CUDA_SUCCESS) {
+    std::vector<uint8_t> buf;
+    for (auto i = lo; i != hi; ++i) {
+      const auto& c = i->second;
+      if (cache->is_verified(c.key))
+        continue;
+      buf.resize(c.size);
+      // Read back over PCIe on this server; never over the network.
+      if (api.cuMemcpyDtoH(buf.data(), static_cast<CUdeviceptr>(i->first), c.size)
+          == CUDA_SUCCESS)
+        static_cast<void>(cache->verify(c.key, buf.data(), c.size));
+    }
+  }
+  s.placed.erase(lo, hi);
+}
+
+} // namespace gleam::executor

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <cuda.h>
+
+#include "actors/proto/ops.pb.h"
+#include "executor/driver_api.hpp"
+#include "executor/session.hpp"
+#include "executor/weight_cache.hpp"
+
+namespace gleam::executor {
+
+/// Largest chunk one CacheUpload may carry, bytes (16 MiB).
+constexpr uint64_t max_cache_chunk_bytes = uint64_t{16} << 20;
+
+/// Runs the weight-cache ops of one session against the node's
+/// weight_cache and the device, writing one OpResult. The caller (the
+/// executor's op loop) has already validated streams and ranges where the
+/// signature takes a resolved CUstream. Not thread-safe (like the executor).
+class cache_ops {
+public:
+  /// `cache` may be null: every cache op then fails with
+  /// CUDA_ERROR_NOT_SUPPORTED and a reason.
+  cache_ops(driver_api& api, session& s, weight_cache* cache, proto::OpResult& r)
+    : api_(api), s_(s), cache_(cache), r_(r) {
+  }
+
+  /// CacheFill: writes every chunk the store (or a peer shard) holds into
+  /// [dst, dst + sum(sizes)), ordered on `stream`; answers the indices of
+  /// the chunks it lacks in CacheFilled.missing.
+  void fill(const proto::CacheFill& op, CUstream stream);
+
+  /// CacheUpload: re-hashes the chunk (refused, nothing written, on a
+  /// mismatch), writes it to dst on `stream` and stores it unverified.
+  void upload(const proto::CacheUpload& op, CUstream stream);
+
+  /// CacheStats, CacheList, CacheEvict, CacheGet (bytes in OpResult.data,
+  /// CUDA_ERROR_NOT_FOUND on a miss).
+  void get(const proto::CacheGet& op);
+  void stats();
+  void list(const proto::CacheList& op);
+  void evict(const proto::CacheEvict& op);
+
+  /// The image of a ModuleLoad: `op.image()` when present (stored under
+  /// image_key after checking it), else the cached image for image_key. On a
+  /// miss sets status CUDA_ERROR_NOT_FOUND with payload image_missing and
+  /// returns false.
+  bool module_image(const proto::ModuleLoad& op, std::string& image);
+
+  /// The weight rule at MemFree / session end: reads back every chunk placed
+  /// in [base, base + size) and verifies it (weight_cache::verify), then
+  /// forgets them. Needs no result; never fails the caller.
+  static void verify_placed(driver_api& api, session& s, weight_cache* cache, uint64_t base,
+                            uint64_t size);
+
+  /// Runs one of the ops that need no device (CacheGet, CacheStats,
+  /// CacheList, CacheEvict) on `cache` into `r`; any other op gets
+  /// CUDA_ERROR_NOT_SUPPORTED. For the cache_shard actor.
+  static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r);
+
+private:
+  bool need_cache();
+  void fail(CUresult rc, std::string detail);
+  bool write(uint64_t dst, const void* src, size_t size, bool device_src, CUstream stream,
+             const char* what);
+
+  driver_api& api_;
+  session& s_;
+  weight_cache* cache_;
+  proto::OpResult& r_;
+};
+
+} // namespace gleam::executor

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include <cuda.h>
+
+#include "cache_store/tier.hpp"
+#include "executor/driver_api.hpp"
+
+namespace gleam::executor {
+
+/// The weight cache's GPU tier: one cuMemAlloc'd buffer per chunk in the
+/// device memory of one context, so a hit is a device-to-device copy.
+///
+/// Threading: called by one tiered_store, which serializes calls; every
+/// call makes `context` current on the calling thread first (fills come
+/// from the executor's thread, evictions may come from the cache_shard's).
+/// Teardown: the destructor frees nothing; the device memory goes with the
+/// primary context (the driver may already be unloaded when the store dies).
+class device_memory_tier final : public cache_store::device_tier {
+public:
+  /// A tier of `capacity` bytes on `context`; `api` must outlive every call.
+  device_memory_tier(driver_api& api, CUcontext context, uint64_t capacity, std::string name);
+
+  ~device_memory_tier() override;
+
+  // -- tier interface (documented there) ------------------------------------
+  std::string name() const override;
+  uint64_t capacity() const override;
+  uint64_t used() const override;
+  bool contains(const cache_store::chunk_key& key) const override;
+  [[nodiscard]] caf::error put(const cache_store::chunk_key& key, const void* data,
+                               size_t size) override;
+  [[nodiscard]] caf::expected<size_t> read(const cache_store::chunk_key& key, void* dst,
+                                           size_t capacity) override;
+  [[nodiscard]] caf::expected<cache_store::chunk_view>
+  view(const cache_store::chunk_key& key) override;
+  [[nodiscard]] caf::error erase(const cache_store::chunk_key& key) override;
+
+private:
+  struct block {
+    CUdeviceptr ptr = 0;
+    size_t size = 0;
+  };
+
+  caf::error driver_error(CUresult rc, const char* what, const cache_store::chunk_key& key);
+
+  driver_api& api_;
+  CUcontext context_;
+  uint64_t capacity_;
+  std::string name_;
+  uint64_t used_ = 0;
+  std::unordered_map<cache_store::chunk_key, block> blocks_;
+};
+
+} // namespace gleam::executor

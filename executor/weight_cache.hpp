@@ -1,0 +1,163 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include "actors/proto/control.pb.h"
+#include "actors/proto/ops.pb.h"
+#include "cache_store/host_memory_tier.hpp"
+#include "cache_store/tiered_store.hpp"
+
+namespace gleam::executor {
+
+/// Where a node's weight cache lives and how big its tiers are (the node
+/// config's [cache] section).
+struct weight_cache_options {
+  /// Directory of the RocksDB disk tier; empty: no disk tier (nothing
+  /// survives a restart).
+  std::string dir;
+  /// Capacity of the disk tier in bytes.
+  uint64_t disk_capacity = 64ull << 30;
+  /// Capacity of the (pinned) host-memory tier in bytes; 0: none.
+  uint64_t host_capacity = 8ull << 30;
+};
+
+class driver_api;
+
+/// The server side of the weight cache: one per node, shared by the node's
+/// GPU servers. Owns the tiered store and applies the cache's rules:
+///
+/// - uploads are re-hashed and refused on a mismatch (nothing stored);
+///   accepted chunks go to the host tier (the disk tier when there is no
+///   host tier) as unverified entries;
+/// - a chunk becomes a persistent weight only when `verify` sees the bytes
+///   read back from the GPU unchanged: it is then written to the disk tier
+///   too and marked verified. An unverified chunk whose device bytes changed
+///   is dropped from the store;
+/// - a miss may be served by `peer_fetch` (a peer cache shard) before the
+///   client is asked.
+///
+/// Threading: thread-safe (the store locks; counters are atomic;
+/// `set_peer_fetch` may be called at any time).
+class weight_cache {
+public:
+  /// Fetches a chunk from a peer shard: its bytes, or an error (not_found
+  /// when no peer holds it).
+  using peer_fetch = std::function<caf::expected<std::vector<uint8_t>>(
+    const cache_store::chunk_key& key)>;
+
+  /// Opens the store of `opts` (creating `dir` if missing). Errors: the
+  /// cache_store's (e.g. db_locked when another gleamd holds `dir`).
+  [[nodiscard]] static caf::expected<std::shared_ptr<weight_cache>>
+  open(const weight_cache_options& opts);
+
+  /// From now on, host-tier buffers are pinned (cuMemHostAlloc, portable)
+  /// through `api`, falling back to malloc when pinning fails; `api` is kept
+  /// alive as long as the cache. Call from a thread with a current context.
+  void use_pinned_memory(std::shared_ptr<driver_api> api);
+
+  /// Adds the GPU tier (it needs a device, so it comes after `open`).
+  [[nodiscard]] caf::error attach_device_tier(std::unique_ptr<cache_store::tier> t) {
+    return store_->add_tier(std::move(t));
+  }
+
+  /// The underlying store.
+  cache_store::tiered_store& store() {
+    return *store_;
+  }
+
+  /// Checks that `size` bytes at `data` hash to `key`. Error
+  /// `cache_store::error_code::hash_mismatch` (counted as rejected) naming
+  /// both hashes when they differ.
+  [[nodiscard]] caf::error check(const cache_store::chunk_key& key, const void* data,
+                                 size_t size);
+
+  /// Stores an uploaded chunk after `check` passed, as an unverified entry.
+  /// A full store is not an error for the upload (the chunk is only not
+  /// cached); counts the bytes as received.
+  void accept_upload(const cache_store::chunk_key& key, const void* data, size_t size);
+
+  /// Outcome of verifying one chunk placed on a GPU.
+  enum class verify_outcome {
+    /// The device bytes matched: the chunk now is a persistent weight.
+    verified,
+    /// The chunk already was a verified weight (nothing to do).
+    already_verified,
+    /// The device bytes changed: an unverified entry was dropped.
+    dropped,
+  };
+
+  /// The weight rule for chunk `key` placed on a GPU, given the `size`
+  /// bytes read back from the device region it was written to.
+  verify_outcome verify(const cache_store::chunk_key& key, const void* device_bytes,
+                        size_t size);
+
+  /// True when the store holds `key` as a verified weight.
+  bool is_verified(const cache_store::chunk_key& key);
+
+  /// Hands chunk `key` to `sink` from the fastest tier holding it; on a
+  /// local miss asks `peer_fetch` (then stores what came back). Returns the
+  /// tier it came from (`tier_kind::disk` for a peer's chunk); not_found on a
+  /// miss everywhere. `from_peer` is set when a peer supplied it.
+  [[nodiscard]] caf::expected<cache_store::tier_kind>
+  fill(const cache_store::chunk_key& key, const cache_store::tiered_store::fill_sink& sink,
+       bool* from_peer = nullptr);
+
+  /// A fatbin image by key, or not_found.
+  [[nodiscard]] caf::expected<std::string> image(const cache_store::chunk_key& key);
+
+  /// Stores a fatbin image (code never changes on the GPU: verified at once,
+  /// host and disk). A full store is not an error.
+  void put_image(const cache_store::chunk_key& key, const std::string& image);
+
+  /// Installs (or, with an empty function, removes) the peer lookup.
+  void set_peer_fetch(peer_fetch f);
+
+  /// Counts `bytes` written to a device from the store.
+  void add_filled(uint64_t bytes) {
+    filled_bytes_ += bytes;
+  }
+
+  /// Counters and tier sizes, for the CacheStats op and the console.
+  proto::CacheStatsReply stats();
+
+  /// Up to `limit` entries (0: 1000), most recently used first.
+  proto::CacheListing list(uint32_t limit);
+
+  /// Erases the named entries (text keys), or every entry with `all`.
+  /// Entries in use stay and are named in the reply; keys this store lacks
+  /// are skipped; a malformed key is an error naming it.
+  [[nodiscard]] caf::expected<proto::CacheEvicted> evict(const std::vector<std::string>& keys,
+                                                         bool all);
+
+  /// The compact summary for telemetry: counts and a Bloom filter over the
+  /// keys (cache_store::key_bloom).
+  proto::CacheSummary summary();
+
+private:
+  weight_cache() = default;
+
+  struct pinning;
+
+  weight_cache_options opts_;
+  std::shared_ptr<pinning> pinning_;
+  std::unique_ptr<cache_store::tiered_store> store_;
+  std::mutex peer_mtx_;
+  peer_fetch peer_;
+  std::atomic<uint64_t> received_bytes_{0};
+  std::atomic<uint64_t> filled_bytes_{0};
+  std::atomic<uint64_t> rejected_{0};
+  std::atomic<uint64_t> verified_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> peer_bytes_{0};
+};
+
+} // namespace gleam::executor

@@ -1,0 +1,132 @@
+#include "interpose/upload_protocol.hpp"
+
+#include <chrono>
+
+#include "cache_store/hash.hpp"
+#include "interpose/progress.hpp"
+
+namespace gleam::interpose {
+
+namespace cs = cache_store;
+
+cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, size_t count,
+                          size_t chunk, uint64_t stream, bool async, upload_stats* stats,
+                          transfer_progress* progress) {
+  upload_stats local;
+  auto& st = stats != nullptr ? *stats : local;
+  if (count == 0)
+    return cudaSuccess;
+  if (chunk == 0)
+    chunk = count;
+  auto t0 = std::chrono::steady_clock::now();
+  auto keys = cs::hash_chunks(cs::chunk_key::algo::xxh3_128, src, count, chunk, 0);
+  st.hash_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.chunks += keys.size();
+  auto size_of = [&](size_t i) { return std::min(chunk, count - i * chunk); };
+  const auto* bytes = static_cast<const char*>(src);
+  std::vector<proto::Op> ops;
+  std::vector<proto::OpResult> results;
+  for (size_t first = 0; first < keys.size(); first += max_keys_per_fill) {
+    auto last = std::min(keys.size(), first + max_keys_per_fill);
+    proto::Op op;
+    auto* fill = op.mutable_cache_fill();
+    fill->set_dst(dst + first * chunk);
+    fill->set_stream(stream);
+    fill->set_async(async);
+    for (size_t i = first; i < last; ++i) {
+      fill->add_keys(keys[i].to_binary());
+      fill->add_sizes(size_of(i));
+    }
+    ops.clear();
+    ops.push_back(std::move(op));
+    ++st.key_messages;
+    auto err = send(ops, &results);
+    if (err != cudaSuccess) {
+      if (!results.empty())
+        st.error = results.front().error();
+      return err;
+    }
+    if (results.empty())
+      return cudaErrorUnknown;
+    const auto& filled = results.front().cache_filled();
+    std::vector<bool> missing(last - first, false);
+    for (auto m : filled.missing())
+      if (m < missing.size())
+        missing[m] = true;
+    uint64_t cached = 0;
+    for (size_t i = 0; i < missing.size(); ++i)
+      if (!missing[i])
+        cached += size_of(first + i);
+    st.cached_bytes += cached;
+    if (progress != nullptr)
+      progress->advance(0, cached);
+    // The misses travel in batches of at most max_upload_batch_bytes.
+    ops.clear();
+    uint64_t batch_bytes = 0;
+    uint64_t batch_chunks = 0;
+    auto flush = [&]() -> cudaError_t {
+      if (ops.empty())
+        return cudaSuccess;
+      auto e = send(ops, &results);
+      if (e != cudaSuccess) {
+        for (const auto& r : results)
+          if (r.status() != 0)
+            st.error = r.error();
+        return e;
+      }
+      st.sent_chunks += batch_chunks;
+      st.sent_bytes += batch_bytes;
+      if (progress != nullptr)
+        progress->advance(batch_bytes, 0);
+      ops.clear();
+      batch_bytes = 0;
+      batch_chunks = 0;
+      return cudaSuccess;
+    };
+    for (size_t i = 0; i < missing.size(); ++i) {
+      if (!missing[i])
+        continue;
+      auto idx = first + i;
+      auto n = size_of(idx);
+      if (batch_bytes + n > max_upload_batch_bytes)
+        if (auto e = flush(); e != cudaSuccess)
+          return e;
+      proto::Op up;
+      auto* u = up.mutable_cache_upload();
+      u->set_dst(dst + idx * chunk);
+      u->set_key(keys[idx].to_binary());
+      u->set_data(bytes + idx * chunk, n);
+      u->set_stream(stream);
+      u->set_async(async);
+      ops.push_back(std::move(up));
+      batch_bytes += n;
+      ++batch_chunks;
+    }
+    if (auto e = flush(); e != cudaSuccess)
+      return e;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t load_module_key_first(const op_sender& send, proto::Op op, const void* image,
+                                  size_t size, proto::OpResult* result) {
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, image, size);
+  op.mutable_module_load()->set_image_key(key.to_binary());
+  op.mutable_module_load()->clear_image();
+  auto retry = op;
+  std::vector<proto::Op> ops;
+  ops.push_back(std::move(op));
+  std::vector<proto::OpResult> results;
+  auto err = send(ops, &results);
+  if (!results.empty() && results.front().image_missing()) {
+    retry.mutable_module_load()->set_image(static_cast<const char*>(image), size);
+    ops.clear();
+    ops.push_back(std::move(retry));
+    err = send(ops, &results);
+  }
+  if (result != nullptr && !results.empty())
+    *result = results.front();
+  return err;
+}
+
+} // namespace gleam::interpose

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "actors/proto/ops.pb.h"
+
+namespace gleam::interpose {
+
+class transfer_progress;
+
+/// Sends ops as one batch and waits: run_ops' contract (fills one result per
+/// executed op, returns the first failing op's error).
+using op_sender = std::function<cudaError_t(std::vector<proto::Op>& ops,
+                                            std::vector<proto::OpResult>* results)>;
+
+/// What one cached upload did.
+struct upload_stats {
+  /// Chunks of the copy.
+  uint64_t chunks = 0;
+  /// Chunks (and their bytes) that travelled because the server lacked them.
+  uint64_t sent_chunks = 0;
+  uint64_t sent_bytes = 0;
+  /// Bytes the server filled from its cache (or a peer shard).
+  uint64_t cached_bytes = 0;
+  /// Key bytes and message count of the key phase.
+  uint64_t key_messages = 0;
+  /// Seconds spent hashing on the client.
+  double hash_seconds = 0;
+  /// The server's reason when it refused the copy (empty on success).
+  std::string error;
+};
+
+/// Most keys in one CacheFill message (about 1.1 MiB of keys).
+constexpr size_t max_keys_per_fill = 65536;
+
+/// Most chunk bytes in one batch of CacheUploads (one chunk may reach it).
+constexpr uint64_t max_upload_batch_bytes = uint64_t{16} << 20;
+
+/// The hash-first upload of `count` bytes at `src` to device address `dst`:
+/// hashes chunks of `chunk` bytes (XXH3-128, on all hardware threads for
+/// large copies), sends their keys in CacheFill messages (one for up to
+/// max_keys_per_fill chunks), then one CacheUpload per chunk the server
+/// lacks, batched up to max_upload_batch_bytes a message. `progress` may be null. cudaErrorNotSupported when the server has
+/// no cache (the caller then copies plainly); other errors from the server
+/// with the reason in `stats->error`.
+cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, size_t count,
+                          size_t chunk, uint64_t stream, bool async, upload_stats* stats,
+                          transfer_progress* progress);
+
+/// Loads a module key-first: sends `op` (a ModuleLoad without image) with
+/// the image's key, and the image itself only when the server answers
+/// image_missing. `result` receives the final answer.
+cudaError_t load_module_key_first(const op_sender& send, proto::Op op, const void* image,
+                                  size_t size, proto::OpResult* result);
+
+} // namespace gleam::interpose

@@ -1,0 +1,618 @@
+// The weight cache end to end on a CPU: the client's hash-first upload
+// protocol (interpose/upload_protocol.hpp) talking to an executor whose
+// driver simulates a GPU in host memory, with the node's weight_cache
+// behind it. Covers: only misses travel, hash mismatches are refused with
+// nothing written, the weight rule at MemFree / session end, chunks with a
+// common 1024-bit prefix, key-first fatbins, persistence across a reopen.
+#include "executor/weight_cache.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cache_store/bloom.hpp"
+#include "cache_store/error.hpp"
+#include "executor/executor.hpp"
+#include "interpose/progress.hpp"
+#include "interpose/upload_protocol.hpp"
+
+namespace proto = gleam::proto;
+namespace cs = gleam::cache_store;
+using gleam::executor::driver_api;
+using gleam::executor::executor;
+using gleam::executor::weight_cache;
+using gleam::executor::weight_cache_options;
+
+namespace {
+
+void* host(CUdeviceptr p) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+}
+
+/// Images the fake cuModuleLoadData saw (NUL-terminated test images).
+std::vector<std::string>& loaded_images() {
+  static std::vector<std::string> x;
+  return x;
+}
+
+/// Device-to-device copies the fake driver ran.
+int& dtod_copies() {
+  static int n = 0;
+  return n;
+}
+
+/// Live pinned buffers of the fake driver.
+int& pinned_buffers() {
+  static int n = 0;
+  return n;
+}
+
+void install_fake_driver(driver_api& api) {
+  api.cuMemHostAlloc = [](void** p, size_t n, unsigned) {
+    *p = std::malloc(n);
+    ++pinned_buffers();
+    return CUDA_SUCCESS;
+  };
+  api.cuMemFreeHost = [](void* p) {
+    std::free(p);
+    --pinned_buffers();
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGetCount = [](int* n) {
+    *n = 1;
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGet = [](CUdevice* d, int ordinal) {
+    *d = ordinal;
+    return CUDA_SUCCESS;
+  };
+  api.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
+    *c = reinterpret_cast<CUcontext>(uintptr_t{0x1000});
+    return CUDA_SUCCESS;
+  };
+  api.cuDevicePrimaryCtxRelease = [](CUdevice) { return CUDA_SUCCESS; };
+  api.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
+  api.cuCtxSynchronize = [] { return CUDA_SUCCESS; };
+  api.cuDeviceGetName = [](char* name, int len, CUdevice) {
+    std::strncpy(name, "Fake GPU", static_cast<size_t>(len));
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGetUuid = [](CUuuid* u, CUdevice) {
+    std::memset(u->bytes, 0xab, sizeof(u->bytes));
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceTotalMem = [](size_t* bytes, CUdevice) {
+    *bytes = size_t{80} << 30;
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGetAttribute = [](int* v, CUdevice_attribute, CUdevice) {
+    *v = 1;
+    return CUDA_SUCCESS;
+  };
+  api.cuDriverGetVersion = [](int* v) {
+    *v = 13000;
+    return CUDA_SUCCESS;
+  };
+  api.cuMemGetInfo = [](size_t* free, size_t* total) {
+    *free = size_t{70} << 30;
+    *total = size_t{80} << 30;
+    return CUDA_SUCCESS;
+  };
+  api.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
+    *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n));
+    return CUDA_SUCCESS;
+  };
+  api.cuMemFree = [](CUdeviceptr p) {
+    std::free(host(p));
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyHtoD = [](CUdeviceptr dst, const void* src, size_t n) {
+    std::memcpy(host(dst), src, n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n, CUstream) {
+    std::memcpy(host(dst), src, n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyDtoH = [](void* dst, CUdeviceptr src, size_t n) {
+    std::memcpy(dst, host(src), n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
+    ++dtod_copies();
+    std::memmove(host(dst), host(src), n);
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+  api.cuModuleLoadData = [](CUmodule* m, const void* image) {
+    loaded_images().emplace_back(static_cast<const char*>(image));
+    *m = reinterpret_cast<CUmodule>(uintptr_t{0x7000 + loaded_images().size()});
+    return CUDA_SUCCESS;
+  };
+  api.cuModuleUnload = [](CUmodule) { return CUDA_SUCCESS; };
+  api.cuModuleGetFunction = [](CUfunction*, CUmodule, const char*) {
+    return CUDA_ERROR_NOT_FOUND;
+  };
+}
+
+/// A scratch directory, removed at the end.
+struct scratch_dir {
+  std::filesystem::path path;
+  scratch_dir() {
+    std::random_device rd;
+    path = std::filesystem::temp_directory_path()
+           / ("gleam-weight-cache-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path);
+  }
+  ~scratch_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+std::string pattern(uint64_t seed, size_t n) {
+  std::string out(n, '\0');
+  std::mt19937_64 rng{seed};
+  for (size_t i = 0; i < n; i += 8) {
+    auto x = rng();
+    std::memcpy(&out[i], &x, std::min<size_t>(8, n - i));
+  }
+  return out;
+}
+
+/// One fake GPU with a weight cache; sessions talk to it through the
+/// client's upload protocol, counting what travels.
+struct fixture {
+  driver_api api;
+  std::unique_ptr<executor> exec;
+  std::shared_ptr<weight_cache> cache;
+
+  explicit fixture(const std::string& dir = "", uint64_t host_capacity = uint64_t{256} << 20) {
+    install_fake_driver(api);
+    auto ex = executor::make(api, 0);
+    REQUIRE(ex);
+    exec = std::move(*ex);
+    weight_cache_options opts;
+    opts.dir = dir;
+    opts.host_capacity = host_capacity;
+    auto c = weight_cache::open(opts);
+    REQUIRE(c);
+    cache = *c;
+    exec->set_cache(cache);
+  }
+};
+
+struct client {
+  executor& ex;
+  uint64_t session = 0;
+  uint64_t seq = 0;
+  /// Bytes of chunk data and fatbin images this client sent.
+  uint64_t payload_bytes = 0;
+  size_t batches = 0;
+
+  explicit client(executor& e) : ex(e) {
+    proto::OpenSession req;
+    req.set_client_id("cpu:1");
+    auto opened = ex.open_session(req);
+    REQUIRE(opened);
+    session = opened->session();
+  }
+
+  ~client() {
+    ex.close_session(session);
+  }
+
+  gleam::interpose::op_sender sender() {
+    return [this](std::vector<proto::Op>& ops, std::vector<proto::OpResult>* results) {
+      proto::OpBatch batch;
+      batch.set_session(session);
+      for (auto& op : ops) {
+        op.set_seq(++seq);
+        if (op.has_cache_upload())
+          payload_bytes += op.cache_upload().data().size();
+        if (op.has_module_load())
+          payload_bytes += op.module_load().image().size();
+        *batch.add_ops() = std::move(op);
+      }
+      ops.clear();
+      ++batches;
+      auto reply = ex.execute(batch);
+      cudaError_t first = cudaSuccess;
+      for (const auto& r : reply.results())
+        if (r.status() != 0 && first == cudaSuccess)
+          first = r.status() == CUDA_ERROR_NOT_SUPPORTED ? cudaErrorNotSupported
+                                                         : cudaErrorInvalidValue;
+      if (results != nullptr)
+        results->assign(reply.results().begin(), reply.results().end());
+      return first;
+    };
+  }
+
+  proto::OpResult run(proto::Op op) {
+    std::vector<proto::Op> ops{std::move(op)};
+    std::vector<proto::OpResult> results;
+    static_cast<void>(sender()(ops, &results));
+    REQUIRE(results.size() == 1);
+    return results.front();
+  }
+
+  uint64_t alloc(uint64_t n) {
+    proto::Op op;
+    op.mutable_mem_alloc()->set_size(n);
+    auto r = run(op);
+    REQUIRE(r.status() == CUDA_SUCCESS);
+    return r.dptr();
+  }
+
+  int free(uint64_t p) {
+    proto::Op op;
+    op.mutable_mem_free()->set_dptr(p);
+    return run(op).status();
+  }
+
+  cudaError_t upload(uint64_t dst, const std::string& data, size_t chunk,
+                     gleam::interpose::upload_stats* st) {
+    return gleam::interpose::upload_chunks(sender(), dst, data.data(), data.size(), chunk, 0,
+                                           false, st, nullptr);
+  }
+
+  std::string device_bytes(uint64_t p, size_t n) {
+    return std::string(static_cast<const char*>(host(p)), n);
+  }
+};
+
+constexpr size_t mib = size_t{1} << 20;
+
+} // namespace
+
+TEST_CASE("a second upload of the same weights sends only keys", "[weight_cache]") {
+  fixture f;
+  auto weights = pattern(1, 10 * mib + 12345); // 11 chunks of 1 MiB, the last one short
+  uint64_t first_sent = 0;
+  {
+    client a{*f.exec};
+    auto p = a.alloc(weights.size());
+    auto before = a.batches;
+    gleam::interpose::upload_stats st;
+    REQUIRE(a.upload(p, weights, mib, &st) == cudaSuccess);
+    CHECK(a.batches - before == 2); // the keys, then the 11 MiB of misses in one batch
+    CHECK(st.chunks == 11);
+    CHECK(st.sent_chunks == 11);
+    CHECK(st.sent_bytes == weights.size());
+    CHECK(st.key_messages == 1);
+    CHECK(a.device_bytes(p, weights.size()) == weights);
+    first_sent = a.payload_bytes;
+    CHECK(a.free(p) == CUDA_SUCCESS); // verified unchanged: weights now
+  }
+  auto stats = f.cache->stats();
+  CHECK(stats.verified_chunks() == 11);
+  CHECK(stats.received_bytes() == weights.size());
+  client b{*f.exec};
+  auto q = b.alloc(weights.size());
+  auto batches_before = b.batches;
+  gleam::interpose::upload_stats st;
+  REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
+  CHECK(st.sent_chunks == 0);
+  CHECK(st.cached_bytes == weights.size());
+  CHECK(b.payload_bytes == 0);
+  CHECK(b.batches - batches_before == 1); // the keys, in one message
+  CHECK(first_sent == weights.size());
+  CHECK(b.device_bytes(q, weights.size()) == weights);
+  CHECK(f.cache->stats().filled_bytes() == weights.size());
+}
+
+TEST_CASE("only the chunks the server lacks travel", "[weight_cache]") {
+  fixture f;
+  auto weights = pattern(2, 8 * mib);
+  client a{*f.exec};
+  auto p = a.alloc(weights.size());
+  // Half of the chunks are known already.
+  REQUIRE(a.upload(p, weights.substr(0, 4 * mib), mib, nullptr) == cudaSuccess);
+  auto q = a.alloc(weights.size());
+  gleam::interpose::upload_stats st;
+  REQUIRE(a.upload(q, weights, mib, &st) == cudaSuccess);
+  CHECK(st.sent_chunks == 4);
+  CHECK(st.sent_bytes == 4 * mib);
+  CHECK(st.cached_bytes == 4 * mib);
+  CHECK(a.device_bytes(q, weights.size()) == weights);
+}
+
+TEST_CASE("an upload whose bytes do not match its key is refused", "[weight_cache]") {
+  fixture f;
+  client a{*f.exec};
+  auto p = a.alloc(mib);
+  auto before = a.device_bytes(p, mib);
+  auto good = pattern(3, mib);
+  auto bad = good;
+  bad[777] ^= 1;
+  proto::Op op;
+  auto* u = op.mutable_cache_upload();
+  u->set_dst(p);
+  u->set_key(cs::hash_chunk(cs::chunk_key::algo::xxh3_128, good.data(), good.size()).to_binary());
+  u->set_data(bad);
+  auto r = a.run(op);
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(r.error(), Catch::Contains("hashes to") && Catch::Contains("nothing was written"));
+  CHECK(a.device_bytes(p, mib) == before);
+  auto stats = f.cache->stats();
+  CHECK(stats.entries() == 0);
+  CHECK(stats.rejected_chunks() == 1);
+  CHECK(stats.received_bytes() == 0);
+}
+
+TEST_CASE("the weight rule: only chunks unchanged on the GPU become weights", "[weight_cache]") {
+  fixture f;
+  auto kept = pattern(4, mib);
+  auto scratch = pattern(5, mib);
+  auto kept_key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, kept.data(), kept.size());
+  auto scratch_key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, scratch.data(), mib);
+  {
+    client a{*f.exec};
+    auto p = a.alloc(mib);
+    auto q = a.alloc(mib);
+    REQUIRE(a.upload(p, kept, mib, nullptr) == cudaSuccess);
+    REQUIRE(a.upload(q, scratch, mib, nullptr) == cudaSuccess);
+    // Until MemFree or session end the chunks are cached but not weights.
+    CHECK(f.cache->store().contains(kept_key));
+    CHECK_FALSE(f.cache->is_verified(kept_key));
+    // A kernel overwrites q (a scratch buffer, not weights).
+    std::memset(host(q), 0x5a, 4096);
+    CHECK(a.free(q) == CUDA_SUCCESS);
+    CHECK_FALSE(f.cache->store().contains(scratch_key));
+    CHECK(f.cache->stats().dropped_chunks() == 1);
+    // p stays allocated: verified at session end.
+  }
+  CHECK(f.cache->is_verified(kept_key));
+  CHECK(f.cache->stats().verified_chunks() == 1);
+}
+
+TEST_CASE("chunks sharing their first 1024 bits are two entries", "[weight_cache]") {
+  fixture f;
+  auto a_bytes = pattern(6, mib);
+  auto b_bytes = a_bytes;
+  for (size_t i = 128; i < b_bytes.size(); ++i) // identical first 128 bytes
+    b_bytes[i] = static_cast<char>(~b_bytes[i]);
+  client c{*f.exec};
+  auto p = c.alloc(mib);
+  auto q = c.alloc(mib);
+  REQUIRE(c.upload(p, a_bytes, mib, nullptr) == cudaSuccess);
+  gleam::interpose::upload_stats st;
+  REQUIRE(c.upload(q, b_bytes, mib, &st) == cudaSuccess);
+  CHECK(st.sent_chunks == 1); // not mistaken for a hit
+  CHECK(f.cache->stats().entries() == 2);
+  // Each key restores its own bytes into fresh buffers.
+  auto p2 = c.alloc(mib);
+  auto q2 = c.alloc(mib);
+  gleam::interpose::upload_stats sa, sb;
+  REQUIRE(c.upload(p2, a_bytes, mib, &sa) == cudaSuccess);
+  REQUIRE(c.upload(q2, b_bytes, mib, &sb) == cudaSuccess);
+  CHECK(sa.sent_chunks + sb.sent_chunks == 0);
+  CHECK(c.device_bytes(p2, mib) == a_bytes);
+  CHECK(c.device_bytes(q2, mib) == b_bytes);
+}
+
+TEST_CASE("fatbins travel once: the key first, the image only on a miss", "[weight_cache]") {
+  fixture f;
+  loaded_images().clear();
+  std::string image = "fake fatbin image " + pattern(7, 64).substr(0, 0) + std::string(5000, 'x');
+  auto module_load = [&](client& c) {
+    proto::Op op;
+    op.mutable_module_load()->set_module(42);
+    proto::OpResult r;
+    auto err = gleam::interpose::load_module_key_first(c.sender(), op, image.c_str(),
+                                                       image.size() + 1, &r);
+    CHECK(err == cudaSuccess);
+    CHECK(r.status() == CUDA_SUCCESS);
+  };
+  {
+    client a{*f.exec};
+    module_load(a);
+    CHECK(a.batches == 2); // key, then the image
+    CHECK(a.payload_bytes == image.size() + 1);
+  }
+  client b{*f.exec};
+  module_load(b);
+  CHECK(b.batches == 1);
+  CHECK(b.payload_bytes == 0);
+  REQUIRE(loaded_images().size() == 2);
+  CHECK(loaded_images()[0] == image);
+  CHECK(loaded_images()[1] == image);
+}
+
+TEST_CASE("verified weights survive a restart of the store", "[weight_cache]") {
+  scratch_dir dir;
+  auto weights = pattern(8, 3 * mib);
+  {
+    fixture f{dir.path.string()};
+    client a{*f.exec};
+    auto p = a.alloc(weights.size());
+    REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
+    CHECK(a.free(p) == CUDA_SUCCESS);
+    CHECK(f.cache->stats().disk_bytes() == weights.size());
+  }
+  fixture g{dir.path.string()};
+  CHECK(g.cache->stats().entries() == 3);
+  client b{*g.exec};
+  auto q = b.alloc(weights.size());
+  gleam::interpose::upload_stats st;
+  REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
+  CHECK(st.sent_bytes == 0);
+  CHECK(b.device_bytes(q, weights.size()) == weights);
+}
+
+TEST_CASE("unverified uploads stay off the disk", "[weight_cache]") {
+  scratch_dir dir;
+  fixture f{dir.path.string()};
+  client a{*f.exec};
+  auto p = a.alloc(mib);
+  REQUIRE(a.upload(p, pattern(9, mib), mib, nullptr) == cudaSuccess);
+  auto s = f.cache->stats();
+  CHECK(s.host_bytes() == mib);
+  CHECK(s.disk_bytes() == 0);
+}
+
+TEST_CASE("a miss is served by a peer shard before the client", "[weight_cache]") {
+  fixture f;
+  auto weights = pattern(10, 2 * mib);
+  auto peer_store = std::make_shared<std::map<cs::chunk_key, std::vector<uint8_t>>>();
+  for (size_t off = 0; off < weights.size(); off += mib) {
+    auto k = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, weights.data() + off, mib);
+    (*peer_store)[k].assign(weights.begin() + static_cast<long>(off),
+                            weights.begin() + static_cast<long>(off + mib));
+  }
+  f.cache->set_peer_fetch(
+    [peer_store](const cs::chunk_key& k) -> caf::expected<std::vector<uint8_t>> {
+      auto i = peer_store->find(k);
+      if (i == peer_store->end())
+        return cs::make_error(cs::error_code::not_found, "no peer has it");
+      return i->second;
+    });
+  client a{*f.exec};
+  auto p = a.alloc(weights.size());
+  gleam::interpose::upload_stats st;
+  REQUIRE(a.upload(p, weights, mib, &st) == cudaSuccess);
+  CHECK(st.sent_bytes == 0);
+  CHECK(f.cache->stats().peer_bytes() == weights.size());
+  CHECK(a.device_bytes(p, weights.size()) == weights);
+}
+
+TEST_CASE("cache ops list and evict entries", "[weight_cache]") {
+  fixture f;
+  client a{*f.exec};
+  auto p = a.alloc(2 * mib);
+  REQUIRE(a.upload(p, pattern(11, 2 * mib), mib, nullptr) == cudaSuccess);
+  proto::Op ls;
+  ls.mutable_cache_list();
+  auto listing = a.run(ls).cache_listing();
+  REQUIRE(listing.entries_size() == 2);
+  CHECK(listing.entries(0).size() == mib);
+  proto::Op ev;
+  ev.mutable_cache_evict()->add_keys(listing.entries(0).key());
+  auto evicted = a.run(ev);
+  CHECK(evicted.status() == CUDA_SUCCESS);
+  CHECK(evicted.cache_evicted().entries() == 1);
+  CHECK(f.cache->stats().entries() == 1);
+  proto::Op bad;
+  bad.mutable_cache_evict()->add_keys("xxh3:nothex");
+  CHECK(a.run(bad).status() == CUDA_ERROR_INVALID_VALUE);
+  proto::Op all;
+  all.mutable_cache_evict()->set_all(true);
+  CHECK(a.run(all).cache_evicted().entries() == 1);
+  proto::Op st;
+  st.mutable_cache_stats();
+  CHECK(a.run(st).cache_stats().entries() == 0);
+}
+
+TEST_CASE("the telemetry summary's Bloom filter holds the cached keys", "[weight_cache]") {
+  fixture f;
+  client a{*f.exec};
+  auto weights = pattern(12, 4 * mib);
+  auto p = a.alloc(weights.size());
+  REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
+  auto s = f.cache->summary();
+  CHECK(s.chunks() == 4);
+  CHECK(s.bytes() == 4 * mib);
+  auto bloom = cs::key_bloom::from_bits(s.key_bloom(), s.bloom_hashes());
+  for (size_t off = 0; off < weights.size(); off += mib)
+    CHECK(bloom.may_contain(cs::hash_chunk(cs::chunk_key::algo::xxh3_128, weights.data() + off, mib)));
+  int false_positives = 0;
+  for (int i = 0; i < 1000; ++i) {
+    auto x = pattern(1000 + i, 64);
+    false_positives += bloom.may_contain(cs::hash_chunk(cs::chunk_key::algo::xxh3_128, x.data(), 64));
+  }
+  CHECK(false_positives < 5);
+}
+
+TEST_CASE("the progress bar shows sent, cached, rate and ETA", "[weight_cache]") {
+  auto text = gleam::interpose::transfer_progress::render(100 * mib, 10 * mib, 40 * mib, 2.0);
+  CHECK_THAT(text, Catch::Contains(" 50%") && Catch::Contains("sent 10.0 MiB")
+                     && Catch::Contains("cached 40.0 MiB") && Catch::Contains("25.0 MiB/s")
+                     && Catch::Contains("ETA 2s"));
+  // Not a terminal: nothing is drawn.
+  std::FILE* sink = std::tmpfile();
+  {
+    gleam::interpose::transfer_progress quiet{100, false, sink};
+    quiet.advance(50, 50);
+    CHECK_FALSE(quiet.drawn());
+  }
+  CHECK(std::ftell(sink) == 0);
+  std::fclose(sink);
+}
+
+TEST_CASE("with a GPU tier a hit is a device-to-device copy", "[weight_cache]") {
+  fixture f;
+  REQUIRE_FALSE(f.cache->attach_device_tier(f.exec->make_device_tier(8 * mib)));
+  auto weights = pattern(13, 2 * mib);
+  {
+    client a{*f.exec};
+    auto p = a.alloc(weights.size());
+    REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
+  }
+  dtod_copies() = 0;
+  client b{*f.exec};
+  auto q = b.alloc(weights.size());
+  gleam::interpose::upload_stats st;
+  REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
+  CHECK(st.sent_bytes == 0);
+  CHECK(dtod_copies() == 2);
+  CHECK(f.cache->stats().gpu_bytes() == 2 * mib);
+  CHECK(b.device_bytes(q, weights.size()) == weights);
+  // A second tier of the same kind is refused.
+  CHECK(f.cache->attach_device_tier(f.exec->make_device_tier(mib)));
+}
+
+TEST_CASE("the host tier pins its buffers once the driver is given", "[weight_cache]") {
+  pinned_buffers() = 0;
+  {
+    fixture f;
+    auto api = std::shared_ptr<driver_api>(&f.api, [](driver_api*) {});
+    f.cache->use_pinned_memory(api);
+    {
+      client a{*f.exec};
+      auto p = a.alloc(2 * mib);
+      REQUIRE(a.upload(p, pattern(14, 2 * mib), mib, nullptr) == cudaSuccess);
+      CHECK(pinned_buffers() == 2);
+      proto::Op all;
+      all.mutable_cache_evict()->set_all(true);
+      CHECK(a.run(all).cache_evicted().entries() == 2);
+      CHECK(pinned_buffers() == 0);
+      REQUIRE(a.upload(p, pattern(15, mib), mib, nullptr) == cudaSuccess);
+      CHECK(pinned_buffers() == 1);
+    }
+    f.exec.reset();
+    f.cache.reset();
+  }
+  CHECK(pinned_buffers() == 0);
+}
+
+TEST_CASE("a CacheFill outside the session's memory or with oversized chunks is refused",
+          "[weight_cache]") {
+  fixture f;
+  client a{*f.exec};
+  auto p = a.alloc(mib);
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, "x", 1).to_binary();
+  proto::Op past_end;
+  past_end.mutable_cache_fill()->set_dst(p);
+  past_end.mutable_cache_fill()->add_keys(key);
+  past_end.mutable_cache_fill()->add_sizes(2 * mib);
+  CHECK(a.run(past_end).status() == CUDA_ERROR_INVALID_VALUE);
+  proto::Op huge;
+  huge.mutable_cache_fill()->set_dst(p);
+  for (int i = 0; i < 2; ++i) {
+    huge.mutable_cache_fill()->add_keys(key);
+    huge.mutable_cache_fill()->add_sizes(uint64_t{1} << 63); // sums to 0 when wrapped
+  }
+  auto r = a.run(huge);
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(r.error(), Catch::Contains("at most"));
+  proto::Op uneven;
+  uneven.mutable_cache_fill()->set_dst(p);
+  uneven.mutable_cache_fill()->add_keys(key);
+  CHECK(a.run(uneven).status() == CUDA_ERROR_INVALID_VALUE);
+}
