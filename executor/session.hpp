@@ -67,6 +67,14 @@ struct session {
   std::unordered_map<uint64_t, CUevent> events;
   /// Client module handle -> loaded module.
   std::unordered_map<uint64_t, module_entry> modules;
+  /// Client graph handle -> driver graph (captured ones; the session owns
+  /// them, cuGraphDestroy on release).
+  std::unordered_map<uint64_t, CUgraph> graphs;
+  /// Client graph-exec handle -> driver executable graph (owned).
+  std::unordered_map<uint64_t, CUgraphExec> execs;
+  /// Client stream handle a capture began on -> client graph handle of that
+  /// capture, while it is ongoing.
+  std::unordered_map<uint64_t, uint64_t> captures;
   /// Highest op seq executed; ops at or below it are skipped on replay.
   uint64_t executed_through = 0;
   /// Number of ops executed (skipped replays not counted).

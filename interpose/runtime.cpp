@@ -20,6 +20,7 @@
 #include "actors/log.hpp"
 #include "actors/type_registry.hpp"
 #include "config/client_config.hpp"
+#include "interpose/capture_state.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
 
@@ -303,8 +304,12 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
   actors::pb<proto::OpBatch> batch;
   batch->set_session(c.opened.session());
   auto count = static_cast<int>(ops.size());
+  // Capture rules: see capture_state.hpp. Lazy module loads are Gleam's own.
+  bool checked = thread_prohibited();
   for (auto& op : ops) {
     op.set_seq(c.next_seq++);
+    if (checked && op.kind_case() != proto::Op::kModuleLoad)
+      op.set_capture_checked(true);
     *batch->add_ops() = std::move(op);
   }
   ops.clear();
@@ -329,6 +334,9 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
   }
   cudaError_t first = cudaSuccess;
   for (const auto& r : reply.results()) {
+    if (r.status() >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+        && r.status() <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+      captures().note_capture_error();
     if (r.status() != 0 && first == cudaSuccess) {
       first = to_cuda_error(r.status());
       log(log_level::info, "op {} failed: {} ({})", r.seq(), r.status(), r.error());
@@ -490,11 +498,33 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
   if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice)
     if (!fits_allocation(dst, count))
       return cudaErrorInvalidValue;
+  if (async && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyHostToHost
+      && captures().status(s) != cudaStreamCaptureStatusNone) {
+    // The host side of the copy is in this process, not on the server where
+    // the graph replays: refused (the server refuses it too), and the
+    // capture is invalidated so that no graph silently lacks the copy.
+    report_unsupported("cudaMemcpyAsync between host and device during capture",
+                       "copies of host memory cannot be captured through "
+                       "gleam; copy into a device buffer outside the captured "
+                       "region");
+    captures().invalidate(s);
+    return cudaErrorStreamCaptureUnsupported;
+  }
   switch (kind) {
     case cudaMemcpyHostToHost:
-      if (async)
+      if (async && captures().status(s) != cudaStreamCaptureStatusNone) {
+        // A host-to-host node would run on the server, not on this memory.
+        report_unsupported("cudaMemcpyAsync host-to-host during capture",
+                           "copies of host memory cannot be captured through "
+                           "gleam; copy outside the captured region");
+        captures().invalidate(s);
+        return cudaErrorStreamCaptureUnsupported;
+      }
+      if (async) {
+        internal_ops internal;
         if (auto err = sync_stream(stream); err != cudaSuccess)
           return err;
+      }
       std::memmove(dst, src, count);
       return cudaSuccess;
     case cudaMemcpyHostToDevice: {

@@ -1,0 +1,360 @@
+// Stream capture and CUDA graphs. Captures happen on the server: the ops the
+// app issues into a capturing stream become nodes of the server's graph, and
+// graph / graph-exec handles are chosen here and mapped by the server. The
+// client mirrors which of its streams capture (interpose/capture_state.hpp)
+// to answer cudaStreamIsCapturing locally and to mark the ops of threads the
+// capture rules bind (the server then judges them in global mode).
+#define __CUDA_API_VERSION_INTERNAL
+#include "interpose/export.hpp"
+
+#include <cuda.h>
+
+#include <set>
+#include <thread>
+
+#include "interpose/capture_state.hpp"
+#include "interpose/runtime.hpp"
+
+using namespace gleam::interpose;
+namespace proto = gleam::proto;
+
+namespace {
+
+/// Graphs and executable graphs the app holds: client handles.
+struct graph_tables {
+  std::mutex mutex;
+  std::set<uint64_t> graphs;
+  std::set<uint64_t> execs;
+};
+
+graph_tables& tables() {
+  static auto* t = new graph_tables;
+  return *t;
+}
+
+uint64_t handle_of(const void* p) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+bool known_graph(cudaGraph_t g) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  return t.graphs.count(handle_of(g)) != 0;
+}
+
+bool known_exec(cudaGraphExec_t e) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  return t.execs.count(handle_of(e)) != 0;
+}
+
+cudaError_t known_stream(cudaStream_t s) {
+  auto h = wire_stream(s);
+  if (h <= 2)
+    return cudaSuccess;
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  return r.streams.count(h) != 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal
+      && mode != cudaStreamCaptureModeRelaxed)
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  auto graph = next_handle();
+  proto::Op op;
+  auto* b = op.mutable_stream_begin_capture();
+  b->set_stream(wire_stream(stream));
+  b->set_mode(static_cast<int32_t>(mode));
+  b->set_graph(graph);
+  proto::OpResult result;
+  if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
+    return err;
+  captures().begin(wire_stream(stream), graph, result.capture_info().id(), mode,
+                   std::this_thread::get_id());
+  return cudaSuccess;
+}
+
+cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out) {
+  if (out == nullptr)
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  auto h = wire_stream(stream);
+  auto c = captures().of_stream(h);
+  if (c == nullptr)
+    return cudaErrorIllegalState;
+  // The server runs every capture on one thread; the wrong-thread rule is
+  // the client's to apply.
+  if (c->mode != cudaStreamCaptureModeRelaxed && c->owner != std::this_thread::get_id())
+    return cudaErrorStreamCaptureWrongThread;
+  if (c->origin != h)
+    return cudaErrorStreamCaptureUnmatched;
+  bool client_invalidated = c->invalidated;
+  proto::Op op;
+  auto* e = op.mutable_stream_end_capture();
+  e->set_stream(h);
+  e->set_graph(c->graph);
+  proto::OpResult result;
+  auto err = run_op(std::move(op), &result);
+  if (err == cudaErrorNoDevice || err == cudaErrorDevicesUnavailable)
+    return err;
+  if (result.capture_info().status() == CU_STREAM_CAPTURE_STATUS_NONE)
+    captures().end(h);
+  *out = nullptr;
+  if (err != cudaSuccess)
+    return err;
+  if (client_invalidated) {
+    // A call Gleam refused invalidated the capture: the server's graph lacks
+    // that work, so it is dropped as CUDA drops an invalidated capture.
+    proto::Op destroy;
+    destroy.mutable_graph_destroy()->set_graph(c->graph);
+    static_cast<void>(run_op(std::move(destroy)));
+    return cudaErrorStreamCaptureInvalidated;
+  }
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.graphs.insert(c->graph);
+  }
+  *out = reinterpret_cast<cudaGraph_t>(static_cast<uintptr_t>(c->graph));
+  return cudaSuccess;
+}
+
+cudaError_t capture_status(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                           unsigned long long* id) {
+  if (status == nullptr)
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  auto h = wire_stream(stream);
+  auto c = captures().of_stream(h);
+  *status = captures().status(h);
+  if (*status == cudaStreamCaptureStatusActive && captures().suspect()) {
+    // A capture error came back since: ask the server whether this capture
+    // survived it.
+    proto::Op op;
+    op.mutable_stream_capture_info()->set_stream(h);
+    proto::OpResult result;
+    if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
+      return err;
+    if (result.capture_info().status() == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
+      captures().invalidate(h);
+      *status = cudaStreamCaptureStatusInvalidated;
+    }
+  }
+  if (id != nullptr && c != nullptr)
+    *id = c->id;
+  return cudaSuccess;
+}
+
+cudaError_t instantiate(cudaGraphExec_t* out, cudaGraph_t graph, unsigned long long flags) {
+  if (out == nullptr || !known_graph(graph))
+    return cudaErrorInvalidValue;
+  auto exec = next_handle();
+  proto::Op op;
+  auto* i = op.mutable_graph_instantiate();
+  i->set_graph(handle_of(graph));
+  i->set_exec(exec);
+  i->set_flags(flags);
+  if (auto err = run_op(std::move(op)); err != cudaSuccess)
+    return err;
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.execs.insert(exec);
+  }
+  *out = reinterpret_cast<cudaGraphExec_t>(static_cast<uintptr_t>(exec));
+  return cudaSuccess;
+}
+
+cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool upload) {
+  if (!known_exec(exec))
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  proto::Op op;
+  if (upload) {
+    op.mutable_graph_upload()->set_exec(handle_of(exec));
+    op.mutable_graph_upload()->set_stream(wire_stream(stream));
+  } else {
+    op.mutable_graph_launch()->set_exec(handle_of(exec));
+    op.mutable_graph_launch()->set_stream(wire_stream(stream));
+  }
+  return run_op(std::move(op));
+}
+
+} // namespace
+
+extern "C" {
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
+                                                          enum cudaStreamCaptureMode mode) {
+  return guarded([&] { return begin_capture(stream, mode); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+                                                               enum cudaStreamCaptureMode mode) {
+  return guarded([&] { return begin_capture(per_thread(stream), mode); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return guarded([&] { return end_capture(stream, pGraph); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream,
+                                                             cudaGraph_t* pGraph) {
+  return guarded([&] { return end_capture(per_thread(stream), pGraph); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                                         enum cudaStreamCaptureStatus* pCaptureStatus) {
+  return guarded([&] { return capture_status(stream, pCaptureStatus, nullptr); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(
+  cudaStream_t stream, enum cudaStreamCaptureStatus* pCaptureStatus) {
+  return guarded([&] { return capture_status(per_thread(stream), pCaptureStatus, nullptr); });
+}
+
+// Status, id and graph come from the client's mirror. The dependency set of
+// an ongoing capture lives on the server and is not remoted: asking for it
+// during a capture fails with cudaErrorNotSupported.
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamGetCaptureInfo(
+  cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
+  unsigned long long* id_out, cudaGraph_t* graph_out,
+  const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out,
+  size_t* numDependencies_out) {
+  return guarded([&] {
+    if (auto err = capture_status(stream, captureStatus_out, id_out); err != cudaSuccess)
+      return err;
+    bool capturing = *captureStatus_out != cudaStreamCaptureStatusNone;
+    if (capturing && (dependencies_out != nullptr || edgeData_out != nullptr
+                      || numDependencies_out != nullptr)) {
+      report_unsupported("cudaStreamGetCaptureInfo dependencies",
+                         "the dependency set of a capture stays on the server; "
+                         "ask only for status, id and graph");
+      return cudaErrorNotSupported;
+    }
+    if (graph_out != nullptr) {
+      auto c = captures().of_stream(wire_stream(stream));
+      *graph_out = c == nullptr ? nullptr
+                                : reinterpret_cast<cudaGraph_t>(static_cast<uintptr_t>(c->graph));
+    }
+    if (dependencies_out != nullptr)
+      *dependencies_out = nullptr;
+    if (edgeData_out != nullptr)
+      *edgeData_out = nullptr;
+    if (numDependencies_out != nullptr)
+      *numDependencies_out = 0;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
+  cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
+  unsigned long long* id_out, cudaGraph_t* graph_out,
+  const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out,
+  size_t* numDependencies_out) {
+  return cudaStreamGetCaptureInfo(per_thread(stream), captureStatus_out, id_out, graph_out,
+                                  dependencies_out, edgeData_out, numDependencies_out);
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(
+  enum cudaStreamCaptureMode* mode) {
+  return guarded([&] {
+    if (mode == nullptr)
+      return cudaErrorInvalidValue;
+    if (*mode != cudaStreamCaptureModeGlobal && *mode != cudaStreamCaptureModeThreadLocal
+        && *mode != cudaStreamCaptureModeRelaxed)
+      return cudaErrorInvalidValue;
+    std::swap(thread_capture_mode(), *mode);
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec,
+                                                        cudaGraph_t graph,
+                                                        unsigned long long flags) {
+  return guarded([&] { return instantiate(pGraphExec, graph, flags); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec,
+                                                                 cudaGraph_t graph,
+                                                                 unsigned long long flags) {
+  return guarded([&] { return instantiate(pGraphExec, graph, flags); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec,
+                                                   cudaStream_t stream) {
+  return guarded([&] { return graph_launch(graphExec, stream, false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec,
+                                                        cudaStream_t stream) {
+  return guarded([&] { return graph_launch(graphExec, per_thread(stream), false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec,
+                                                   cudaStream_t stream) {
+  return guarded([&] { return graph_launch(graphExec, stream, true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec,
+                                                        cudaStream_t stream) {
+  return guarded([&] { return graph_launch(graphExec, per_thread(stream), true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec,
+                                                       cudaGraph_t hGraph,
+                                                       cudaGraphExecUpdateResultInfo* resultInfo) {
+  return guarded([&] {
+    if (!known_exec(hGraphExec) || !known_graph(hGraph))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    op.mutable_graph_exec_update()->set_exec(handle_of(hGraphExec));
+    op.mutable_graph_exec_update()->set_graph(handle_of(hGraph));
+    proto::OpResult result;
+    auto err = run_op(std::move(op), &result);
+    if (resultInfo != nullptr) {
+      // Node handles of the server's graph are not remoted: errorNode and
+      // errorFromNode stay null.
+      *resultInfo = cudaGraphExecUpdateResultInfo{};
+      // cudaGraphExecUpdateResult values equal the CUgraphExecUpdateResult ones.
+      resultInfo->result = static_cast<cudaGraphExecUpdateResult>(result.graph_update().result());
+    }
+    return err;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+  return guarded([&] {
+    if (!known_exec(graphExec))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    op.mutable_graph_exec_destroy()->set_exec(handle_of(graphExec));
+    auto err = run_op(std::move(op));
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.execs.erase(handle_of(graphExec));
+    return err;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  return guarded([&] {
+    if (!known_graph(graph))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    op.mutable_graph_destroy()->set_graph(handle_of(graph));
+    auto err = run_op(std::move(op));
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.graphs.erase(handle_of(graph));
+    return err;
+  });
+}
+
+} // extern "C"
