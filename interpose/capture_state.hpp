@@ -82,6 +82,16 @@ public:
   /// Whether note_capture_error happened since the last begin().
   [[nodiscard]] bool suspect() const noexcept { return suspect_; }
 
+  /// Whether any stream for which `blocking(stream)` is true captures.
+  template <class Pred>
+  [[nodiscard]] bool any_stream(Pred blocking) const {
+    std::lock_guard<std::mutex> guard{mutex_};
+    for (const auto& kv : streams_)
+      if (blocking(kv.first))
+        return true;
+    return false;
+  }
+
   /// Whether any capture is ongoing in the process.
   [[nodiscard]] bool any() const;
 

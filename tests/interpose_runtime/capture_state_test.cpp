@@ -118,3 +118,13 @@ TEST_CASE("internal ops scopes nest on their thread only", "[interpose_runtime][
   }
   CHECK_FALSE(internal_ops::active());
 }
+
+TEST_CASE("capturing streams can be tested by a predicate", "[interpose_runtime][capture]") {
+  capture_state c;
+  auto blocking = [](uint64_t s) { return s == 0x5000; };
+  CHECK_FALSE(c.any_stream(blocking));
+  c.begin(0x5010, 0x6000, 1, cudaStreamCaptureModeGlobal, std::this_thread::get_id());
+  CHECK_FALSE(c.any_stream(blocking));
+  c.begin(0x5000, 0x6010, 2, cudaStreamCaptureModeGlobal, std::this_thread::get_id());
+  CHECK(c.any_stream(blocking));
+}
