@@ -91,6 +91,7 @@ CUresult release_session_resources(driver_api& api, session& s) {
     if (kv.second != nullptr)
       note(api.cuGraphDestroy(kv.second));
   s.graphs.clear();
+  s.nodes.clear();
   for (auto& kv : s.streams)
     note(api.cuStreamDestroy(kv.second));
   s.streams.clear();
@@ -231,6 +232,20 @@ private:
         return graph_exec_update(op.graph_exec_update());
       case k::kStreamCaptureInfo:
         return stream_capture_info(op.stream_capture_info());
+      case k::kGraphCreate:
+        return graph_create(op.graph_create());
+      case k::kGraphAddKernelNode:
+        return graph_add_kernel_node(op.graph_add_kernel_node());
+      case k::kGraphAddMemsetNode:
+        return graph_add_memset_node(op.graph_add_memset_node());
+      case k::kGraphAddEmptyNode:
+        return graph_add_empty_node(op.graph_add_empty_node());
+      case k::kGraphAddDependencies:
+        return graph_add_dependencies(op.graph_add_dependencies());
+      case k::kGraphKernelNodeSetParams:
+        return graph_kernel_node_set_params(op.graph_kernel_node_set_params());
+      case k::kGraphExecKernelNodeSetParams:
+        return graph_exec_kernel_node_set_params(op.graph_exec_kernel_node_set_params());
       case k::KIND_NOT_SET:
         break;
     }
@@ -1071,8 +1086,195 @@ private:
 
   void graph_destroy(const proto::GraphDestroy& op) {
     CUgraph g = nullptr;
-    if (lookup_graph(op.graph(), g) && check(api_.cuGraphDestroy(g), "cuGraphDestroy"))
-      s_.graphs.erase(op.graph());
+    if (!lookup_graph(op.graph(), g) || !check(api_.cuGraphDestroy(g), "cuGraphDestroy"))
+      return;
+    s_.graphs.erase(op.graph());
+    for (auto i = s_.nodes.begin(); i != s_.nodes.end();)
+      i = i->second.first == op.graph() ? s_.nodes.erase(i) : std::next(i);
+  }
+
+  // --- the explicit graph API ---------------------------------------------
+
+  void graph_create(const proto::GraphCreate& op) {
+    if (op.graph() <= stream_handle::per_thread || s_.graphs.count(op.graph()) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("graph handle {} is reserved or already in use in this session",
+                       op.graph()));
+      return;
+    }
+    CUgraph g = nullptr;
+    if (check(api_.cuGraphCreate(&g, op.flags()), "cuGraphCreate"))
+      s_.graphs[op.graph()] = g;
+  }
+
+  /// The graph and the driver nodes of `deps` for adding node `node`; false
+  /// (with the result set) when one is unknown or `node` is taken.
+  bool node_target(uint64_t graph, uint64_t node,
+                   const google::protobuf::RepeatedField<uint64_t>& deps, CUgraph& g,
+                   std::vector<CUgraphNode>& out) {
+    if (!lookup_graph(graph, g))
+      return false;
+    if (node <= stream_handle::per_thread || s_.nodes.count(node) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("graph node handle {} is reserved or already in use", node));
+      return false;
+    }
+    for (auto d : deps) {
+      auto i = s_.nodes.find(d);
+      if (i == s_.nodes.end() || i->second.first != graph) {
+        fail(CUDA_ERROR_INVALID_VALUE,
+             fmt::format("dependency {} is not a node of graph {}", d, graph));
+        return false;
+      }
+      out.push_back(i->second.second);
+    }
+    return true;
+  }
+
+  /// Fills `p` from `k`; `storage` receives the 16-byte aligned argument
+  /// buffer and `args` one pointer per parameter into it.
+  bool kernel_params(const proto::KernelNodeParams& k, CUDA_KERNEL_NODE_PARAMS& p,
+                     std::vector<uint64_t>& storage, std::vector<void*>& args) {
+    auto* f = lookup_function(k.module(), k.function());
+    if (f == nullptr)
+      return false;
+    uint64_t end = 0;
+    for (const auto& slot : f->params)
+      end = std::max<uint64_t>(end, uint64_t{slot.offset} + slot.size);
+    if (k.params().size() < end) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("kernel node of '{}': parameter buffer of {} bytes, but "
+                       "its layout ends at {} bytes; pack the arguments by the "
+                       "layout ModuleLoad returned",
+                       k.function(), k.params().size(), end));
+      return false;
+    }
+    storage.assign((k.params().size() + 15) / 16 * 2, 0);
+    if (!k.params().empty())
+      std::memcpy(storage.data(), k.params().data(), k.params().size());
+    auto* base = reinterpret_cast<char*>(storage.data());
+    args.resize(f->params.size());
+    for (size_t i = 0; i < f->params.size(); ++i)
+      args[i] = base + f->params[i].offset;
+    std::memset(&p, 0, sizeof(p));
+    p.func = f->handle;
+    p.gridDimX = k.grid_x();
+    p.gridDimY = k.grid_y();
+    p.gridDimZ = k.grid_z();
+    p.blockDimX = k.block_x();
+    p.blockDimY = k.block_y();
+    p.blockDimZ = k.block_z();
+    p.sharedMemBytes = k.shared_mem();
+    p.kernelParams = args.empty() ? nullptr : args.data();
+    return true;
+  }
+
+  void graph_add_kernel_node(const proto::GraphAddKernelNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    CUDA_KERNEL_NODE_PARAMS p;
+    std::vector<uint64_t> storage;
+    std::vector<void*> args;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps)
+        || !kernel_params(op.kernel(), p, storage, args))
+      return;
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddKernelNode(&n, g, deps.data(), deps.size(), &p),
+              "cuGraphAddKernelNode"))
+      s_.nodes[op.node()] = {op.graph(), n};
+  }
+
+  void graph_add_memset_node(const proto::GraphAddMemsetNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps))
+      return;
+    auto es = op.element_size();
+    uint64_t row = 0;
+    if ((es != 1 && es != 2 && es != 4) || __builtin_mul_overflow(op.width(), uint64_t{es}, &row)) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("memset node: element size {} bytes; use 1, 2 or 4", es));
+      return;
+    }
+    auto height = std::max<uint64_t>(op.height(), 1);
+    if (height > 1 ? !check_pitched(op.dst(), op.pitch(), row, height, "memset node")
+                   : !check_range(op.dst(), row, "memset node"))
+      return;
+    CUDA_MEMSET_NODE_PARAMS p;
+    std::memset(&p, 0, sizeof(p));
+    p.dst = static_cast<CUdeviceptr>(op.dst());
+    p.pitch = height > 1 ? op.pitch() : 0;
+    p.value = op.value();
+    p.elementSize = es;
+    p.width = op.width();
+    p.height = height;
+    CUcontext ctx = nullptr;
+    if (!check(api_.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"))
+      return;
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddMemsetNode(&n, g, deps.data(), deps.size(), &p, ctx),
+              "cuGraphAddMemsetNode"))
+      s_.nodes[op.node()] = {op.graph(), n};
+  }
+
+  void graph_add_empty_node(const proto::GraphAddEmptyNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps))
+      return;
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddEmptyNode(&n, g, deps.data(), deps.size()), "cuGraphAddEmptyNode"))
+      s_.nodes[op.node()] = {op.graph(), n};
+  }
+
+  bool lookup_node(uint64_t handle, CUgraphNode& out) {
+    auto i = s_.nodes.find(handle);
+    if (i != s_.nodes.end()) {
+      out = i->second.second;
+      return true;
+    }
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("graph node handle {} is not a node of this session", handle));
+    return false;
+  }
+
+  void graph_add_dependencies(const proto::GraphAddDependencies& op) {
+    CUgraph g = nullptr;
+    if (!lookup_graph(op.graph(), g))
+      return;
+    if (op.from_size() != op.to_size()) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("GraphAddDependencies: {} sources for {} targets",
+                       op.from_size(), op.to_size()));
+      return;
+    }
+    std::vector<CUgraphNode> from(op.from_size());
+    std::vector<CUgraphNode> to(op.to_size());
+    for (int i = 0; i < op.from_size(); ++i)
+      if (!lookup_node(op.from(i), from[i]) || !lookup_node(op.to(i), to[i]))
+        return;
+    check(api_.cuGraphAddDependencies(g, from.data(), to.data(), nullptr, from.size()),
+          "cuGraphAddDependencies");
+  }
+
+  void graph_kernel_node_set_params(const proto::GraphKernelNodeSetParams& op) {
+    CUgraphNode n = nullptr;
+    CUDA_KERNEL_NODE_PARAMS p;
+    std::vector<uint64_t> storage;
+    std::vector<void*> args;
+    if (lookup_node(op.node(), n) && kernel_params(op.kernel(), p, storage, args))
+      check(api_.cuGraphKernelNodeSetParams(n, &p), "cuGraphKernelNodeSetParams");
+  }
+
+  void graph_exec_kernel_node_set_params(const proto::GraphExecKernelNodeSetParams& op) {
+    CUgraphExec e = nullptr;
+    CUgraphNode n = nullptr;
+    CUDA_KERNEL_NODE_PARAMS p;
+    std::vector<uint64_t> storage;
+    std::vector<void*> args;
+    if (lookup_exec(op.exec(), e) && lookup_node(op.node(), n)
+        && kernel_params(op.kernel(), p, storage, args))
+      check(api_.cuGraphExecKernelNodeSetParams(e, n, &p), "cuGraphExecKernelNodeSetParams");
   }
 
   void graph_exec_update(const proto::GraphExecUpdate& op) {

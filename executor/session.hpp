@@ -72,6 +72,9 @@ struct session {
   std::unordered_map<uint64_t, CUgraph> graphs;
   /// Client graph-exec handle -> driver executable graph (owned).
   std::unordered_map<uint64_t, CUgraphExec> execs;
+  /// Client node handle -> (client graph handle, driver node); the graph
+  /// owns the node.
+  std::unordered_map<uint64_t, std::pair<uint64_t, CUgraphNode>> nodes;
   /// Client stream handle a capture began on -> client graph handle of that
   /// capture, while it is ongoing.
   std::unordered_map<uint64_t, uint64_t> captures;

@@ -9,6 +9,7 @@
 
 #include <cuda.h>
 
+#include <map>
 #include <set>
 #include <thread>
 
@@ -20,11 +21,13 @@ namespace proto = gleam::proto;
 
 namespace {
 
-/// Graphs and executable graphs the app holds: client handles.
+/// Graphs, executable graphs and nodes the app holds: client handles.
 struct graph_tables {
   std::mutex mutex;
   std::set<uint64_t> graphs;
   std::set<uint64_t> execs;
+  /// Nodes built through the explicit API: handle -> (graph, type).
+  std::map<uint64_t, std::pair<uint64_t, cudaGraphNodeType>> nodes;
 };
 
 graph_tables& tables() {
@@ -200,9 +203,226 @@ cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool upload)
   return run_op(std::move(op));
 }
 
+/// Fills `out` from the app's kernel node parameters (packed by the
+/// function's layout, as launches are).
+cudaError_t pack_kernel_node(const cudaKernelNodeParams* p, proto::KernelNodeParams* out) {
+  if (p == nullptr)
+    return cudaErrorInvalidValue;
+  if (p->extra != nullptr) {
+    report_unsupported("cudaKernelNodeParams.extra",
+                       "pass kernel arguments through kernelParams");
+    return cudaErrorNotSupported;
+  }
+  if (auto err = connect(); err != cudaSuccess)
+    return err;
+  function_record* f = nullptr;
+  if (auto err = resolve_function(p->func, &f); err != cudaSuccess)
+    return err;
+  out->set_module(f->module->handle);
+  out->set_function(f->name);
+  out->set_grid_x(p->gridDim.x);
+  out->set_grid_y(p->gridDim.y);
+  out->set_grid_z(p->gridDim.z);
+  out->set_block_x(p->blockDim.x);
+  out->set_block_y(p->blockDim.y);
+  out->set_block_z(p->blockDim.z);
+  out->set_shared_mem(p->sharedMemBytes);
+  out->set_params(pack_arguments(f->params, p->kernelParams));
+  return cudaSuccess;
+}
+
+/// Checks `graph` and `deps` for a new node; fills the op's dependency list.
+cudaError_t node_deps(cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                      google::protobuf::RepeatedField<uint64_t>* out) {
+  if (!known_graph(graph) || (n != 0 && deps == nullptr))
+    return cudaErrorInvalidValue;
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  for (size_t i = 0; i < n; ++i) {
+    auto d = t.nodes.find(handle_of(deps[i]));
+    if (d == t.nodes.end() || d->second.first != handle_of(graph))
+      return cudaErrorInvalidValue;
+    out->Add(d->first);
+  }
+  return cudaSuccess;
+}
+
+/// Runs the op that adds node `node` of `type` to `graph`, records it.
+cudaError_t add_node(proto::Op op, uint64_t node, cudaGraph_t graph, cudaGraphNodeType type,
+                     cudaGraphNode_t* out) {
+  if (auto err = run_op(std::move(op)); err != cudaSuccess)
+    return err;
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  t.nodes[node] = {handle_of(graph), type};
+  *out = reinterpret_cast<cudaGraphNode_t>(static_cast<uintptr_t>(node));
+  return cudaSuccess;
+}
+
+bool known_node(cudaGraphNode_t n) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  return t.nodes.count(handle_of(n)) != 0;
+}
+
 } // namespace
 
 extern "C" {
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
+  return guarded([&] {
+    if (pGraph == nullptr || flags != 0)
+      return cudaErrorInvalidValue;
+    auto h = next_handle();
+    proto::Op op;
+    op.mutable_graph_create()->set_graph(h);
+    op.mutable_graph_create()->set_flags(flags);
+    if (auto err = run_op(std::move(op)); err != cudaSuccess)
+      return err;
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.graphs.insert(h);
+    *pGraph = reinterpret_cast<cudaGraph_t>(static_cast<uintptr_t>(h));
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode,
+                                                          cudaGraph_t graph,
+                                                          const cudaGraphNode_t* pDependencies,
+                                                          size_t numDependencies,
+                                                          const cudaKernelNodeParams* pNodeParams) {
+  return guarded([&] {
+    if (pGraphNode == nullptr)
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_add_kernel_node();
+    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
+        err != cudaSuccess)
+      return err;
+    if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
+      return err;
+    auto h = next_handle();
+    a->set_graph(handle_of(graph));
+    a->set_node(h);
+    return add_node(std::move(op), h, graph, cudaGraphNodeTypeKernel, pGraphNode);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode,
+                                                          cudaGraph_t graph,
+                                                          const cudaGraphNode_t* pDependencies,
+                                                          size_t numDependencies,
+                                                          const cudaMemsetParams* pMemsetParams) {
+  return guarded([&] {
+    if (pGraphNode == nullptr || pMemsetParams == nullptr)
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_add_memset_node();
+    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
+        err != cudaSuccess)
+      return err;
+    auto h = next_handle();
+    a->set_graph(handle_of(graph));
+    a->set_node(h);
+    a->set_dst(reinterpret_cast<uintptr_t>(pMemsetParams->dst));
+    a->set_value(pMemsetParams->value);
+    a->set_element_size(pMemsetParams->elementSize);
+    a->set_width(pMemsetParams->width);
+    a->set_height(pMemsetParams->height);
+    a->set_pitch(pMemsetParams->pitch);
+    return add_node(std::move(op), h, graph, cudaGraphNodeTypeMemset, pGraphNode);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode,
+                                                         cudaGraph_t graph,
+                                                         const cudaGraphNode_t* pDependencies,
+                                                         size_t numDependencies) {
+  return guarded([&] {
+    if (pGraphNode == nullptr)
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_add_empty_node();
+    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
+        err != cudaSuccess)
+      return err;
+    auto h = next_handle();
+    a->set_graph(handle_of(graph));
+    a->set_node(h);
+    return add_node(std::move(op), h, graph, cudaGraphNodeTypeEmpty, pGraphNode);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph,
+                                                            const cudaGraphNode_t* from,
+                                                            const cudaGraphNode_t* to,
+                                                            const cudaGraphEdgeData* edgeData,
+                                                            size_t numDependencies) {
+  return guarded([&] {
+    if (!known_graph(graph) || (numDependencies != 0 && (from == nullptr || to == nullptr)))
+      return cudaErrorInvalidValue;
+    if (edgeData != nullptr) {
+      report_unsupported("cudaGraphAddDependencies edge data",
+                         "only default edges are remoted; pass edgeData = NULL");
+      return cudaErrorNotSupported;
+    }
+    proto::Op op;
+    auto* a = op.mutable_graph_add_dependencies();
+    a->set_graph(handle_of(graph));
+    for (size_t i = 0; i < numDependencies; ++i) {
+      if (!known_node(from[i]) || !known_node(to[i]))
+        return cudaErrorInvalidValue;
+      a->add_from(handle_of(from[i]));
+      a->add_to(handle_of(to[i]));
+    }
+    return run_op(std::move(op));
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                                                                const cudaKernelNodeParams* pNodeParams) {
+  return guarded([&] {
+    if (!known_node(node))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_kernel_node_set_params();
+    a->set_node(handle_of(node));
+    if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
+      return err;
+    return run_op(std::move(op));
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(
+  cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaKernelNodeParams* pNodeParams) {
+  return guarded([&] {
+    if (!known_exec(hGraphExec) || !known_node(node))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_exec_kernel_node_set_params();
+    a->set_exec(handle_of(hGraphExec));
+    a->set_node(handle_of(node));
+    if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
+      return err;
+    return run_op(std::move(op));
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node,
+                                                        enum cudaGraphNodeType* pType) {
+  return guarded([&] {
+    if (pType == nullptr)
+      return cudaErrorInvalidValue;
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    auto i = t.nodes.find(handle_of(node));
+    if (i == t.nodes.end())
+      return cudaErrorInvalidValue;
+    *pType = i->second.second;
+    return cudaSuccess;
+  });
+}
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
                                                           enum cudaStreamCaptureMode mode) {
@@ -367,6 +587,8 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     auto& t = tables();
     std::lock_guard<std::mutex> guard{t.mutex};
     t.graphs.erase(handle_of(graph));
+    for (auto i = t.nodes.begin(); i != t.nodes.end();)
+      i = i->second.first == handle_of(graph) ? t.nodes.erase(i) : std::next(i);
     return err;
   });
 }

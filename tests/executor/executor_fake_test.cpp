@@ -528,3 +528,54 @@ TEST_CASE("executor over a fake driver: captures, capture rules and host copies"
     CHECK(fake_capture::graphs_alive() == 0);
   }
 }
+
+TEST_CASE("executor over a fake driver: explicit graphs check their handles",
+          "[executor][capture]") {
+  fake_gpu gpu;
+  install_fake_capture(gpu.api);
+  static int nodes_added = 0;
+  static size_t last_deps = 0;
+  nodes_added = 0;
+  gpu.api.cuGraphCreate = [](CUgraph* g, unsigned) {
+    ++fake_capture::graphs_alive();
+    *g = reinterpret_cast<CUgraph>(uintptr_t{0x9100});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphAddEmptyNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t deps) {
+    last_deps = deps;
+    *n = reinterpret_cast<CUgraphNode>(static_cast<uintptr_t>(0x9200 + 0x10 * ++nodes_added));
+    return CUDA_SUCCESS;
+  };
+  fake_client c{*gpu.exec};
+  auto empty = [&](uint64_t graph, uint64_t node, std::vector<uint64_t> deps) {
+    return c.run([&](proto::Op& op) {
+      auto* a = op.mutable_graph_add_empty_node();
+      a->set_graph(graph);
+      a->set_node(node);
+      for (auto d : deps)
+        a->add_dependencies(d);
+    });
+  };
+  REQUIRE(c.run([](proto::Op& op) { op.mutable_graph_create()->set_graph(0x6000); }).status()
+          == CUDA_SUCCESS);
+  CHECK(c.run([](proto::Op& op) { op.mutable_graph_create()->set_graph(0x6000); }).status()
+        == CUDA_ERROR_INVALID_VALUE);
+  CHECK(empty(0x6000, 0x7000, {}).status() == CUDA_SUCCESS);
+  CHECK(empty(0x6000, 0x7010, {0x7000}).status() == CUDA_SUCCESS);
+  CHECK(last_deps == 1);
+  // A taken node handle, an unknown dependency, an unknown graph.
+  CHECK(empty(0x6000, 0x7010, {}).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(empty(0x6000, 0x7020, {0x7777}).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(empty(0x6666, 0x7030, {}).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(nodes_added == 2);
+  auto deps = c.run([](proto::Op& op) {
+    auto* d = op.mutable_graph_add_dependencies();
+    d->set_graph(0x6000);
+    d->add_from(0x7000);
+  });
+  CHECK(deps.status() == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE(c.run([](proto::Op& op) { op.mutable_graph_destroy()->set_graph(0x6000); }).status()
+          == CUDA_SUCCESS);
+  CHECK(fake_capture::graphs_alive() == 0);
+  CHECK(gpu.exec->find_session(c.session)->nodes.empty());
+}
