@@ -93,8 +93,8 @@ cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out) {
   // the client's to apply.
   if (c->mode != cudaStreamCaptureModeRelaxed && c->owner != std::this_thread::get_id())
     return cudaErrorStreamCaptureWrongThread;
-  if (c->origin != h)
-    return cudaErrorStreamCaptureUnmatched;
+  // A joined stream that is not the origin: the server's driver answers
+  // (cudaErrorStreamCaptureUnmatched) and says whether the capture goes on.
   bool client_invalidated = c->invalidated;
   proto::Op op;
   auto* e = op.mutable_stream_end_capture();
