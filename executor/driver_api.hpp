@@ -74,7 +74,26 @@ namespace gleam::executor {
   X(cuEventRecordWithFlags)                                                    \
   X(cuEventSynchronize)                                                        \
   X(cuEventQuery)                                                              \
-  X(cuEventElapsedTime)
+  X(cuEventElapsedTime)                                                        \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuStreamIsCapturing)                                                       \
+  X(cuStreamGetCaptureInfo)                                                    \
+  X(cuThreadExchangeStreamCaptureMode)                                         \
+  X(cuGraphInstantiateWithFlags)                                               \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphUpload)                                                             \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphDestroy)                                                            \
+  X(cuGraphExecUpdate)                                                         \
+  X(cuGraphCreate)                                                             \
+  X(cuGraphAddKernelNode)                                                      \
+  X(cuGraphAddMemsetNode)                                                      \
+  X(cuGraphAddEmptyNode)                                                       \
+  X(cuGraphAddDependencies)                                                    \
+  X(cuGraphKernelNodeSetParams)                                                \
+  X(cuGraphExecKernelNodeSetParams)                                            \
+  X(cuCtxGetCurrent)
 
 /// The CUDA driver, loaded at run time: libcuda.so.1 is opened with dlopen
 /// and every entry point is resolved with dlsym under the symbol its <cuda.h>

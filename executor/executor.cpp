@@ -76,6 +76,16 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
     if (first == CUDA_SUCCESS)
       first = rc;
   };
+  // Ongoing captures end first (their streams go next); then the graphs.
+  for (auto& kv : s.captures) {
+    auto st = s.streams.find(kv.first);
+    CUgraph g = nullptr;
+    if (st != s.streams.end() && api.cuStreamEndCapture != nullptr)
+      static_cast<void>(api.cuStreamEndCapture(st->second, &g));
+    if (g != nullptr)
+      note(api.cuGraphDestroy(g));
+  }
+  s.captures.clear();
   // Pending work of the session may still use its memory.
   note(api.cuCtxSynchronize());
   // cuBLAS handles first: they hold the session's streams and workspaces.
@@ -83,6 +93,14 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
     note(CUDA_ERROR_UNKNOWN);
   // Session end: the weight rule for every chunk still in place.
   cache_ops::verify_placed(api, s, cache, 0, std::numeric_limits<uint64_t>::max());
+  for (auto& kv : s.execs)
+    note(api.cuGraphExecDestroy(kv.second));
+  s.execs.clear();
+  for (auto& kv : s.graphs)
+    if (kv.second != nullptr)
+      note(api.cuGraphDestroy(kv.second));
+  s.graphs.clear();
+  s.nodes.clear();
   for (auto& kv : s.streams)
     note(api.cuStreamDestroy(kv.second));
   s.streams.clear();
@@ -99,6 +117,28 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   return first;
 }
 
+/// Sets the calling thread's capture interaction mode for its lifetime and
+/// restores the previous one. A no-op when the driver lacks the entry point
+/// (test doubles).
+class scoped_capture_mode {
+public:
+  scoped_capture_mode(driver_api& api, CUstreamCaptureMode mode) : api_(api), mode_(mode) {
+    if (api_.cuThreadExchangeStreamCaptureMode != nullptr)
+      active_ = api_.cuThreadExchangeStreamCaptureMode(&mode_) == CUDA_SUCCESS;
+  }
+  scoped_capture_mode(const scoped_capture_mode&) = delete;
+  scoped_capture_mode& operator=(const scoped_capture_mode&) = delete;
+  ~scoped_capture_mode() {
+    if (active_)
+      static_cast<void>(api_.cuThreadExchangeStreamCaptureMode(&mode_));
+  }
+
+private:
+  driver_api& api_;
+  CUstreamCaptureMode mode_;
+  bool active_ = false;
+};
+
 /// Executes one op of one session into one result.
 class op_runner {
 public:
@@ -108,6 +148,18 @@ public:
   }
 
   void run(const proto::Op& op) {
+    if (op.capture_checked()) {
+      // The app's thread is bound by the capture rules: let the driver
+      // judge this op as it would have judged the app's call.
+      scoped_capture_mode mode{api_, CU_STREAM_CAPTURE_MODE_GLOBAL};
+      dispatch(op);
+    } else {
+      dispatch(op);
+    }
+  }
+
+private:
+  void dispatch(const proto::Op& op) {
     using k = proto::Op::KindCase;
     switch (op.kind_case()) {
       case k::kMemAlloc:
@@ -198,6 +250,38 @@ public:
         return cache_ops{api_, s_, cache_, r_}.evict(op.cache_evict());
       case k::kCacheGet:
         return cache_ops{api_, s_, cache_, r_}.get(op.cache_get());
+      case k::kStreamBeginCapture:
+        return stream_begin_capture(op.stream_begin_capture());
+      case k::kStreamEndCapture:
+        return stream_end_capture(op.stream_end_capture());
+      case k::kGraphInstantiate:
+        return graph_instantiate(op.graph_instantiate());
+      case k::kGraphLaunch:
+        return graph_launch(op.graph_launch());
+      case k::kGraphUpload:
+        return graph_upload(op.graph_upload());
+      case k::kGraphExecDestroy:
+        return graph_exec_destroy(op.graph_exec_destroy());
+      case k::kGraphDestroy:
+        return graph_destroy(op.graph_destroy());
+      case k::kGraphExecUpdate:
+        return graph_exec_update(op.graph_exec_update());
+      case k::kStreamCaptureInfo:
+        return stream_capture_info(op.stream_capture_info());
+      case k::kGraphCreate:
+        return graph_create(op.graph_create());
+      case k::kGraphAddKernelNode:
+        return graph_add_kernel_node(op.graph_add_kernel_node());
+      case k::kGraphAddMemsetNode:
+        return graph_add_memset_node(op.graph_add_memset_node());
+      case k::kGraphAddEmptyNode:
+        return graph_add_empty_node(op.graph_add_empty_node());
+      case k::kGraphAddDependencies:
+        return graph_add_dependencies(op.graph_add_dependencies());
+      case k::kGraphKernelNodeSetParams:
+        return graph_kernel_node_set_params(op.graph_kernel_node_set_params());
+      case k::kGraphExecKernelNodeSetParams:
+        return graph_exec_kernel_node_set_params(op.graph_exec_kernel_node_set_params());
       case k::KIND_NOT_SET:
         break;
     }
@@ -207,7 +291,6 @@ public:
                      op.seq()));
   }
 
-private:
   // --- result helpers -----------------------------------------------------
 
   void fail(CUresult rc, std::string detail) {
@@ -287,6 +370,58 @@ private:
     fail(CUDA_ERROR_INVALID_HANDLE,
          fmt::format("event handle {} is not an event of this session "
                      "(never created, or destroyed)",
+                     handle));
+    return false;
+  }
+
+  /// True when `stream` is capturing on the server (fails the op): a copy
+  /// from or to the client's host memory cannot become a graph node, since
+  /// its host side lives only as long as this op.
+  bool refuse_capturing(CUstream stream, const char* what) {
+    if (api_.cuStreamIsCapturing == nullptr)
+      return false;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (api_.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS
+        || status == CU_STREAM_CAPTURE_STATUS_NONE)
+      return false;
+    fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+         fmt::format("{} into a capturing stream: copies between host memory "
+                     "and the GPU cannot be captured through gleam (the host "
+                     "side is on the client); copy outside the capture into "
+                     "a device buffer the graph reads",
+                     what));
+    return true;
+  }
+
+  /// Synchronizes `stream` for the executor's own needs (a copy's result),
+  /// in relaxed capture mode so that it never counts as an app call.
+  bool internal_sync(CUstream stream) {
+    scoped_capture_mode mode{api_, CU_STREAM_CAPTURE_MODE_RELAXED};
+    return check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  }
+
+  bool lookup_graph(uint64_t handle, CUgraph& out) {
+    auto i = s_.graphs.find(handle);
+    if (i != s_.graphs.end() && i->second != nullptr) {
+      out = i->second;
+      return true;
+    }
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("graph handle {} is not a graph of this session (never "
+                     "captured, or destroyed)",
+                     handle));
+    return false;
+  }
+
+  bool lookup_exec(uint64_t handle, CUgraphExec& out) {
+    auto i = s_.execs.find(handle);
+    if (i != s_.execs.end()) {
+      out = i->second;
+      return true;
+    }
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("graph exec handle {} is not an executable graph of "
+                     "this session (never instantiated, or destroyed)",
                      handle));
     return false;
   }
@@ -426,6 +561,8 @@ private:
         || !lookup_stream(op.stream(), stream) || data.empty())
       return;
     auto dst = static_cast<CUdeviceptr>(op.dst());
+    if (op.async() && refuse_capturing(stream, "cudaMemcpyAsync host-to-device"))
+      return;
     if (op.async())
       check(api_.cuMemcpyHtoDAsync(dst, data.data(), data.size(), stream),
             "cuMemcpyHtoDAsync");
@@ -439,6 +576,8 @@ private:
         || !check_range(op.src(), op.size(), "cuMemcpyDtoH")
         || !lookup_stream(op.stream(), stream))
       return;
+    if (op.async() && refuse_capturing(stream, "cudaMemcpyAsync device-to-host"))
+      return;
     auto* out = r_.mutable_data();
     out->resize(op.size());
     if (op.size() == 0)
@@ -448,7 +587,7 @@ private:
     if (op.async())
       ok = check(api_.cuMemcpyDtoHAsync(&(*out)[0], src, op.size(), stream),
                  "cuMemcpyDtoHAsync")
-           && check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize");
+           && internal_sync(stream);
     else
       ok = check(api_.cuMemcpyDtoH(&(*out)[0], src, op.size()), "cuMemcpyDtoH");
     if (!ok)
@@ -557,11 +696,16 @@ private:
     CUstream stream = nullptr;
     if (!lookup_stream(op.stream(), stream) || dense == 0)
       return;
+    if (op.async() && op.kind() != proto::Memcpy2D::DTOD
+        && refuse_capturing(stream, "cudaMemcpy2DAsync with a host side")) {
+      r_.clear_data();
+      return;
+    }
     bool ok = false;
     if (op.async()) {
       ok = check(api_.cuMemcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
       if (ok && out != nullptr)
-        ok = check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize");
+        ok = internal_sync(stream);
     } else {
       ok = check(api_.cuMemcpy2D(&c), "cuMemcpy2D");
     }
@@ -763,11 +907,15 @@ private:
     std::vector<uint64_t> buf((params.size() + 15) / 16 * 2);
     if (!params.empty())
       std::memcpy(buf.data(), params.data(), params.size());
-    size_t size = params.size();
-    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf.data(),
-                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-    check(api_.cuLaunchKernelEx(&cfg, f->handle, nullptr,
-                                size == 0 ? nullptr : extra),
+    // One pointer per parameter into the packed buffer (kernelParams, as
+    // cudart passes them), so that a launch captured into a graph is a
+    // kernel node like a local one: its parameters readable and updatable.
+    std::vector<void*> args(f->params.size());
+    auto* base = reinterpret_cast<char*>(buf.data());
+    for (size_t i = 0; i < f->params.size(); ++i)
+      args[i] = base + f->params[i].offset;
+    check(api_.cuLaunchKernelEx(&cfg, f->handle,
+                                args.empty() ? nullptr : args.data(), nullptr),
           "cuLaunchKernelEx");
   }
 
@@ -902,6 +1050,326 @@ private:
       r_.set_elapsed_ms(ms);
   }
 
+  // --- stream capture and graphs -----------------------------------------
+
+  void capture_status(CUstream stream) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    if (api_.cuStreamGetCaptureInfo(stream, &status, &id, nullptr, nullptr,
+                                    nullptr, nullptr)
+        != CUDA_SUCCESS)
+      return;
+    auto* info = r_.mutable_capture_info();
+    info->set_status(static_cast<int32_t>(status));
+    info->set_id(id);
+  }
+
+  void stream_begin_capture(const proto::StreamBeginCapture& op) {
+    CUstream stream = nullptr;
+    if (!lookup_stream(op.stream(), stream))
+      return;
+    if (op.graph() <= stream_handle::per_thread || s_.graphs.count(op.graph()) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("graph handle {} is reserved or already in use in "
+                       "this session",
+                       op.graph()));
+      return;
+    }
+    if (!check(api_.cuStreamBeginCapture(stream,
+                                         static_cast<CUstreamCaptureMode>(op.mode())),
+               "cuStreamBeginCapture"))
+      return;
+    // The graph exists from the start of the capture; it is registered at
+    // its end, when the driver hands it over.
+    s_.captures[op.stream()] = op.graph();
+    capture_status(stream);
+  }
+
+  void stream_end_capture(const proto::StreamEndCapture& op) {
+    CUstream stream = nullptr;
+    if (!lookup_stream(op.stream(), stream))
+      return;
+    CUgraph g = nullptr;
+    auto rc = api_.cuStreamEndCapture(stream, &g);
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (api_.cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS
+        && status == CU_STREAM_CAPTURE_STATUS_NONE)
+      s_.captures.erase(op.stream());
+    r_.mutable_capture_info()->set_status(static_cast<int32_t>(status));
+    if (!check(rc, "cuStreamEndCapture")) {
+      if (g != nullptr)
+        static_cast<void>(api_.cuGraphDestroy(g));
+      return;
+    }
+    if (op.graph() <= stream_handle::per_thread || s_.graphs.count(op.graph()) != 0) {
+      static_cast<void>(api_.cuGraphDestroy(g));
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("graph handle {} is reserved or already in use in "
+                       "this session",
+                       op.graph()));
+      return;
+    }
+    s_.graphs[op.graph()] = g;
+  }
+
+  void graph_instantiate(const proto::GraphInstantiate& op) {
+    CUgraph g = nullptr;
+    if (!lookup_graph(op.graph(), g))
+      return;
+    if (op.exec() <= stream_handle::per_thread || s_.execs.count(op.exec()) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("graph exec handle {} is reserved or already in use "
+                       "in this session",
+                       op.exec()));
+      return;
+    }
+    CUgraphExec e = nullptr;
+    if (check(api_.cuGraphInstantiateWithFlags(&e, g, op.flags()),
+              "cuGraphInstantiateWithFlags"))
+      s_.execs[op.exec()] = e;
+  }
+
+  void graph_launch(const proto::GraphLaunch& op) {
+    CUgraphExec e = nullptr;
+    CUstream stream = nullptr;
+    if (lookup_exec(op.exec(), e) && lookup_stream(op.stream(), stream))
+      check(api_.cuGraphLaunch(e, stream), "cuGraphLaunch");
+  }
+
+  void graph_upload(const proto::GraphUpload& op) {
+    CUgraphExec e = nullptr;
+    CUstream stream = nullptr;
+    if (lookup_exec(op.exec(), e) && lookup_stream(op.stream(), stream))
+      check(api_.cuGraphUpload(e, stream), "cuGraphUpload");
+  }
+
+  void graph_exec_destroy(const proto::GraphExecDestroy& op) {
+    CUgraphExec e = nullptr;
+    if (lookup_exec(op.exec(), e) && check(api_.cuGraphExecDestroy(e), "cuGraphExecDestroy"))
+      s_.execs.erase(op.exec());
+  }
+
+  void graph_destroy(const proto::GraphDestroy& op) {
+    CUgraph g = nullptr;
+    if (!lookup_graph(op.graph(), g) || !check(api_.cuGraphDestroy(g), "cuGraphDestroy"))
+      return;
+    s_.graphs.erase(op.graph());
+    for (auto i = s_.nodes.begin(); i != s_.nodes.end();)
+      i = i->second.first == op.graph() ? s_.nodes.erase(i) : std::next(i);
+  }
+
+  // --- the explicit graph API ---------------------------------------------
+
+  void graph_create(const proto::GraphCreate& op) {
+    if (op.graph() <= stream_handle::per_thread || s_.graphs.count(op.graph()) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("graph handle {} is reserved or already in use in this session",
+                       op.graph()));
+      return;
+    }
+    CUgraph g = nullptr;
+    if (check(api_.cuGraphCreate(&g, op.flags()), "cuGraphCreate"))
+      s_.graphs[op.graph()] = g;
+  }
+
+  /// The graph and the driver nodes of `deps` for adding node `node`; false
+  /// (with the result set) when one is unknown or `node` is taken.
+  bool node_target(uint64_t graph, uint64_t node,
+                   const google::protobuf::RepeatedField<uint64_t>& deps, CUgraph& g,
+                   std::vector<CUgraphNode>& out) {
+    if (!lookup_graph(graph, g))
+      return false;
+    if (node <= stream_handle::per_thread || s_.nodes.count(node) != 0) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("graph node handle {} is reserved or already in use", node));
+      return false;
+    }
+    for (auto d : deps) {
+      auto i = s_.nodes.find(d);
+      if (i == s_.nodes.end() || i->second.first != graph) {
+        fail(CUDA_ERROR_INVALID_VALUE,
+             fmt::format("dependency {} is not a node of graph {}", d, graph));
+        return false;
+      }
+      out.push_back(i->second.second);
+    }
+    return true;
+  }
+
+  /// Fills `p` from `k`; `storage` receives the 16-byte aligned argument
+  /// buffer and `args` one pointer per parameter into it.
+  bool kernel_params(const proto::KernelNodeParams& k, CUDA_KERNEL_NODE_PARAMS& p,
+                     std::vector<uint64_t>& storage, std::vector<void*>& args) {
+    auto* f = lookup_function(k.module(), k.function());
+    if (f == nullptr)
+      return false;
+    uint64_t end = 0;
+    for (const auto& slot : f->params)
+      end = std::max<uint64_t>(end, uint64_t{slot.offset} + slot.size);
+    if (k.params().size() < end) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("kernel node of '{}': parameter buffer of {} bytes, but "
+                       "its layout ends at {} bytes; pack the arguments by the "
+                       "layout ModuleLoad returned",
+                       k.function(), k.params().size(), end));
+      return false;
+    }
+    storage.assign((k.params().size() + 15) / 16 * 2, 0);
+    if (!k.params().empty())
+      std::memcpy(storage.data(), k.params().data(), k.params().size());
+    auto* base = reinterpret_cast<char*>(storage.data());
+    args.resize(f->params.size());
+    for (size_t i = 0; i < f->params.size(); ++i)
+      args[i] = base + f->params[i].offset;
+    std::memset(&p, 0, sizeof(p));
+    p.func = f->handle;
+    p.gridDimX = k.grid_x();
+    p.gridDimY = k.grid_y();
+    p.gridDimZ = k.grid_z();
+    p.blockDimX = k.block_x();
+    p.blockDimY = k.block_y();
+    p.blockDimZ = k.block_z();
+    p.sharedMemBytes = k.shared_mem();
+    p.kernelParams = args.empty() ? nullptr : args.data();
+    return true;
+  }
+
+  void graph_add_kernel_node(const proto::GraphAddKernelNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    CUDA_KERNEL_NODE_PARAMS p;
+    std::vector<uint64_t> storage;
+    std::vector<void*> args;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps)
+        || !kernel_params(op.kernel(), p, storage, args))
+      return;
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddKernelNode(&n, g, deps.data(), deps.size(), &p),
+              "cuGraphAddKernelNode"))
+      s_.nodes[op.node()] = {op.graph(), n};
+  }
+
+  void graph_add_memset_node(const proto::GraphAddMemsetNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps))
+      return;
+    auto es = op.element_size();
+    uint64_t row = 0;
+    if ((es != 1 && es != 2 && es != 4) || __builtin_mul_overflow(op.width(), uint64_t{es}, &row)) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("memset node: element size {} bytes; use 1, 2 or 4", es));
+      return;
+    }
+    auto height = std::max<uint64_t>(op.height(), 1);
+    if (height > 1 ? !check_pitched(op.dst(), op.pitch(), row, height, "memset node")
+                   : !check_range(op.dst(), row, "memset node"))
+      return;
+    CUDA_MEMSET_NODE_PARAMS p;
+    std::memset(&p, 0, sizeof(p));
+    p.dst = static_cast<CUdeviceptr>(op.dst());
+    p.pitch = height > 1 ? op.pitch() : 0;
+    p.value = op.value();
+    p.elementSize = es;
+    p.width = op.width();
+    p.height = height;
+    CUcontext ctx = nullptr;
+    if (!check(api_.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"))
+      return;
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddMemsetNode(&n, g, deps.data(), deps.size(), &p, ctx),
+              "cuGraphAddMemsetNode"))
+      s_.nodes[op.node()] = {op.graph(), n};
+  }
+
+  void graph_add_empty_node(const proto::GraphAddEmptyNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps))
+      return;
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddEmptyNode(&n, g, deps.data(), deps.size()), "cuGraphAddEmptyNode"))
+      s_.nodes[op.node()] = {op.graph(), n};
+  }
+
+  bool lookup_node(uint64_t handle, CUgraphNode& out) {
+    auto i = s_.nodes.find(handle);
+    if (i != s_.nodes.end()) {
+      out = i->second.second;
+      return true;
+    }
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("graph node handle {} is not a node of this session", handle));
+    return false;
+  }
+
+  void graph_add_dependencies(const proto::GraphAddDependencies& op) {
+    CUgraph g = nullptr;
+    if (!lookup_graph(op.graph(), g))
+      return;
+    if (op.from_size() != op.to_size()) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("GraphAddDependencies: {} sources for {} targets",
+                       op.from_size(), op.to_size()));
+      return;
+    }
+    std::vector<CUgraphNode> from(op.from_size());
+    std::vector<CUgraphNode> to(op.to_size());
+    for (int i = 0; i < op.from_size(); ++i)
+      if (!lookup_node(op.from(i), from[i]) || !lookup_node(op.to(i), to[i]))
+        return;
+    check(api_.cuGraphAddDependencies(g, from.data(), to.data(), nullptr, from.size()),
+          "cuGraphAddDependencies");
+  }
+
+  void graph_kernel_node_set_params(const proto::GraphKernelNodeSetParams& op) {
+    CUgraphNode n = nullptr;
+    CUDA_KERNEL_NODE_PARAMS p;
+    std::vector<uint64_t> storage;
+    std::vector<void*> args;
+    if (lookup_node(op.node(), n) && kernel_params(op.kernel(), p, storage, args))
+      check(api_.cuGraphKernelNodeSetParams(n, &p), "cuGraphKernelNodeSetParams");
+  }
+
+  void graph_exec_kernel_node_set_params(const proto::GraphExecKernelNodeSetParams& op) {
+    CUgraphExec e = nullptr;
+    CUgraphNode n = nullptr;
+    CUDA_KERNEL_NODE_PARAMS p;
+    std::vector<uint64_t> storage;
+    std::vector<void*> args;
+    if (lookup_exec(op.exec(), e) && lookup_node(op.node(), n)
+        && kernel_params(op.kernel(), p, storage, args))
+      check(api_.cuGraphExecKernelNodeSetParams(e, n, &p), "cuGraphExecKernelNodeSetParams");
+  }
+
+  void graph_exec_update(const proto::GraphExecUpdate& op) {
+    CUgraphExec e = nullptr;
+    CUgraph g = nullptr;
+    if (!lookup_exec(op.exec(), e) || !lookup_graph(op.graph(), g))
+      return;
+    CUgraphExecUpdateResultInfo info;
+    std::memset(&info, 0, sizeof(info));
+    auto rc = api_.cuGraphExecUpdate(e, g, &info);
+    // The update result travels with failures too: it says why.
+    check(rc, "cuGraphExecUpdate");
+    r_.mutable_graph_update()->set_result(static_cast<int32_t>(info.result));
+  }
+
+  void stream_capture_info(const proto::StreamCaptureInfo& op) {
+    CUstream stream = nullptr;
+    if (!lookup_stream(op.stream(), stream))
+      return;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    if (!check(api_.cuStreamGetCaptureInfo(stream, &status, &id, nullptr,
+                                           nullptr, nullptr, nullptr),
+               "cuStreamGetCaptureInfo"))
+      return;
+    auto* info = r_.mutable_capture_info();
+    info->set_status(static_cast<int32_t>(status));
+    info->set_id(id);
+  }
+
   // --- device -------------------------------------------------------------
 
   void ctx_set_limit(const proto::CtxSetLimit& op) {
@@ -995,6 +1463,13 @@ executor::~executor() {
 }
 
 CUresult executor::make_current() const {
+  // The executor's own work never takes part in an app's capture rules: its
+  // thread runs in relaxed capture interaction mode, and only ops marked
+  // capture_checked are judged in global mode (op_runner::run).
+  if (api_.cuThreadExchangeStreamCaptureMode != nullptr) {
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    static_cast<void>(api_.cuThreadExchangeStreamCaptureMode(&mode));
+  }
   return api_.cuCtxSetCurrent(context_);
 }
 

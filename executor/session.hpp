@@ -82,6 +82,17 @@ struct session {
   /// cuBLAS / cuBLASLt handles and descriptors (executor/blas.hpp); null
   /// until the session's first library op.
   std::shared_ptr<blas_tables> blas;
+  /// Client graph handle -> driver graph (captured ones; the session owns
+  /// them, cuGraphDestroy on release).
+  std::unordered_map<uint64_t, CUgraph> graphs;
+  /// Client graph-exec handle -> driver executable graph (owned).
+  std::unordered_map<uint64_t, CUgraphExec> execs;
+  /// Client node handle -> (client graph handle, driver node); the graph
+  /// owns the node.
+  std::unordered_map<uint64_t, std::pair<uint64_t, CUgraphNode>> nodes;
+  /// Client stream handle a capture began on -> client graph handle of that
+  /// capture, while it is ongoing.
+  std::unordered_map<uint64_t, uint64_t> captures;
   /// Highest op seq executed; ops at or below it are skipped on replay.
   uint64_t executed_through = 0;
   /// Number of ops executed (skipped replays not counted).

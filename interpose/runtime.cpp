@@ -26,6 +26,7 @@
 #include "actors/type_registry.hpp"
 #include "config/client_config.hpp"
 #include "consistency/pending_window.hpp"
+#include "interpose/capture_state.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
 #include "interpose/upload.hpp"
@@ -369,6 +370,9 @@ void reconcile_oldest(client& c) {
   outcome.reserve(static_cast<size_t>(reply.results_size()));
   for (const auto& r : reply.results()) {
     outcome.push_back({r.seq(), r.status(), r.status() != 0 ? r.error() : std::string{}});
+    if (r.status() >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+        && r.status() <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+      captures().note_capture_error();
     if (r.status() != 0)
       log(log_level::info, "op {} failed: {} ({})", r.seq(), r.status(), r.error());
   }
@@ -439,6 +443,11 @@ size_t payload_bytes(const proto::Op& op) {
 uint64_t enqueue(client& c, proto::Op&& op) {
   auto seq = c.next_seq++;
   op.set_seq(seq);
+  // Capture rules (capture_state.hpp), judged on the app's calling thread:
+  // the executor applies global mode to flagged ops. Lazy module loads are
+  // Gleam's own work.
+  if (op.kind_case() != proto::Op::kModuleLoad && thread_prohibited())
+    op.set_capture_checked(true);
   if (c.queue->ops_size() == 0) {
     c.first_queued = std::chrono::steady_clock::now();
     if (c.async)
@@ -804,11 +813,33 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
   if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice)
     if (!fits_allocation(dst, count))
       return cudaErrorInvalidValue;
+  if (async && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyHostToHost
+      && captures().status(s) != cudaStreamCaptureStatusNone) {
+    // The host side of the copy is in this process, not on the server where
+    // the graph replays: refused (the server refuses it too), and the
+    // capture is invalidated so that no graph silently lacks the copy.
+    report_unsupported("cudaMemcpyAsync between host and device during capture",
+                       "copies of host memory cannot be captured through "
+                       "gleam; copy into a device buffer outside the captured "
+                       "region");
+    captures().invalidate(s);
+    return cudaErrorStreamCaptureUnsupported;
+  }
   switch (kind) {
     case cudaMemcpyHostToHost:
-      if (async)
+      if (async && captures().status(s) != cudaStreamCaptureStatusNone) {
+        // A host-to-host node would run on the server, not on this memory.
+        report_unsupported("cudaMemcpyAsync host-to-host during capture",
+                           "copies of host memory cannot be captured through "
+                           "gleam; copy outside the captured region");
+        captures().invalidate(s);
+        return cudaErrorStreamCaptureUnsupported;
+      }
+      if (async) {
+        internal_ops internal;
         if (auto err = sync_stream(stream); err != cudaSuccess)
           return err;
+      }
       std::memmove(dst, src, count);
       return cudaSuccess;
     case cudaMemcpyHostToDevice: {

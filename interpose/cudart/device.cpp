@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "interpose/capture_state.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
@@ -308,6 +309,14 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size
 // on the session's context.
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceSynchronize(void) {
   return guarded([&] {
+    if (captures().any()) {
+      // While a stream captures, syncing stream by stream would touch the
+      // capturing ones (and invalidate them): the server's driver judges
+      // the real cuCtxSynchronize, as the local one would.
+      proto::Op op;
+      op.mutable_ctx_synchronize();
+      return run_op(std::move(op));
+    }
     std::vector<proto::Op> ops;
     auto add = [&](uint64_t stream) {
       proto::Op op;

@@ -4,6 +4,7 @@
 #define __CUDA_API_VERSION_INTERNAL
 #include "interpose/export.hpp"
 
+#include "interpose/capture_state.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
@@ -79,6 +80,9 @@ cudaError_t stream_wait(cudaStream_t stream, cudaEvent_t event, unsigned flags) 
   w->set_stream(wire_stream(stream));
   w->set_event(wire_event(event));
   w->set_flags(flags);
+  // The client's capture mirror follows the dependency at once (the op
+  // itself is error-code-only).
+  captures().wait_event(wire_stream(stream), wire_event(event));
   return submit(std::move(op));
 }
 
@@ -112,6 +116,9 @@ cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags)
   e->set_event(wire_event(event));
   e->set_stream(wire_stream(stream));
   e->set_flags(flags);
+  // The client's capture mirror follows the dependency at once (the op
+  // itself is error-code-only).
+  captures().record_event(wire_event(event), wire_stream(stream));
   return submit(std::move(op));
 }
 
@@ -129,16 +136,6 @@ cudaError_t event_create(cudaEvent_t* event, unsigned flags) {
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
   r.events[h] = flags;
   *event = reinterpret_cast<cudaEvent_t>(static_cast<uintptr_t>(h));
-  return cudaSuccess;
-}
-
-cudaError_t capture_status(cudaStream_t stream, cudaStreamCaptureStatus* status) {
-  if (status == nullptr)
-    return cudaErrorInvalidValue;
-  if (auto err = known_stream(stream); err != cudaSuccess)
-    return err;
-  // Graph capture is not remoted yet: no stream ever captures.
-  *status = cudaStreamCaptureStatusNone;
   return cudaSuccess;
 }
 
@@ -174,6 +171,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
     r.streams.erase(wire_stream(stream));
+    captures().forget_stream(wire_stream(stream));
     return err;
   });
 }
@@ -264,56 +262,18 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream,
   return cudaStreamGetId(per_thread(hStream), streamId);
 }
 
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
-                                                         enum cudaStreamCaptureStatus* pCaptureStatus) {
-  return guarded([&] { return capture_status(stream, pCaptureStatus); });
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(
-  cudaStream_t stream, enum cudaStreamCaptureStatus* pCaptureStatus) {
-  return guarded([&] { return capture_status(per_thread(stream), pCaptureStatus); });
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamGetCaptureInfo(
-  cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
-  unsigned long long* id_out, cudaGraph_t* graph_out,
-  const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out,
-  size_t* numDependencies_out) {
-  return guarded([&] {
-    if (auto err = capture_status(stream, captureStatus_out); err != cudaSuccess)
-      return err;
-    if (id_out != nullptr)
-      *id_out = 0;
-    if (graph_out != nullptr)
-      *graph_out = nullptr;
-    if (dependencies_out != nullptr)
-      *dependencies_out = nullptr;
-    if (edgeData_out != nullptr)
-      *edgeData_out = nullptr;
-    if (numDependencies_out != nullptr)
-      *numDependencies_out = 0;
+/// A host function cannot become a node of the server's graph (it would have
+/// to call back into this process at every replay): during a capture it
+/// fails with cudaErrorStreamCaptureUnsupported and invalidates the capture,
+/// so that no graph silently lacks it.
+cudaError_t refuse_host_callback_in_capture(cudaStream_t stream, const char* name) {
+  if (captures().status(wire_stream(stream)) == cudaStreamCaptureStatusNone)
     return cudaSuccess;
-  });
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
-  cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
-  unsigned long long* id_out, cudaGraph_t* graph_out,
-  const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out,
-  size_t* numDependencies_out) {
-  return cudaStreamGetCaptureInfo(per_thread(stream), captureStatus_out, id_out, graph_out,
-                                  dependencies_out, edgeData_out, numDependencies_out);
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(
-  enum cudaStreamCaptureMode* mode) {
-  static thread_local cudaStreamCaptureMode current = cudaStreamCaptureModeGlobal;
-  return guarded([&] {
-    if (mode == nullptr)
-      return cudaErrorInvalidValue;
-    std::swap(current, *mode);
-    return cudaSuccess;
-  });
+  report_unsupported(name, "host functions inside a stream capture are not "
+                           "remoted; run the callback outside the captured "
+                           "region");
+  captures().invalidate(wire_stream(stream));
+  return cudaErrorStreamCaptureUnsupported;
 }
 
 // Host functions run on the calling thread once everything issued to the
@@ -324,6 +284,12 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaH
   return guarded([&] {
     if (fn == nullptr)
       return cudaErrorInvalidValue;
+    if (auto err = refuse_host_callback_in_capture(stream, "cudaLaunchHostFunc during capture");
+        err != cudaSuccess)
+      return err;
+    // The synchronization is Gleam's own, not the app's: the capture rules
+    // do not apply to it.
+    internal_ops internal;
     if (auto err = stream_sync(stream); err != cudaSuccess)
       return err;
     fn(userData);
@@ -342,6 +308,10 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream,
   return guarded([&] {
     if (callback == nullptr || flags != 0)
       return cudaErrorInvalidValue;
+    if (auto err = refuse_host_callback_in_capture(stream, "cudaStreamAddCallback during capture");
+        err != cudaSuccess)
+      return err;
+    internal_ops internal;
     auto status = stream_sync(stream);
     if (status == cudaErrorInvalidResourceHandle)
       return status;
@@ -376,6 +346,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
     r.events.erase(wire_event(event));
+    captures().forget_event(wire_event(event));
     return err;
   });
 }

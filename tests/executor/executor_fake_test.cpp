@@ -376,3 +376,206 @@ TEST_CASE("executor over a fake driver: device description",
   CHECK(bad.error().code()
         == static_cast<uint8_t>(gleam::executor::error_code::no_such_device));
 }
+
+namespace {
+
+/// The fake driver's capture state: one thread, so one interaction mode.
+struct fake_capture {
+  static CUstreamCaptureMode& thread_mode() {
+    static CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    return m;
+  }
+  static std::set<CUstream>& capturing() {
+    static std::set<CUstream> s;
+    return s;
+  }
+  static CUstreamCaptureMode& mode_at_alloc() {
+    static CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    return m;
+  }
+  static int& graphs_alive() {
+    static int n = 0;
+    return n;
+  }
+};
+
+void install_fake_capture(driver_api& api) {
+  fake_capture::thread_mode() = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  fake_capture::capturing().clear();
+  fake_capture::graphs_alive() = 0;
+  api.cuThreadExchangeStreamCaptureMode = [](CUstreamCaptureMode* m) {
+    std::swap(*m, fake_capture::thread_mode());
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamBeginCapture = [](CUstream s, CUstreamCaptureMode) {
+    return fake_capture::capturing().insert(s).second ? CUDA_SUCCESS
+                                                       : CUDA_ERROR_ILLEGAL_STATE;
+  };
+  api.cuStreamEndCapture = [](CUstream s, CUgraph* g) {
+    if (fake_capture::capturing().erase(s) == 0)
+      return CUDA_ERROR_ILLEGAL_STATE;
+    ++fake_capture::graphs_alive();
+    *g = reinterpret_cast<CUgraph>(uintptr_t{0x9000});
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamIsCapturing = [](CUstream s, CUstreamCaptureStatus* st) {
+    *st = fake_capture::capturing().count(s) != 0 ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                                   : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamGetCaptureInfo = [](CUstream s, CUstreamCaptureStatus* st, cuuint64_t* id,
+                                  CUgraph*, const CUgraphNode**, const CUgraphEdgeData**,
+                                  size_t*) {
+    *st = fake_capture::capturing().count(s) != 0 ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                                   : CU_STREAM_CAPTURE_STATUS_NONE;
+    *id = 42;
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphDestroy = [](CUgraph) {
+    --fake_capture::graphs_alive();
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphInstantiateWithFlags = [](CUgraphExec* e, CUgraph, unsigned long long) {
+    *e = reinterpret_cast<CUgraphExec>(uintptr_t{0xa000});
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphExecDestroy = [](CUgraphExec) { return CUDA_SUCCESS; };
+  api.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
+    fake_capture::mode_at_alloc() = fake_capture::thread_mode();
+    *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n));
+    live_allocations().insert(*p);
+    return CUDA_SUCCESS;
+  };
+}
+
+} // namespace
+
+TEST_CASE("executor over a fake driver: captures, capture rules and host copies",
+          "[executor][capture]") {
+  fake_gpu gpu;
+  install_fake_capture(gpu.api);
+  fake_client c{*gpu.exec};
+  auto ok = [](const proto::OpResult& r) { return r.status() == CUDA_SUCCESS; };
+  REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); })));
+  SECTION("the executor's own thread runs relaxed; capture_checked ops run global") {
+    c.alloc(64);
+    CHECK(fake_capture::mode_at_alloc() == CU_STREAM_CAPTURE_MODE_RELAXED);
+    auto r = c.run([](proto::Op& op) {
+      op.mutable_mem_alloc()->set_size(64);
+      op.set_capture_checked(true);
+    });
+    CHECK(ok(r));
+    CHECK(fake_capture::mode_at_alloc() == CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CHECK(fake_capture::thread_mode() == CU_STREAM_CAPTURE_MODE_RELAXED);
+  }
+  SECTION("a capture yields a graph that instantiates; host copies into it are refused") {
+    auto begin = c.run([](proto::Op& op) {
+      auto* b = op.mutable_stream_begin_capture();
+      b->set_stream(0x5000);
+      b->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+      b->set_graph(0x6000);
+    });
+    REQUIRE(ok(begin));
+    CHECK(begin.capture_info().status() == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CHECK(begin.capture_info().id() == 42);
+    auto dst = c.alloc(16);
+    auto h2d = c.run([&](proto::Op& op) {
+      auto* m = op.mutable_memcpy_htod();
+      m->set_dst(dst);
+      m->set_data(std::string(16, 'x'));
+      m->set_stream(0x5000);
+      m->set_async(true);
+    });
+    CHECK(h2d.status() == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    auto d2h = c.run([&](proto::Op& op) {
+      auto* m = op.mutable_memcpy_dtoh();
+      m->set_src(dst);
+      m->set_size(16);
+      m->set_stream(0x5000);
+      m->set_async(true);
+    });
+    CHECK(d2h.status() == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(d2h.data().empty());
+    auto end = c.run([](proto::Op& op) {
+      op.mutable_stream_end_capture()->set_stream(0x5000);
+      op.mutable_stream_end_capture()->set_graph(0x6000);
+    });
+    REQUIRE(ok(end));
+    CHECK(end.capture_info().status() == CU_STREAM_CAPTURE_STATUS_NONE);
+    CHECK(fake_capture::graphs_alive() == 1);
+    CHECK(ok(c.run([](proto::Op& op) {
+      op.mutable_graph_instantiate()->set_graph(0x6000);
+      op.mutable_graph_instantiate()->set_exec(0x6010);
+    })));
+    auto twice = c.run([](proto::Op& op) {
+      op.mutable_graph_instantiate()->set_graph(0x6000);
+      op.mutable_graph_instantiate()->set_exec(0x6010);
+    });
+    CHECK(twice.status() == CUDA_ERROR_INVALID_VALUE);
+    auto unknown = c.run([](proto::Op& op) { op.mutable_graph_destroy()->set_graph(0x6666); });
+    CHECK(unknown.status() == CUDA_ERROR_INVALID_VALUE);
+    REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_destroy()->set_graph(0x6000); })));
+    CHECK(fake_capture::graphs_alive() == 0);
+  }
+  SECTION("closing a session ends its capture and frees its graphs") {
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      auto* b = op.mutable_stream_begin_capture();
+      b->set_stream(0x5000);
+      b->set_graph(0x6000);
+    })));
+    gpu.exec->close_session(c.session);
+    CHECK(fake_capture::capturing().empty());
+    CHECK(fake_capture::graphs_alive() == 0);
+  }
+}
+
+TEST_CASE("executor over a fake driver: explicit graphs check their handles",
+          "[executor][capture]") {
+  fake_gpu gpu;
+  install_fake_capture(gpu.api);
+  static int nodes_added = 0;
+  static size_t last_deps = 0;
+  nodes_added = 0;
+  gpu.api.cuGraphCreate = [](CUgraph* g, unsigned) {
+    ++fake_capture::graphs_alive();
+    *g = reinterpret_cast<CUgraph>(uintptr_t{0x9100});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphAddEmptyNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t deps) {
+    last_deps = deps;
+    *n = reinterpret_cast<CUgraphNode>(static_cast<uintptr_t>(0x9200 + 0x10 * ++nodes_added));
+    return CUDA_SUCCESS;
+  };
+  fake_client c{*gpu.exec};
+  auto empty = [&](uint64_t graph, uint64_t node, std::vector<uint64_t> deps) {
+    return c.run([&](proto::Op& op) {
+      auto* a = op.mutable_graph_add_empty_node();
+      a->set_graph(graph);
+      a->set_node(node);
+      for (auto d : deps)
+        a->add_dependencies(d);
+    });
+  };
+  REQUIRE(c.run([](proto::Op& op) { op.mutable_graph_create()->set_graph(0x6000); }).status()
+          == CUDA_SUCCESS);
+  CHECK(c.run([](proto::Op& op) { op.mutable_graph_create()->set_graph(0x6000); }).status()
+        == CUDA_ERROR_INVALID_VALUE);
+  CHECK(empty(0x6000, 0x7000, {}).status() == CUDA_SUCCESS);
+  CHECK(empty(0x6000, 0x7010, {0x7000}).status() == CUDA_SUCCESS);
+  CHECK(last_deps == 1);
+  // A taken node handle, an unknown dependency, an unknown graph.
+  CHECK(empty(0x6000, 0x7010, {}).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(empty(0x6000, 0x7020, {0x7777}).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(empty(0x6666, 0x7030, {}).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(nodes_added == 2);
+  auto deps = c.run([](proto::Op& op) {
+    auto* d = op.mutable_graph_add_dependencies();
+    d->set_graph(0x6000);
+    d->add_from(0x7000);
+  });
+  CHECK(deps.status() == CUDA_ERROR_INVALID_VALUE);
+  REQUIRE(c.run([](proto::Op& op) { op.mutable_graph_destroy()->set_graph(0x6000); }).status()
+          == CUDA_SUCCESS);
+  CHECK(fake_capture::graphs_alive() == 0);
+  CHECK(gpu.exec->find_session(c.session)->nodes.empty());
+}

@@ -729,3 +729,106 @@ TEST_CASE("close_session gives the session's memory back", "[gpu][executor]") {
   }
   CHECK(observer.free_memory() == before);
 }
+
+TEST_CASE("a captured kernel replays as a graph; capture rules come from the op",
+          "[gpu][executor][capture]") {
+  client c{the_executor()};
+  constexpr int n = 1024;
+  auto mod = load_kernels(c, 7);
+  const auto& saxpb = mod.functions(0);
+  auto dy = c.alloc(n * sizeof(float));
+  std::vector<float> ones(n, 1.0f);
+  REQUIRE(c.htod(dy, from_floats(ones)) == CUDA_SUCCESS);
+  auto ok = [](const proto::OpResult& r) {
+    INFO(r.error());
+    return r.status() == CUDA_SUCCESS;
+  };
+  REQUIRE(ok(c.run([](proto::Op& op) {
+    op.mutable_stream_create()->set_stream(0x5000);
+    op.mutable_stream_create()->set_flags(CU_STREAM_NON_BLOCKING);
+  })));
+  auto begin = c.run([](proto::Op& op) {
+    auto* b = op.mutable_stream_begin_capture();
+    b->set_stream(0x5000);
+    b->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+    b->set_graph(0x6000);
+  });
+  REQUIRE(ok(begin));
+  CHECK(begin.capture_info().status() == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+  // y = 2*y + 1, captured: nothing runs yet.
+  auto launch = c.run([&](proto::Op& op) {
+    auto* l = op.mutable_launch_kernel();
+    l->set_module(7);
+    l->set_function("saxpb");
+    l->set_grid_x(n / 256);
+    l->set_grid_y(1);
+    l->set_grid_z(1);
+    l->set_block_x(256);
+    l->set_block_y(1);
+    l->set_block_z(1);
+    l->set_stream(0x5000);
+    l->set_params(pack_saxpb(saxpb, dy, dy, 2.0f, 1.0f, n));
+  });
+  REQUIRE(ok(launch));
+  // An op of a thread the capture rules bind: the driver refuses cuMemAlloc.
+  auto bound = c.run([](proto::Op& op) {
+    op.mutable_mem_alloc()->set_size(256);
+    op.set_capture_checked(true);
+  });
+  CHECK(bound.status() == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  auto info = c.run([](proto::Op& op) { op.mutable_stream_capture_info()->set_stream(0x5000); });
+  REQUIRE(ok(info));
+  CHECK(info.capture_info().status() == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+  auto end = c.run([](proto::Op& op) {
+    op.mutable_stream_end_capture()->set_stream(0x5000);
+    op.mutable_stream_end_capture()->set_graph(0x6000);
+  });
+  CHECK(end.status() == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  CHECK(end.capture_info().status() == CU_STREAM_CAPTURE_STATUS_NONE);
+
+  // Again, with the executor's own (relaxed) allocation in the middle.
+  REQUIRE(ok(c.run([](proto::Op& op) {
+    auto* b = op.mutable_stream_begin_capture();
+    b->set_stream(0x5000);
+    b->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+    b->set_graph(0x6010);
+  })));
+  REQUIRE(ok(c.run([&](proto::Op& op) {
+    auto* l = op.mutable_launch_kernel();
+    l->set_module(7);
+    l->set_function("saxpb");
+    l->set_grid_x(n / 256);
+    l->set_grid_y(1);
+    l->set_grid_z(1);
+    l->set_block_x(256);
+    l->set_block_y(1);
+    l->set_block_z(1);
+    l->set_stream(0x5000);
+    l->set_params(pack_saxpb(saxpb, dy, dy, 2.0f, 1.0f, n));
+  })));
+  auto relaxed = c.run([](proto::Op& op) { op.mutable_mem_alloc()->set_size(256); });
+  CHECK(ok(relaxed));
+  auto host_copy = c.htod(dy, std::string(16, '\0'), 0x5000, true);
+  CHECK(host_copy == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  REQUIRE(ok(c.run([](proto::Op& op) {
+    op.mutable_stream_end_capture()->set_stream(0x5000);
+    op.mutable_stream_end_capture()->set_graph(0x6010);
+  })));
+  REQUIRE(ok(c.run([](proto::Op& op) {
+    op.mutable_graph_instantiate()->set_graph(0x6010);
+    op.mutable_graph_instantiate()->set_exec(0x6020);
+  })));
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      op.mutable_graph_launch()->set_exec(0x6020);
+      op.mutable_graph_launch()->set_stream(0x5000);
+    })));
+  REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5000); })));
+  auto y = to_floats(c.dtoh(dy, n * sizeof(float)));
+  REQUIRE(y.size() == n);
+  // 1 -> 3 -> 7 -> ... : 2^(k+1) - 1 after k replays.
+  CHECK(y[0] == 2047.0f);
+  CHECK(y[n - 1] == 2047.0f);
+  REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_exec_destroy()->set_exec(0x6020); })));
+  REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_destroy()->set_graph(0x6010); })));
+}

@@ -169,7 +169,7 @@ TEST_CASE("the generated name lists follow the spec", "[interpose][spec]") {
   CHECK(listed == std::vector<std::string>(manual.begin(), manual.end()));
   CHECK(manual.count("cudaMalloc") == 1);
   CHECK(manual.count("__cudaLaunchKernel") == 1);
-  CHECK(manual.count("cudaGraphCreate") == 0);
+  CHECK(manual.count("cudaGraphClone") == 0);
 }
 
 TEST_CASE("the built libcudart.so.13 exports exactly the spec's names, versioned",
@@ -205,15 +205,15 @@ TEST_CASE("an unsupported function fails with cudaErrorNotSupported", "[interpos
   auto* lib = dlopen(built_library().c_str(), RTLD_NOW | RTLD_LOCAL);
   INFO("dlopen: " << (lib ? "" : dlerror()));
   REQUIRE(lib != nullptr);
-  auto graph_create = reinterpret_cast<decltype(&cudaGraphCreate)>(dlsym(lib, "cudaGraphCreate"));
+  auto graph_clone = reinterpret_cast<decltype(&cudaGraphClone)>(dlsym(lib, "cudaGraphClone"));
   auto ipc_handle = reinterpret_cast<decltype(&cudaIpcGetMemHandle)>(dlsym(lib, "cudaIpcGetMemHandle"));
   auto channel_desc = reinterpret_cast<decltype(&cudaCreateChannelDesc)>(dlsym(lib, "cudaCreateChannelDesc"));
-  REQUIRE(graph_create != nullptr);
+  REQUIRE(graph_clone != nullptr);
   REQUIRE(ipc_handle != nullptr);
   REQUIRE(channel_desc != nullptr);
 
   cudaGraph_t graph = nullptr;
-  CHECK(graph_create(&graph, 0) == cudaErrorNotSupported);
+  CHECK(graph_clone(&graph, nullptr) == cudaErrorNotSupported);
   CHECK(graph == nullptr);
   cudaIpcMemHandle_t handle{};
   int local = 0;
@@ -230,7 +230,7 @@ TEST_CASE("an unsupported function fails with cudaErrorNotSupported", "[interpos
   } else {
     auto get_last_error = reinterpret_cast<decltype(&cudaGetLastError)>(dlsym(lib, "cudaGetLastError"));
     REQUIRE(get_last_error != nullptr);
-    CHECK(graph_create(&graph, 0) == cudaErrorNotSupported);
+    CHECK(graph_clone(&graph, nullptr) == cudaErrorNotSupported);
     CHECK(get_last_error() == cudaErrorNotSupported);
     CHECK(get_last_error() == cudaSuccess);
   }

@@ -1,0 +1,596 @@
+// Stream capture and CUDA graphs. Captures happen on the server: the ops the
+// app issues into a capturing stream become nodes of the server's graph, and
+// graph / graph-exec handles are chosen here and mapped by the server. The
+// client mirrors which of its streams capture (interpose/capture_state.hpp)
+// to answer cudaStreamIsCapturing locally and to mark the ops of threads the
+// capture rules bind (the server then judges them in global mode).
+#define __CUDA_API_VERSION_INTERNAL
+#include "interpose/export.hpp"
+
+#include <cuda.h>
+
+#include <map>
+#include <set>
+#include <thread>
+
+#include "interpose/capture_state.hpp"
+#include "interpose/runtime.hpp"
+
+using namespace gleam::interpose;
+namespace proto = gleam::proto;
+
+namespace {
+
+/// Graphs, executable graphs and nodes the app holds: client handles.
+struct graph_tables {
+  std::mutex mutex;
+  std::set<uint64_t> graphs;
+  std::set<uint64_t> execs;
+  /// Nodes built through the explicit API: handle -> (graph, type).
+  std::map<uint64_t, std::pair<uint64_t, cudaGraphNodeType>> nodes;
+};
+
+graph_tables& tables() {
+  static auto* t = new graph_tables;
+  return *t;
+}
+
+uint64_t handle_of(const void* p) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+bool known_graph(cudaGraph_t g) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  return t.graphs.count(handle_of(g)) != 0;
+}
+
+bool known_exec(cudaGraphExec_t e) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  return t.execs.count(handle_of(e)) != 0;
+}
+
+cudaError_t known_stream(cudaStream_t s) {
+  auto h = wire_stream(s);
+  if (h <= 2)
+    return cudaSuccess;
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  return r.streams.count(h) != 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal
+      && mode != cudaStreamCaptureModeRelaxed)
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  auto graph = next_handle();
+  proto::Op op;
+  auto* b = op.mutable_stream_begin_capture();
+  b->set_stream(wire_stream(stream));
+  b->set_mode(static_cast<int32_t>(mode));
+  b->set_graph(graph);
+  proto::OpResult result;
+  if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
+    return err;
+  captures().begin(wire_stream(stream), graph, result.capture_info().id(), mode,
+                   std::this_thread::get_id());
+  return cudaSuccess;
+}
+
+cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out) {
+  if (out == nullptr)
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  auto h = wire_stream(stream);
+  auto c = captures().of_stream(h);
+  if (c == nullptr)
+    return cudaErrorIllegalState;
+  // The server runs every capture on one thread; the wrong-thread rule is
+  // the client's to apply.
+  if (c->mode != cudaStreamCaptureModeRelaxed && c->owner != std::this_thread::get_id())
+    return cudaErrorStreamCaptureWrongThread;
+  // A joined stream that is not the origin: the server's driver answers
+  // (cudaErrorStreamCaptureUnmatched) and says whether the capture goes on.
+  bool client_invalidated = c->invalidated;
+  proto::Op op;
+  auto* e = op.mutable_stream_end_capture();
+  e->set_stream(h);
+  e->set_graph(c->graph);
+  proto::OpResult result;
+  auto err = run_op(std::move(op), &result);
+  if (err == cudaErrorNoDevice || err == cudaErrorDevicesUnavailable)
+    return err;
+  if (result.capture_info().status() == CU_STREAM_CAPTURE_STATUS_NONE)
+    captures().end(h);
+  *out = nullptr;
+  if (err != cudaSuccess)
+    return err;
+  if (client_invalidated) {
+    // A call Gleam refused invalidated the capture: the server's graph lacks
+    // that work, so it is dropped as CUDA drops an invalidated capture.
+    proto::Op destroy;
+    destroy.mutable_graph_destroy()->set_graph(c->graph);
+    static_cast<void>(run_op(std::move(destroy)));
+    return cudaErrorStreamCaptureInvalidated;
+  }
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.graphs.insert(c->graph);
+  }
+  *out = reinterpret_cast<cudaGraph_t>(static_cast<uintptr_t>(c->graph));
+  return cudaSuccess;
+}
+
+cudaError_t capture_status(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                           unsigned long long* id) {
+  if (status == nullptr)
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  auto h = wire_stream(stream);
+  if (h == 0 || h == 1) {
+    // The legacy stream depends on every blocking stream: asking about it
+    // while one of them captures is an implicit dependency, as in CUDA.
+    auto& r = reg();
+    std::lock_guard<std::recursive_mutex> guard{r.mutex};
+    bool implicit = captures().any_stream([&](uint64_t s) {
+      if (s <= 2)
+        return true;
+      auto i = r.streams.find(s);
+      return i != r.streams.end() && (i->second.first & cudaStreamNonBlocking) == 0;
+    });
+    if (implicit)
+      return cudaErrorStreamCaptureImplicit;
+  }
+  auto c = captures().of_stream(h);
+  *status = captures().status(h);
+  if (*status == cudaStreamCaptureStatusActive && captures().suspect()) {
+    // A capture error came back since: ask the server whether this capture
+    // survived it.
+    proto::Op op;
+    op.mutable_stream_capture_info()->set_stream(h);
+    proto::OpResult result;
+    if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
+      return err;
+    if (result.capture_info().status() == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
+      captures().invalidate(h);
+      *status = cudaStreamCaptureStatusInvalidated;
+    }
+  }
+  if (id != nullptr && c != nullptr)
+    *id = c->id;
+  return cudaSuccess;
+}
+
+cudaError_t instantiate(cudaGraphExec_t* out, cudaGraph_t graph, unsigned long long flags) {
+  if (out == nullptr || !known_graph(graph))
+    return cudaErrorInvalidValue;
+  auto exec = next_handle();
+  proto::Op op;
+  auto* i = op.mutable_graph_instantiate();
+  i->set_graph(handle_of(graph));
+  i->set_exec(exec);
+  i->set_flags(flags);
+  if (auto err = run_op(std::move(op)); err != cudaSuccess)
+    return err;
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.execs.insert(exec);
+  }
+  *out = reinterpret_cast<cudaGraphExec_t>(static_cast<uintptr_t>(exec));
+  return cudaSuccess;
+}
+
+cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool upload) {
+  if (!known_exec(exec))
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  proto::Op op;
+  if (upload) {
+    op.mutable_graph_upload()->set_exec(handle_of(exec));
+    op.mutable_graph_upload()->set_stream(wire_stream(stream));
+  } else {
+    op.mutable_graph_launch()->set_exec(handle_of(exec));
+    op.mutable_graph_launch()->set_stream(wire_stream(stream));
+  }
+  return run_op(std::move(op));
+}
+
+/// Fills `out` from the app's kernel node parameters (packed by the
+/// function's layout, as launches are).
+cudaError_t pack_kernel_node(const cudaKernelNodeParams* p, proto::KernelNodeParams* out) {
+  if (p == nullptr)
+    return cudaErrorInvalidValue;
+  if (p->extra != nullptr) {
+    report_unsupported("cudaKernelNodeParams.extra",
+                       "pass kernel arguments through kernelParams");
+    return cudaErrorNotSupported;
+  }
+  if (auto err = connect(); err != cudaSuccess)
+    return err;
+  function_record* f = nullptr;
+  if (auto err = resolve_function(p->func, &f); err != cudaSuccess)
+    return err;
+  out->set_module(f->module->handle);
+  out->set_function(f->name);
+  out->set_grid_x(p->gridDim.x);
+  out->set_grid_y(p->gridDim.y);
+  out->set_grid_z(p->gridDim.z);
+  out->set_block_x(p->blockDim.x);
+  out->set_block_y(p->blockDim.y);
+  out->set_block_z(p->blockDim.z);
+  out->set_shared_mem(p->sharedMemBytes);
+  out->set_params(pack_arguments(f->params, p->kernelParams));
+  return cudaSuccess;
+}
+
+/// Checks `graph` and `deps` for a new node; fills the op's dependency list.
+cudaError_t node_deps(cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                      google::protobuf::RepeatedField<uint64_t>* out) {
+  if (!known_graph(graph) || (n != 0 && deps == nullptr))
+    return cudaErrorInvalidValue;
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  for (size_t i = 0; i < n; ++i) {
+    auto d = t.nodes.find(handle_of(deps[i]));
+    if (d == t.nodes.end() || d->second.first != handle_of(graph))
+      return cudaErrorInvalidValue;
+    out->Add(d->first);
+  }
+  return cudaSuccess;
+}
+
+/// Runs the op that adds node `node` of `type` to `graph`, records it.
+cudaError_t add_node(proto::Op op, uint64_t node, cudaGraph_t graph, cudaGraphNodeType type,
+                     cudaGraphNode_t* out) {
+  if (auto err = run_op(std::move(op)); err != cudaSuccess)
+    return err;
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  t.nodes[node] = {handle_of(graph), type};
+  *out = reinterpret_cast<cudaGraphNode_t>(static_cast<uintptr_t>(node));
+  return cudaSuccess;
+}
+
+bool known_node(cudaGraphNode_t n) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  return t.nodes.count(handle_of(n)) != 0;
+}
+
+} // namespace
+
+extern "C" {
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
+  return guarded([&] {
+    if (pGraph == nullptr || flags != 0)
+      return cudaErrorInvalidValue;
+    auto h = next_handle();
+    proto::Op op;
+    op.mutable_graph_create()->set_graph(h);
+    op.mutable_graph_create()->set_flags(flags);
+    if (auto err = run_op(std::move(op)); err != cudaSuccess)
+      return err;
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.graphs.insert(h);
+    *pGraph = reinterpret_cast<cudaGraph_t>(static_cast<uintptr_t>(h));
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode,
+                                                          cudaGraph_t graph,
+                                                          const cudaGraphNode_t* pDependencies,
+                                                          size_t numDependencies,
+                                                          const cudaKernelNodeParams* pNodeParams) {
+  return guarded([&] {
+    if (pGraphNode == nullptr)
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_add_kernel_node();
+    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
+        err != cudaSuccess)
+      return err;
+    if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
+      return err;
+    auto h = next_handle();
+    a->set_graph(handle_of(graph));
+    a->set_node(h);
+    return add_node(std::move(op), h, graph, cudaGraphNodeTypeKernel, pGraphNode);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode,
+                                                          cudaGraph_t graph,
+                                                          const cudaGraphNode_t* pDependencies,
+                                                          size_t numDependencies,
+                                                          const cudaMemsetParams* pMemsetParams) {
+  return guarded([&] {
+    if (pGraphNode == nullptr || pMemsetParams == nullptr)
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_add_memset_node();
+    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
+        err != cudaSuccess)
+      return err;
+    auto h = next_handle();
+    a->set_graph(handle_of(graph));
+    a->set_node(h);
+    a->set_dst(reinterpret_cast<uintptr_t>(pMemsetParams->dst));
+    a->set_value(pMemsetParams->value);
+    a->set_element_size(pMemsetParams->elementSize);
+    a->set_width(pMemsetParams->width);
+    a->set_height(pMemsetParams->height);
+    a->set_pitch(pMemsetParams->pitch);
+    return add_node(std::move(op), h, graph, cudaGraphNodeTypeMemset, pGraphNode);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode,
+                                                         cudaGraph_t graph,
+                                                         const cudaGraphNode_t* pDependencies,
+                                                         size_t numDependencies) {
+  return guarded([&] {
+    if (pGraphNode == nullptr)
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_add_empty_node();
+    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
+        err != cudaSuccess)
+      return err;
+    auto h = next_handle();
+    a->set_graph(handle_of(graph));
+    a->set_node(h);
+    return add_node(std::move(op), h, graph, cudaGraphNodeTypeEmpty, pGraphNode);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph,
+                                                            const cudaGraphNode_t* from,
+                                                            const cudaGraphNode_t* to,
+                                                            const cudaGraphEdgeData* edgeData,
+                                                            size_t numDependencies) {
+  return guarded([&] {
+    if (!known_graph(graph) || (numDependencies != 0 && (from == nullptr || to == nullptr)))
+      return cudaErrorInvalidValue;
+    if (edgeData != nullptr) {
+      report_unsupported("cudaGraphAddDependencies edge data",
+                         "only default edges are remoted; pass edgeData = NULL");
+      return cudaErrorNotSupported;
+    }
+    proto::Op op;
+    auto* a = op.mutable_graph_add_dependencies();
+    a->set_graph(handle_of(graph));
+    for (size_t i = 0; i < numDependencies; ++i) {
+      if (!known_node(from[i]) || !known_node(to[i]))
+        return cudaErrorInvalidValue;
+      a->add_from(handle_of(from[i]));
+      a->add_to(handle_of(to[i]));
+    }
+    return run_op(std::move(op));
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                                                                const cudaKernelNodeParams* pNodeParams) {
+  return guarded([&] {
+    if (!known_node(node))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_kernel_node_set_params();
+    a->set_node(handle_of(node));
+    if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
+      return err;
+    return run_op(std::move(op));
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(
+  cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaKernelNodeParams* pNodeParams) {
+  return guarded([&] {
+    if (!known_exec(hGraphExec) || !known_node(node))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_exec_kernel_node_set_params();
+    a->set_exec(handle_of(hGraphExec));
+    a->set_node(handle_of(node));
+    if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
+      return err;
+    return run_op(std::move(op));
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node,
+                                                        enum cudaGraphNodeType* pType) {
+  return guarded([&] {
+    if (pType == nullptr)
+      return cudaErrorInvalidValue;
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    auto i = t.nodes.find(handle_of(node));
+    if (i == t.nodes.end())
+      return cudaErrorInvalidValue;
+    *pType = i->second.second;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
+                                                          enum cudaStreamCaptureMode mode) {
+  return guarded([&] { return begin_capture(stream, mode); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+                                                               enum cudaStreamCaptureMode mode) {
+  return guarded([&] { return begin_capture(per_thread(stream), mode); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return guarded([&] { return end_capture(stream, pGraph); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream,
+                                                             cudaGraph_t* pGraph) {
+  return guarded([&] { return end_capture(per_thread(stream), pGraph); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                                         enum cudaStreamCaptureStatus* pCaptureStatus) {
+  return guarded([&] { return capture_status(stream, pCaptureStatus, nullptr); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(
+  cudaStream_t stream, enum cudaStreamCaptureStatus* pCaptureStatus) {
+  return guarded([&] { return capture_status(per_thread(stream), pCaptureStatus, nullptr); });
+}
+
+// Status, id and graph come from the client's mirror. The dependency set of
+// an ongoing capture lives on the server and is not remoted: asking for it
+// during a capture fails with cudaErrorNotSupported.
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamGetCaptureInfo(
+  cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
+  unsigned long long* id_out, cudaGraph_t* graph_out,
+  const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out,
+  size_t* numDependencies_out) {
+  return guarded([&] {
+    if (auto err = capture_status(stream, captureStatus_out, id_out); err != cudaSuccess)
+      return err;
+    bool capturing = *captureStatus_out != cudaStreamCaptureStatusNone;
+    if (capturing && (dependencies_out != nullptr || edgeData_out != nullptr
+                      || numDependencies_out != nullptr)) {
+      report_unsupported("cudaStreamGetCaptureInfo dependencies",
+                         "the dependency set of a capture stays on the server; "
+                         "ask only for status, id and graph");
+      return cudaErrorNotSupported;
+    }
+    if (graph_out != nullptr) {
+      auto c = captures().of_stream(wire_stream(stream));
+      *graph_out = c == nullptr ? nullptr
+                                : reinterpret_cast<cudaGraph_t>(static_cast<uintptr_t>(c->graph));
+    }
+    if (dependencies_out != nullptr)
+      *dependencies_out = nullptr;
+    if (edgeData_out != nullptr)
+      *edgeData_out = nullptr;
+    if (numDependencies_out != nullptr)
+      *numDependencies_out = 0;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
+  cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
+  unsigned long long* id_out, cudaGraph_t* graph_out,
+  const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out,
+  size_t* numDependencies_out) {
+  return cudaStreamGetCaptureInfo(per_thread(stream), captureStatus_out, id_out, graph_out,
+                                  dependencies_out, edgeData_out, numDependencies_out);
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(
+  enum cudaStreamCaptureMode* mode) {
+  return guarded([&] {
+    if (mode == nullptr)
+      return cudaErrorInvalidValue;
+    if (*mode != cudaStreamCaptureModeGlobal && *mode != cudaStreamCaptureModeThreadLocal
+        && *mode != cudaStreamCaptureModeRelaxed)
+      return cudaErrorInvalidValue;
+    std::swap(thread_capture_mode(), *mode);
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec,
+                                                        cudaGraph_t graph,
+                                                        unsigned long long flags) {
+  return guarded([&] { return instantiate(pGraphExec, graph, flags); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec,
+                                                                 cudaGraph_t graph,
+                                                                 unsigned long long flags) {
+  return guarded([&] { return instantiate(pGraphExec, graph, flags); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec,
+                                                   cudaStream_t stream) {
+  return guarded([&] { return graph_launch(graphExec, stream, false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec,
+                                                        cudaStream_t stream) {
+  return guarded([&] { return graph_launch(graphExec, per_thread(stream), false); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec,
+                                                   cudaStream_t stream) {
+  return guarded([&] { return graph_launch(graphExec, stream, true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec,
+                                                        cudaStream_t stream) {
+  return guarded([&] { return graph_launch(graphExec, per_thread(stream), true); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec,
+                                                       cudaGraph_t hGraph,
+                                                       cudaGraphExecUpdateResultInfo* resultInfo) {
+  return guarded([&] {
+    if (!known_exec(hGraphExec) || !known_graph(hGraph))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    op.mutable_graph_exec_update()->set_exec(handle_of(hGraphExec));
+    op.mutable_graph_exec_update()->set_graph(handle_of(hGraph));
+    proto::OpResult result;
+    auto err = run_op(std::move(op), &result);
+    if (resultInfo != nullptr) {
+      // Node handles of the server's graph are not remoted: errorNode and
+      // errorFromNode stay null.
+      *resultInfo = cudaGraphExecUpdateResultInfo{};
+      // cudaGraphExecUpdateResult values equal the CUgraphExecUpdateResult ones.
+      resultInfo->result = static_cast<cudaGraphExecUpdateResult>(result.graph_update().result());
+    }
+    return err;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+  return guarded([&] {
+    if (!known_exec(graphExec))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    op.mutable_graph_exec_destroy()->set_exec(handle_of(graphExec));
+    auto err = run_op(std::move(op));
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.execs.erase(handle_of(graphExec));
+    return err;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  return guarded([&] {
+    if (!known_graph(graph))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    op.mutable_graph_destroy()->set_graph(handle_of(graph));
+    auto err = run_op(std::move(op));
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.graphs.erase(handle_of(graph));
+    for (auto i = t.nodes.begin(); i != t.nodes.end();)
+      i = i->second.first == handle_of(graph) ? t.nodes.erase(i) : std::next(i);
+    return err;
+  });
+}
+
+} // extern "C"
