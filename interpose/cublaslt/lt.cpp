@@ -441,8 +441,14 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     if (gleam::interpose::connect() == cudaSuccess) {
       auto q = op.blas_lt_heuristic();
       q.set_handle(0);
+      int device = 0;
+      {
+        auto& r = gleam::interpose::reg();
+        std::lock_guard<std::recursive_mutex> guard{r.mutex};
+        device = r.device;
+      }
       key = std::to_string(gleam::interpose::session().session()) + ":"
-            + std::to_string(gleam::interpose::reg().device) + ":" + q.SerializeAsString();
+            + std::to_string(device) + ":" + q.SerializeAsString();
     }
     proto::BlasHeuristics answer;
     bool cached = false;
