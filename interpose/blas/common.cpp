@@ -65,6 +65,18 @@ cublasStatus_t run(proto::Op op, proto::OpResult* result) noexcept {
   }
 }
 
+cublasStatus_t submit(proto::Op op) noexcept {
+  try {
+    if (!async_enabled())
+      return run(std::move(op));
+    if (auto s = sticky_error(); s != cudaSuccess)
+      return from_cuda(s);
+    return from_cuda(interpose::submit(std::move(op)));
+  } catch (...) {
+    return CUBLAS_STATUS_INTERNAL_ERROR;
+  }
+}
+
 const char* status_name(cublasStatus_t s) noexcept {
   switch (s) {
     case CUBLAS_STATUS_SUCCESS:

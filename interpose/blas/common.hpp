@@ -62,6 +62,22 @@ cublasStatus_t from_cuda(cudaError_t x) noexcept;
 /// `result` may be null. Never throws.
 cublasStatus_t run(proto::Op op, proto::OpResult* result = nullptr) noexcept;
 
+/// Sends an error-code-only op (gemm, cublasLtMatmul, a handle setting,
+/// destroy) after the caller made the checks the vendor makes at the call.
+/// With async forwarding on it is queued (interpose::submit) and
+/// CUBLAS_STATUS_SUCCESS comes back at once; a failure the server reports
+/// for it later is the runtime's deferred error: returned, exactly once, as
+/// the CUDA error of the next synchronizing CUDA runtime call (or
+/// cudaGetLastError): cudaErrorInvalidValue for CUBLAS_STATUS_INVALID_VALUE
+/// and MAPPING_ERROR, cudaErrorMemoryAllocation for ALLOC_FAILED,
+/// cudaErrorNotSupported for NOT_SUPPORTED / ARCH_MISMATCH,
+/// cudaErrorInitializationError for NOT_INITIALIZED, cudaErrorUnknown else.
+/// Synchronous cuBLAS calls never return it (a cuBLAS status describes its
+/// own call only). A sticky CUDA error of the process, or an unusable
+/// session, is returned at once through from_cuda(). With GLEAM_ASYNC=off
+/// it is run(): the op's own library status at the call. Never throws.
+cublasStatus_t submit(proto::Op op) noexcept;
+
 /// Runs `f` (returning cublasStatus_t) for an extern "C" entry point: any
 /// exception becomes CUBLAS_STATUS_INTERNAL_ERROR.
 template <class F>

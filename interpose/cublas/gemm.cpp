@@ -2,6 +2,16 @@
 // value and the matrices (or, for the batched forms, the device arrays of
 // matrix pointers) as device addresses. The server checks every address
 // against the session's allocations before the library sees it.
+//
+// Every form is error-code-only (blas::submit): the checks cuBLAS makes at
+// the call (handle, sizes, transpose values, leading dimensions, alpha and
+// beta present, and Gleam's own limits on the data and scale types) are
+// made here and fail at once with the vendor's status; the op is then
+// queued and the call returns CUBLAS_STATUS_SUCCESS. What only the server
+// can judge (addresses against the allocations, the pointer arrays of the
+// batched forms, type combinations the library refuses) arrives later as a
+// deferred CUDA error (see blas::submit).
+#include <algorithm>
 #include <cstring>
 
 #include "interpose/blas/common.hpp"
@@ -20,6 +30,12 @@ struct operand {
   int64_t ld;
   long long stride;
 };
+
+/// The leading dimension cuBLAS requires of a matrix stored with `rows`
+/// rows: at least max(1, rows).
+bool ld_ok(int64_t ld, int64_t rows) {
+  return ld >= std::max<int64_t>(1, rows);
+}
 
 /// Bytes of alpha/beta for cublas*GemmEx: the type follows the compute
 /// type, complex when C is complex.
@@ -66,6 +82,20 @@ cublasStatus_t submit(cublasHandle_t handle, proto::BlasGemm::Api api,
     }
     if (alpha == nullptr || beta == nullptr || m < 0 || n < 0 || k < 0 || batch < 0)
       return CUBLAS_STATUS_INVALID_VALUE;
+    // CUBLAS_OP_N, _T, _C (and _CONJG, left to the library).
+    auto valid_op = [](cublasOperation_t t) { return t >= CUBLAS_OP_N && t <= CUBLAS_OP_CONJG; };
+    if (!valid_op(transa) || !valid_op(transb))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    // Stored rows: op(A) is m x k, op(B) k x n, C m x n.
+    if (!ld_ok(a.ld, transa == CUBLAS_OP_N ? m : k) || !ld_ok(b.ld, transb == CUBLAS_OP_N ? k : n)
+        || !ld_ok(c.ld, m))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    if (blas::element_size(a.type) == 0 || blas::element_size(b.type) == 0
+        || blas::element_size(c.type) == 0) {
+      blas::report_unsupported("cublasGemmEx with this data type",
+                               "its element size is unknown to Gleam");
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
     proto::Op op;
     auto* g = op.mutable_blas_gemm();
     g->set_handle(st->id);
@@ -93,7 +123,7 @@ cublasStatus_t submit(cublasHandle_t handle, proto::BlasGemm::Api api,
     g->set_batch_count(batch);
     g->set_compute_type(compute);
     g->set_algo(algo);
-    return blas::run(std::move(op));
+    return blas::submit(std::move(op));
   });
 }
 

@@ -1,7 +1,8 @@
 // cuBLAS handles and their settings, versions and status strings. Settings
 // that change what the library computes travel to the server (stream,
-// workspace, math mode, atomics mode); the getters answer from the client
-// copy.
+// workspace, math mode, atomics mode) as error-code-only ops
+// (blas::submit), like cublasDestroy: the client copy is updated at the
+// call and the getters answer from it. cublasCreate waits for its answer.
 #include <new>
 
 #include "interpose/blas/common.hpp"
@@ -44,7 +45,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
       return CUBLAS_STATUS_NOT_INITIALIZED;
     proto::Op op;
     op.mutable_blas_destroy()->set_handle(st->id);
-    auto s = blas::run(std::move(op));
+    auto s = blas::submit(std::move(op));
     st->magic = 0;
     delete handle;
     return s;
@@ -97,7 +98,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t handle,
     auto* m = op.mutable_blas_set_stream();
     m->set_handle(st->id);
     m->set_stream(gleam::interpose::wire_stream(streamId));
-    auto s = blas::run(std::move(op));
+    auto s = blas::submit(std::move(op));
     if (s == CUBLAS_STATUS_SUCCESS) {
       st->stream = streamId;
       // Like the vendor: a new stream drops a workspace set by the app.
@@ -126,12 +127,17 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handl
     auto* st = state_of(handle);
     if (st == nullptr)
       return CUBLAS_STATUS_NOT_INITIALIZED;
+    // The vendor wants a workspace aligned to 256 bytes; a range that runs
+    // past one of our allocations fails here too, not later.
+    if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0
+        || !gleam::interpose::fits_allocation(workspace, workspaceSizeInBytes))
+      return CUBLAS_STATUS_INVALID_VALUE;
     proto::Op op;
     auto* m = op.mutable_blas_set_workspace();
     m->set_handle(st->id);
     m->set_workspace(reinterpret_cast<uintptr_t>(workspace));
     m->set_size(workspaceSizeInBytes);
-    auto s = blas::run(std::move(op));
+    auto s = blas::submit(std::move(op));
     if (s == CUBLAS_STATUS_SUCCESS) {
       st->workspace = workspace;
       st->workspace_size = workspaceSizeInBytes;
@@ -149,7 +155,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, c
     auto* m = op.mutable_blas_set_math_mode();
     m->set_handle(st->id);
     m->set_mode(static_cast<int32_t>(mode));
-    auto s = blas::run(std::move(op));
+    auto s = blas::submit(std::move(op));
     if (s == CUBLAS_STATUS_SUCCESS)
       st->math_mode = mode;
     return s;
@@ -204,7 +210,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasSetAtomicsMode(cublasHandle_t handle
     auto* m = op.mutable_blas_set_atomics_mode();
     m->set_handle(st->id);
     m->set_mode(static_cast<int32_t>(mode));
-    auto s = blas::run(std::move(op));
+    auto s = blas::submit(std::move(op));
     if (s == CUBLAS_STATUS_SUCCESS)
       st->atomics_mode = mode;
     return s;

@@ -2,8 +2,13 @@
 // client-side attribute maps (no network), heuristics answered by the
 // server, and cublasLtMatmul as one op that carries every descriptor; the
 // server materializes (and caches) the vendor objects at the call.
+// cublasLtMatmul and cublasLtDestroy are error-code-only (blas::submit):
+// the descriptor checks below fail at the call, the server's verdict on
+// addresses and layouts arrives as a deferred CUDA error. Heuristic answers
+// are kept per session: a repeated query is answered locally.
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -218,6 +223,20 @@ cublasStatus_t resolve(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMatri
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/// Heuristic answers by query (session, device, the query without its
+/// handle); emptied when it reaches max_cached_heuristics entries.
+constexpr size_t max_cached_heuristics = 4096;
+
+std::mutex& heuristic_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+
+std::map<std::string, proto::BlasHeuristics>& heuristic_cache() {
+  static auto* c = new std::map<std::string, proto::BlasHeuristics>;
+  return *c;
+}
+
 } // namespace
 
 extern "C" {
@@ -251,7 +270,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHand
       return CUBLAS_STATUS_NOT_INITIALIZED;
     proto::Op op;
     op.mutable_blas_lt_destroy()->set_handle(st->id);
-    auto s = blas::run(std::move(op));
+    auto s = blas::submit(std::move(op));
     st->magic = 0;
     delete lightHandle;
     return s;
@@ -415,11 +434,47 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     put_layout(*args.layouts[3], h->mutable_d_layout());
     put_attributes(*pref, h->mutable_preference()->mutable_attributes());
     h->set_requested(requestedAlgoCount);
-    proto::OpResult r;
-    auto s = blas::run(std::move(op), &r);
-    if (s != CUBLAS_STATUS_SUCCESS)
-      return s;
-    const auto& results = r.blas_heuristics().results();
+    // The answer depends only on the query and the GPU: a repeated query
+    // (every layer of every decode step asks again) is answered from the
+    // answers of this session.
+    std::string key;
+    if (gleam::interpose::connect() == cudaSuccess) {
+      auto q = op.blas_lt_heuristic();
+      q.set_handle(0);
+      int device = 0;
+      {
+        auto& r = gleam::interpose::reg();
+        std::lock_guard<std::recursive_mutex> guard{r.mutex};
+        device = r.device;
+      }
+      key = std::to_string(gleam::interpose::session().session()) + ":"
+            + std::to_string(device) + ":" + q.SerializeAsString();
+    }
+    proto::BlasHeuristics answer;
+    bool cached = false;
+    {
+      std::lock_guard<std::mutex> guard{heuristic_mutex()};
+      auto& cache = heuristic_cache();
+      if (auto i = cache.find(key); !key.empty() && i != cache.end()) {
+        answer = i->second;
+        cached = true;
+      }
+    }
+    if (!cached) {
+      proto::OpResult r;
+      auto s = blas::run(std::move(op), &r);
+      if (s != CUBLAS_STATUS_SUCCESS)
+        return s;
+      answer = r.blas_heuristics();
+      if (!key.empty()) {
+        std::lock_guard<std::mutex> guard{heuristic_mutex()};
+        auto& cache = heuristic_cache();
+        if (cache.size() >= max_cached_heuristics)
+          cache.clear();
+        cache.emplace(std::move(key), answer);
+      }
+    }
+    const auto& results = answer.results();
     int n = 0;
     for (const auto& bytes : results) {
       if (n >= requestedAlgoCount || bytes.size() != sizeof(cublasLtMatmulHeuristicResult_t))
@@ -467,7 +522,7 @@ cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, c
     m->set_workspace(reinterpret_cast<uintptr_t>(workspace));
     m->set_workspace_size(workspaceSizeInBytes);
     m->set_stream(gleam::interpose::wire_stream(stream));
-    return blas::run(std::move(op));
+    return blas::submit(std::move(op));
   });
 }
 

@@ -16,6 +16,17 @@
 //              fake_gpu_server --op-us U: a decode step of 32 kernels of U
 //              us): median us an iteration
 //   bulk N     N MiB H2D and D2H through cudaMemcpy: Gbit/s
+//   blas_batch  cuBLAS handle settings, 50 SGEMMs, a cuBLASLt matmul and a
+//              destroy (libcublas.so.13 / libcublasLt.so.13 next to LIB),
+//              then one D2H copy of the result
+//   blas_deferred
+//              a gemm the server refuses, a good one, a cublasCreate, then
+//              sync calls and cudaGetLastError
+//   blas_checks
+//              the argument checks cuBLAS makes at the call, each refused
+//              at once, then an empty gemm, a destroy and a sync
+//   blas_heuristic
+//              the same cuBLASLt heuristic query twice, another once, a sync
 //   tcp N [ECHO CONNECT]
 //              raw TCP ping-pong of 64 B over loopback, N times: median us;
 //              the echo side listens on port ECHO, the client connects to
@@ -36,6 +47,8 @@
 #include <thread>
 #include <vector>
 
+#include <cublasLt.h>
+#include <cublas_api.h>
 #include <cuda_runtime_api.h>
 
 namespace {
@@ -61,6 +74,24 @@ struct api {
   cudaError_t (*get_device_count)(int*);
   cudaError_t (*device_get_attribute)(int*, cudaDeviceAttr, int);
   cudaError_t (*pointer_get_attributes)(cudaPointerAttributes*, const void*);
+};
+
+/// The cuBLAS / cuBLASLt entry points the blas scenarios use.
+struct blas_api {
+  decltype(&cublasCreate_v2) create;
+  decltype(&cublasDestroy_v2) destroy;
+  decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasSetMathMode) set_math_mode;
+  decltype(&cublasSetWorkspace_v2) set_workspace;
+  decltype(&cublasSetPointerMode_v2) set_pointer_mode;
+  decltype(&cublasSgemm_v2) sgemm;
+  decltype(&cublasSgemmStridedBatched) sgemm_strided;
+  decltype(&cublasGetStatusName) status_name;
+  decltype(&cublasLtMatmul) lt_matmul;
+  decltype(&cublasLtMatmulDescCreate) lt_desc_create;
+  decltype(&cublasLtMatrixLayoutCreate) lt_layout_create;
+  decltype(&cublasLtMatmulPreferenceCreate) lt_pref_create;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) lt_heuristic;
 };
 
 template <class F>
@@ -180,6 +211,31 @@ int main(int argc, char** argv) {
       || !bind(lib, "cudaDeviceGetAttribute", a.device_get_attribute)
       || !bind(lib, "cudaPointerGetAttributes", a.pointer_get_attributes))
     return 4;
+  blas_api b{};
+  if (scenario.rfind("blas_", 0) == 0) {
+    std::string dir = argv[1];
+    dir = dir.substr(0, dir.rfind('/') + 1);
+    void* blas = ::dlopen((dir + "libcublas.so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* lt = ::dlopen((dir + "libcublasLt.so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (blas == nullptr || lt == nullptr) {
+      std::fprintf(stderr, "dlopen cuBLAS next to %s: %s\n", argv[1], ::dlerror());
+      return 3;
+    }
+    if (!bind(blas, "cublasCreate_v2", b.create) || !bind(blas, "cublasDestroy_v2", b.destroy)
+        || !bind(blas, "cublasSetStream_v2", b.set_stream)
+        || !bind(blas, "cublasSetMathMode", b.set_math_mode)
+        || !bind(blas, "cublasSetWorkspace_v2", b.set_workspace)
+        || !bind(blas, "cublasSetPointerMode_v2", b.set_pointer_mode)
+        || !bind(blas, "cublasSgemm_v2", b.sgemm)
+        || !bind(blas, "cublasSgemmStridedBatched", b.sgemm_strided)
+        || !bind(blas, "cublasGetStatusName", b.status_name)
+        || !bind(lt, "cublasLtMatmul", b.lt_matmul)
+        || !bind(lt, "cublasLtMatmulDescCreate", b.lt_desc_create)
+        || !bind(lt, "cublasLtMatrixLayoutCreate", b.lt_layout_create)
+        || !bind(lt, "cublasLtMatmulPreferenceCreate", b.lt_pref_create)
+        || !bind(lt, "cublasLtMatmulAlgoGetHeuristic", b.lt_heuristic))
+      return 4;
+  }
   void* p = nullptr;
   auto err = a.malloc(&p, 4096);
   if (err != cudaSuccess) {
@@ -277,6 +333,110 @@ int main(int argc, char** argv) {
     std::fill(buf.begin(), buf.end(), 'B');
     auto e = read_byte();
     std::printf("sync=%s byte=%c\n", name(a, e), byte);
+  } else if (scenario == "blas_batch") {
+    // A (2 x 2) at p, B = identity at p + 16, C = 0 at p + 32.
+    float host[12] = {1, 2, 3, 4, 1, 0, 0, 1, 0, 0, 0, 0};
+    auto* A = static_cast<float*>(p);
+    auto* B = A + 4;
+    auto* C = A + 8;
+    auto up = a.memcpy(p, host, sizeof(host), cudaMemcpyHostToDevice);
+    cublasHandle_t h = nullptr;
+    auto created = b.create(&h);
+    bool ok = up == cudaSuccess && created == CUBLAS_STATUS_SUCCESS;
+    auto note = [&](const char* what, cublasStatus_t x) {
+      if (x != CUBLAS_STATUS_SUCCESS)
+        std::printf("%s=%s\n", what, b.status_name(x));
+      ok = ok && x == CUBLAS_STATUS_SUCCESS;
+    };
+    note("stream", b.set_stream(h, nullptr));
+    note("math", b.set_math_mode(h, CUBLAS_DEFAULT_MATH));
+    note("workspace", b.set_workspace(h, static_cast<char*>(p) + 1024, 1024));
+    float one = 1.0f;
+    for (int i = 0; i < 50; ++i)
+      note("sgemm", b.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, A, 2, B, 2, &one, C, 2));
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t layout = nullptr;
+    note("desc", b.lt_desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    note("layout", b.lt_layout_create(&layout, CUDA_R_32F, 2, 2, 2));
+    float zero = 0.0f;
+    // Into the spare bytes after C; the fake server answers it with success.
+    note("lt", b.lt_matmul(reinterpret_cast<cublasLtHandle_t>(h), desc, &one, A, layout, B,
+                           layout, &zero, C + 4, layout, C + 4, layout, nullptr, nullptr, 0,
+                           nullptr));
+    note("destroy", b.destroy(h));
+    float c[4] = {};
+    auto e = a.memcpy(c, C, sizeof(c), cudaMemcpyDeviceToHost);
+    std::printf("calls=%s sync=%s c=%g,%g,%g,%g\n", ok ? "CUBLAS_STATUS_SUCCESS" : "failed",
+                name(a, e), c[0], c[1], c[2], c[3]);
+  } else if (scenario == "blas_deferred") {
+    float host[12] = {1, 2, 3, 4, 1, 0, 0, 1, 0, 0, 0, 0};
+    auto* A = static_cast<float*>(p);
+    a.memcpy(p, host, sizeof(host), cudaMemcpyHostToDevice);
+    cublasHandle_t h = nullptr;
+    std::printf("create=%s\n", b.status_name(b.create(&h)));
+    float one = 1.0f;
+    auto* nowhere = reinterpret_cast<const float*>(uintptr_t{0x1000});
+    std::printf("failing=%s\n", b.status_name(b.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2,
+                                                       &one, nowhere, 2, A + 4, 2, &one,
+                                                       A + 8, 2)));
+    std::printf("next=%s\n", b.status_name(b.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, A,
+                                                    2, A + 4, 2, &one, A + 8, 2)));
+    cublasHandle_t h2 = nullptr;
+    std::printf("create2=%s\n", b.status_name(b.create(&h2)));
+    float c[4] = {};
+    auto e = a.memcpy(c, A + 8, sizeof(c), cudaMemcpyDeviceToHost);
+    std::printf("sync1=%s c3=%g\n", name(a, e), c[3]);
+    std::printf("sync2=%s\n", name(a, read_byte()));
+    std::printf("last1=%s\n", name(a, a.get_last_error()));
+    std::printf("last2=%s\n", name(a, a.get_last_error()));
+  } else if (scenario == "blas_checks") {
+    auto* A = static_cast<float*>(p);
+    cublasHandle_t h = nullptr;
+    std::printf("create=%s\n", b.status_name(b.create(&h)));
+    float one = 1.0f;
+    auto N = CUBLAS_OP_N, T = CUBLAS_OP_T;
+    auto show = [&](const char* what, cublasStatus_t x) {
+      std::printf("%s=%s\n", what, b.status_name(x));
+    };
+    show("lda", b.sgemm(h, N, N, 4, 2, 2, &one, A, 3, A, 2, &one, A, 4));
+    show("lda_t", b.sgemm(h, T, N, 2, 2, 4, &one, A, 3, A, 4, &one, A, 2));
+    show("ldb", b.sgemm(h, N, N, 2, 2, 4, &one, A, 2, A, 3, &one, A, 2));
+    show("ldc", b.sgemm(h, N, N, 4, 2, 2, &one, A, 4, A, 2, &one, A, 3));
+    show("lda0", b.sgemm(h, N, N, 0, 2, 2, &one, A, 0, A, 2, &one, A, 1));
+    show("m", b.sgemm(h, N, N, -1, 2, 2, &one, A, 2, A, 2, &one, A, 2));
+    show("trans", b.sgemm(h, static_cast<cublasOperation_t>(7), N, 2, 2, 2, &one, A, 2, A, 2,
+                          &one, A, 2));
+    show("alpha", b.sgemm(h, N, N, 2, 2, 2, nullptr, A, 2, A, 2, &one, A, 2));
+    show("batch", b.sgemm_strided(h, N, N, 2, 2, 2, &one, A, 2, 4, A, 2, 4, &one, A, 2, 4, -1));
+    show("handle", b.sgemm(nullptr, N, N, 2, 2, 2, &one, A, 2, A, 2, &one, A, 2));
+    show("pointer_mode", b.set_pointer_mode(h, CUBLAS_POINTER_MODE_DEVICE));
+    show("workspace", b.set_workspace(h, static_cast<char*>(p) + 8, 256));
+    show("workspace_range", b.set_workspace(h, static_cast<char*>(p) + 256, 8192));
+    show("lt_layout", b.lt_matmul(reinterpret_cast<cublasLtHandle_t>(h), nullptr, &one, A,
+                                  nullptr, A, nullptr, &one, A, nullptr, A, nullptr, nullptr,
+                                  nullptr, 0, nullptr));
+    show("empty", b.sgemm(h, N, N, 0, 2, 2, &one, A, 1, A, 2, &one, A, 1));
+    show("destroy", b.destroy(h));
+    std::printf("sync=%s\n", name(a, read_byte()));
+  } else if (scenario == "blas_heuristic") {
+    cublasHandle_t h = nullptr;
+    std::printf("create=%s\n", b.status_name(b.create(&h)));
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t layout = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    b.lt_desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    b.lt_layout_create(&layout, CUDA_R_32F, 2, 2, 2);
+    b.lt_pref_create(&pref);
+    auto* lh = reinterpret_cast<cublasLtHandle_t>(h);
+    for (int requested : {1, 1, 2}) {
+      cublasLtMatmulHeuristicResult_t results[2] = {};
+      int found = -1;
+      auto x = b.lt_heuristic(lh, desc, layout, layout, layout, layout, pref, requested, results,
+                              &found);
+      std::printf("heuristic%d=%s found=%d workspace=%zu\n", requested, b.status_name(x), found,
+                  results[0].workspaceSize);
+    }
+    std::printf("sync=%s\n", name(a, read_byte()));
   } else if (scenario == "latency") {
     std::vector<double> sync_us, async_us;
     for (int i = 0; i < n; ++i) {

@@ -28,9 +28,9 @@ using gleam::test::build_path;
 using gleam::test::run_command;
 using gleam::test::source_path;
 
-/// function -> `call` class, from interpose/spec/cudart.spec.
-std::map<std::string, std::string> spec_call_classes() {
-  std::ifstream in{source_path("interpose/spec/cudart.spec")};
+/// function -> `call` class, from interpose/spec/<spec>.
+std::map<std::string, std::string> spec_call_classes(const std::string& spec = "cudart.spec") {
+  std::ifstream in{source_path("interpose/spec/" + spec)};
   std::map<std::string, std::string> out;
   std::string fn;
   for (std::string line; std::getline(in, line);) {
@@ -245,4 +245,117 @@ TEST_CASE("bulk copies arrive whole in pipelined chunks", "[interpose_runtime]")
   // this is the plain transport (the fake server has no cache).
   auto out = server.probe("bulk 40", "GLEAM_CACHE=off");
   CHECK(out.find("h2d=cudaSuccess d2h=cudaSuccess same=1") != std::string::npos);
+}
+
+// --- cuBLAS / cuBLASLt (libcublas.so.13 and libcublasLt.so.13 of the build)
+
+TEST_CASE("cuBLAS gemms and handle settings ride with the next sync call",
+          "[interpose_runtime][blas]") {
+  fake_server server;
+  // C = 0, then 50 times C += A * I: the gemms run, in order, on the server.
+  const std::string expected = "calls=CUBLAS_STATUS_SUCCESS sync=cudaSuccess c=50,100,150,200\n";
+  SECTION("async") {
+    CHECK(server.probe("blas_batch", "GLEAM_FLUSH_US=60000000") == expected);
+    // cudaMalloc, the H2D copy and cublasCreate wait for their answers;
+    // SetStream, SetMathMode, SetWorkspace, 50 SGEMMs, the cuBLASLt matmul,
+    // cublasDestroy and the D2H copy leave as one batch.
+    CHECK(server.stats() == "batch 1\nbatch 1\nbatch 1\nbatch 56\nbatches 4 ops 59\n");
+  }
+  SECTION("GLEAM_ASYNC=off sends every op alone") {
+    CHECK(server.probe("blas_batch", "GLEAM_ASYNC=off") == expected);
+    CHECK(server.batches() == 59);
+  }
+  auto blas = spec_call_classes("cublas.spec");
+  for (const char* fn :
+       {"cublasSgemm_v2", "cublasSgemm_v2_64", "cublasDgemm_v2", "cublasHgemm", "cublasGemmEx",
+        "cublasGemmEx_64", "cublasSgemmStridedBatched", "cublasGemmStridedBatchedEx",
+        "cublasGemmBatchedEx", "cublasHgemmBatched_64", "cublasSetStream_v2",
+        "cublasSetWorkspace_v2", "cublasSetMathMode", "cublasSetAtomicsMode",
+        "cublasDestroy_v2"}) {
+    INFO(fn);
+    CHECK(blas[fn] == "async");
+  }
+  for (const char* fn : {"cublasGetStream_v2", "cublasGetMathMode", "cublasGetAtomicsMode",
+                         "cublasGetPointerMode_v2", "cublasSetPointerMode_v2",
+                         "cublasGetStatusString"}) {
+    INFO(fn);
+    CHECK(blas[fn] == "local");
+  }
+  CHECK(blas["cublasCreate_v2"] == "handle");
+  auto lt = spec_call_classes("cublasLt.spec");
+  CHECK(lt["cublasLtMatmul"] == "async");
+  CHECK(lt["cublasLtDestroy"] == "async");
+  CHECK(lt["cublasLtMatmulAlgoGetHeuristic"] == "sync");
+}
+
+TEST_CASE("a cuBLAS failure the server reports later is the next CUDA sync call's error, once",
+          "[interpose_runtime][blas]") {
+  fake_server server;
+  SECTION("async") {
+    // The refused gemm returns at once; cublasCreate (a synchronous cuBLAS
+    // call) does not take its error; the next cudart sync does, once; the
+    // gemm after it still ran.
+    CHECK(server.probe("blas_deferred") == "create=CUBLAS_STATUS_SUCCESS\n"
+                                           "failing=CUBLAS_STATUS_SUCCESS\n"
+                                           "next=CUBLAS_STATUS_SUCCESS\n"
+                                           "create2=CUBLAS_STATUS_SUCCESS\n"
+                                           "sync1=cudaErrorInvalidValue c3=4\n"
+                                           "sync2=cudaSuccess\n"
+                                           "last1=cudaErrorInvalidValue\n"
+                                           "last2=cudaSuccess\n");
+  }
+  SECTION("GLEAM_ASYNC=off returns the library status at the call") {
+    CHECK(server.probe("blas_deferred", "GLEAM_ASYNC=off") == "create=CUBLAS_STATUS_SUCCESS\n"
+                                                              "failing=CUBLAS_STATUS_INVALID_VALUE\n"
+                                                              "next=CUBLAS_STATUS_SUCCESS\n"
+                                                              "create2=CUBLAS_STATUS_SUCCESS\n"
+                                                              "sync1=cudaSuccess c3=4\n"
+                                                              "sync2=cudaSuccess\n"
+                                                              "last1=cudaSuccess\n"
+                                                              "last2=cudaSuccess\n");
+  }
+}
+
+TEST_CASE("cuBLAS argument checks fail at the call and send nothing", "[interpose_runtime][blas]") {
+  fake_server server;
+  const std::string expected = "create=CUBLAS_STATUS_SUCCESS\n"
+                               "lda=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "lda_t=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "ldb=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "ldc=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "lda0=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "m=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "trans=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "alpha=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "batch=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "handle=CUBLAS_STATUS_NOT_INITIALIZED\n"
+                               "pointer_mode=CUBLAS_STATUS_NOT_SUPPORTED\n"
+                               "workspace=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "workspace_range=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "lt_layout=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "empty=CUBLAS_STATUS_SUCCESS\n"
+                               "destroy=CUBLAS_STATUS_SUCCESS\n"
+                               "sync=cudaSuccess\n";
+  SECTION("async") {
+    CHECK(server.probe("blas_checks", "GLEAM_FLUSH_US=60000000") == expected);
+    // cudaMalloc and cublasCreate; then only the empty gemm, the destroy
+    // and the sync copy reach the server.
+    CHECK(server.stats() == "batch 1\nbatch 1\nbatch 3\nbatches 3 ops 5\n");
+  }
+  SECTION("GLEAM_ASYNC=off") {
+    CHECK(server.probe("blas_checks", "GLEAM_ASYNC=off") == expected);
+    CHECK(server.batches() == 5);
+  }
+}
+
+TEST_CASE("a repeated cuBLASLt heuristic query is answered on the client",
+          "[interpose_runtime][blas]") {
+  fake_server server;
+  CHECK(server.probe("blas_heuristic") == "create=CUBLAS_STATUS_SUCCESS\n"
+                                          "heuristic1=CUBLAS_STATUS_SUCCESS found=1 workspace=1001\n"
+                                          "heuristic1=CUBLAS_STATUS_SUCCESS found=1 workspace=1001\n"
+                                          "heuristic2=CUBLAS_STATUS_SUCCESS found=1 workspace=1002\n"
+                                          "sync=cudaSuccess\n");
+  // cudaMalloc, cublasCreate, the two different queries, the sync copy.
+  CHECK(server.stats() == "batch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatches 5 ops 5\n");
 }

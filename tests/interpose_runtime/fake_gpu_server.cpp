@@ -11,6 +11,11 @@
 // a memset with value 0xEE fails with CUDA_ERROR_INVALID_VALUE, one with
 // 0xDD with the sticky CUDA_ERROR_ILLEGAL_ADDRESS (every later op of the
 // session fails with it, and the batch stops, as on a real GPU).
+// cuBLAS: handle ops succeed; a gemm whose A, B or C (or, batched, pointer
+// array) address is outside the fake's memory fails with
+// CUBLAS_STATUS_INVALID_VALUE (as gleamd's range check does), and a plain
+// SGEMM is computed on the host bytes. A cuBLASLt heuristic query gets one
+// result whose workspaceSize is 1000 + the requested count.
 // When a session closes, one line per batch goes to STATS_FILE:
 // "batch OPS" (ops in the batch), then "batches N ops M".
 // Stops on SIGINT/SIGTERM.
@@ -22,6 +27,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <cublasLt.h>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -63,6 +70,51 @@ char* at(fake_state& st, uint64_t p, uint64_t n, bool* known) {
   if (i->second.second.empty())
     return nullptr;
   return &i->second.second[p - i->first];
+}
+
+/// A BlasGemm: address checks, and a plain SGEMM computed on host memory.
+void gemm(fake_state& st, const proto::BlasGemm& g, proto::OpResult& r) {
+  bool known = false;
+  for (uint64_t p : {g.a(), g.b(), g.c()}) {
+    at(st, p, 1, &known);
+    if (!known) {
+      r.set_status(invalid_value);
+      r.set_blas_status(7); // CUBLAS_STATUS_INVALID_VALUE
+      r.set_error("gemm: an address is outside the fake server's memory");
+      return;
+    }
+  }
+  if (g.api() != proto::BlasGemm::SGEMM || g.form() != proto::BlasGemm::PLAIN)
+    return;
+  auto m = g.m(), n = g.n(), k = g.k();
+  bool ta = g.transa() != 0, tb = g.transb() != 0;
+  auto span = [](int64_t rows, int64_t cols, int64_t ld) {
+    return rows == 0 || cols == 0 ? 0 : static_cast<uint64_t>((cols - 1) * ld + rows) * 4;
+  };
+  bool k1 = false, k2 = false, k3 = false;
+  auto* A = reinterpret_cast<float*>(at(st, g.a(), span(ta ? k : m, ta ? m : k, g.lda()), &k1));
+  auto* B = reinterpret_cast<float*>(at(st, g.b(), span(tb ? n : k, tb ? k : n, g.ldb()), &k2));
+  auto* C = reinterpret_cast<float*>(at(st, g.c(), span(m, n, g.ldc()), &k3));
+  if (!k1 || !k2 || !k3 || g.alpha().size() != 4 || g.beta().size() != 4) {
+    r.set_status(invalid_value);
+    r.set_blas_status(7);
+    r.set_error("gemm: a matrix runs past its allocation");
+    return;
+  }
+  if (A == nullptr || B == nullptr || C == nullptr)
+    return;
+  float alpha = 0, beta = 0;
+  std::memcpy(&alpha, g.alpha().data(), 4);
+  std::memcpy(&beta, g.beta().data(), 4);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += (ta ? A[p + i * g.lda()] : A[i + p * g.lda()])
+               * (tb ? B[j + p * g.ldb()] : B[p + j * g.ldb()]);
+      auto& c = C[i + j * g.ldc()];
+      c = alpha * sum + beta * c;
+    }
 }
 
 void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
@@ -138,6 +190,15 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         r.set_status(invalid_value);
       else if (d != nullptr && s != nullptr)
         std::memmove(d, s, m.size());
+      return;
+    }
+    case proto::Op::kBlasGemm:
+      return gemm(st, op.blas_gemm(), r);
+    case proto::Op::kBlasLtHeuristic: {
+      cublasLtMatmulHeuristicResult_t h{};
+      h.workspaceSize = 1000 + static_cast<size_t>(op.blas_lt_heuristic().requested());
+      h.state = CUBLAS_STATUS_SUCCESS;
+      r.mutable_blas_heuristics()->add_results(reinterpret_cast<const char*>(&h), sizeof(h));
       return;
     }
     case proto::Op::kMemGetInfo:
