@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Model load time and tokens/s of tests/programs/torch_generate.py (a
+# transformers Llama model, greedy generation) locally and through Gleam over
+# an emulated link, on the GPU machine from an unpacked bundle:
+#   deploy/torch-bench.sh BUNDLE_DIR [SIZE=tiny|1b|8b] [LINK=1gbit,0.5ms] [OUT_DIR]
+# Runs: local; Gleam naive (GLEAM_ASYNC=off GLEAM_CACHE=off); Gleam full with
+# a cold weight cache; Gleam full again (weights cached on the server). Each
+# remote run goes through gleam-link in front of one gleamd. The driver is
+# hidden from the client as in deploy/gpu-check.sh. Prints one line a run and
+# checks that every run generated the same tokens.
+set -uo pipefail
+bundle=$(cd "${1:?bundle dir}" && pwd)
+size=${2:-1b}
+link=${3:-1gbit,0.5ms}
+out=${4:-/tmp/gleam-torch-bench}
+src="$(cd "$(dirname "$0")/.." && pwd)/tests/programs/torch_generate.py"
+mkdir -p "$out"
+port=4796; lport=4797
+export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
+python3 "$src" --size "$size" --dir "$out" --save-only || exit 1
+cat > "$out/node.conf" <<CONF
+[node]
+id = "torch-bench"
+roles = ["all"]
+port = $port
+[cache]
+dir = "$out/cache"
+host-capacity = 24GiB
+CONF
+rm -rf "$out/cache"
+"$bundle/bin/gleamd" --config-file="$out/node.conf" 2> "$out/gleamd.log" &
+gleamd_pid=$!
+"$bundle/bin/gleam-link" --listen 127.0.0.1:$lport --target 127.0.0.1:$port --link "$link" \
+  2> "$out/link.log" &
+link_pid=$!
+sleep 2
+hide='for f in $(ldconfig -p | awk "/libcuda\.so/{print \$NF}") /usr/local/nvidia/lib64/libcuda.so* /dev/nvidia*; do { [ -f "$f" ] || [ -c "$f" ]; } && mount --bind /dev/null "$f"; done'
+run() { # NAME ENV...
+  local name=$1; shift
+  if [ "$name" = local ]; then
+    python3 "$src" --size "$size" --dir "$out" > "$out/$name.out" 2> "$out/$name.err"
+  else
+    unshare -m sh -c "$hide; $* GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$lport \
+      '$bundle/bin/gleam-run' -- python3 '$src' --size $size --dir '$out'" \
+      > "$out/$name.out" 2> "$out/$name.err"
+  fi
+  local rc=$?
+  echo "$name rc=$rc link=$link $(grep -h '^timing' "$out/$name.err")"
+  [ $rc -eq 0 ] || tail -5 "$out/$name.err"
+}
+run local
+run naive GLEAM_ASYNC=off GLEAM_CACHE=off
+run full_cold
+run full_cached
+for r in naive full_cold full_cached; do
+  cmp -s "$out/local.out" "$out/$r.out" && echo "tokens $r: identical to local" \
+    || echo "tokens $r: DIFFER from local"
+done
+kill $link_pid; kill -TERM $gleamd_pid; wait $gleamd_pid 2>/dev/null
