@@ -103,8 +103,10 @@ bool capture_state::any() const {
 }
 
 bool capture_state::prohibited(std::thread::id self, cudaStreamCaptureMode mode) const {
-  if (mode == cudaStreamCaptureModeRelaxed)
-    return false;
+  // The thread's own capture begun in global or thread-local mode prohibits
+  // whatever mode the thread exchanged to since (the driver on the H200
+  // agrees: tests/programs/capture_illegal); another thread's global-mode
+  // capture prohibits only threads in global mode.
   std::lock_guard<std::mutex> guard{mutex_};
   for (const auto& kv : streams_) {
     const auto& c = *kv.second;

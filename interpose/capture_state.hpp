@@ -96,10 +96,9 @@ public:
   [[nodiscard]] bool any() const;
 
   /// CUDA's rule: whether a thread `self` with capture interaction mode
-  /// `mode` is prohibited from potentially unsafe calls. Relaxed: never.
-  /// ThreadLocal: when `self` has an ongoing capture not begun in relaxed
-  /// mode. Global: that, or when another thread has an ongoing
-  /// global-mode capture.
+  /// `mode` is prohibited from potentially unsafe calls: when `self` has an
+  /// ongoing capture not begun in relaxed mode (whatever `mode` is), or, in
+  /// global mode, when another thread has an ongoing global-mode capture.
   [[nodiscard]] bool prohibited(std::thread::id self, cudaStreamCaptureMode mode) const;
 
 private:

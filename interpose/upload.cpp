@@ -63,15 +63,35 @@ void arm_report() {
   });
 }
 
+/// Sends the protocol's ops. Chunk uploads (each holding its own copy of the
+/// bytes) are error-code-only: with async forwarding on they are queued and
+/// travel pipelined under the window, so a large miss streams at the link
+/// rate instead of waiting a round trip per chunk; their errors come at the
+/// next synchronization (cached_upload waits for them for a synchronous
+/// copy). Key messages and everything else wait for their answer.
 cudaError_t send(std::vector<proto::Op>& ops, std::vector<proto::OpResult>* results) {
-  return run_ops(ops, results);
+  bool uploads = async_enabled() && !ops.empty();
+  for (const auto& op : ops)
+    uploads = uploads && op.kind_case() == proto::Op::kCacheUpload;
+  if (!uploads)
+    return run_ops(ops, results);
+  if (results != nullptr)
+    results->clear();
+  for (auto& op : ops)
+    if (auto err = submit(std::move(op)); err != cudaSuccess)
+      return err;
+  ops.clear();
+  return cudaSuccess;
 }
 
 cudaError_t plain_upload(uint64_t dst, const void* src, size_t count, uint64_t stream,
                          bool async) {
-  constexpr size_t max_chunk = size_t{64} << 20;
+  // Bulk messages of at most 16 MiB, pipelined (DESIGN.md: bounded bulk).
+  constexpr size_t max_chunk = size_t{16} << 20;
   transfer_progress progress{count};
-  for (size_t off = 0; off < count; off += max_chunk) {
+  auto chunks = (count + max_chunk - 1) / max_chunk;
+  auto make = [&](size_t i) {
+    auto off = i * max_chunk;
     auto n = std::min(max_chunk, count - off);
     proto::Op op;
     auto* m = op.mutable_memcpy_htod();
@@ -79,12 +99,17 @@ cudaError_t plain_upload(uint64_t dst, const void* src, size_t count, uint64_t s
     m->set_data(static_cast<const char*>(src) + off, n);
     m->set_stream(stream);
     m->set_async(async);
-    if (auto err = run_op(std::move(op)); err != cudaSuccess)
-      return err;
     total_sent += n;
     progress.advance(n, 0);
+    return op;
+  };
+  if (async && async_enabled()) {
+    for (size_t i = 0; i < chunks; ++i)
+      if (auto err = submit(make(i)); err != cudaSuccess)
+        return err;
+    return cudaSuccess;
   }
-  return cudaSuccess;
+  return run_pipelined(chunks, make, {});
 }
 
 } // namespace
@@ -109,6 +134,9 @@ cudaError_t cached_upload(void* dst, const void* src, size_t count, cudaStream_t
   upload_stats st;
   transfer_progress progress{count};
   auto err = upload_chunks(send, d, src, count, settings().chunk, s, async, &st, &progress);
+  // A synchronous copy returns once its queued chunk uploads are done.
+  if (err == cudaSuccess && !async && async_enabled())
+    err = flush();
   if (err == cudaErrorNotSupported && st.sent_chunks == 0 && st.cached_bytes == 0) {
     server_has_cache.store(false);
     actors::log(actors::log_level::warning,

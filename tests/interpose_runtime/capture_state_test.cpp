@@ -62,7 +62,10 @@ TEST_CASE("the capture rules bind threads as CUDA documents",
     c.begin(0x5000, 0x6000, 1, cudaStreamCaptureModeGlobal, me);
     CHECK(c.prohibited(me, cudaStreamCaptureModeGlobal));
     CHECK(c.prohibited(me, cudaStreamCaptureModeThreadLocal));
-    CHECK_FALSE(c.prohibited(me, cudaStreamCaptureModeRelaxed));
+    // Exchanging the thread's own mode to relaxed does not lift the rule of
+    // its own global capture (the real driver on the H200 refuses cudaMalloc
+    // there: tests/programs/capture_illegal).
+    CHECK(c.prohibited(me, cudaStreamCaptureModeRelaxed));
     // Another thread in global mode is bound by a global capture ...
     CHECK(c.prohibited(other, cudaStreamCaptureModeGlobal));
     // ... but not in thread-local or relaxed mode.
