@@ -21,6 +21,8 @@ const char* to_string(error_code x) {
       return "no_gpu_server";
     case error_code::session_unknown:
       return "session_unknown";
+    case error_code::unauthorized:
+      return "unauthorized";
   }
   return "unknown";
 }

@@ -16,6 +16,7 @@ enum class error_code : uint8_t {
   timeout,            // a peer did not answer in time
   no_gpu_server,      // placement found nothing
   session_unknown,
+  unauthorized,       // OpenSession without the server's auth token
 };
 
 const char* to_string(error_code x);

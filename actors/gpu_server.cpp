@@ -22,12 +22,24 @@ struct gpu_server_state {
   std::shared_ptr<telemetry_board> board;
   size_t slot = 0;
   std::chrono::milliseconds grace{30000};
+  std::string auth_token; // [node] auth-token; "" = sessions need none
   std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client;
   std::map<uint64_t, bool> orphaned; // session -> client gone
   static inline const char* name = "gleam.gpu_server";
 };
 
 using server_ptr = gpu_server_actor::stateful_pointer<gpu_server_state>;
+
+/// True when no token is configured or `given` equals it; compares in time
+/// independent of where the strings differ.
+bool token_matches(const std::string& expected, const std::string& given) {
+  if (expected.empty())
+    return true;
+  unsigned char diff = expected.size() == given.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i)
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
 
 void post_telemetry(server_ptr self) {
   auto& st = self->state;
@@ -48,13 +60,15 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
                                                 std::shared_ptr<executor::driver_api> driver,
                                                 std::shared_ptr<executor::executor> exec,
                                                 std::shared_ptr<telemetry_board> board,
-                                                size_t slot, std::chrono::milliseconds grace) {
+                                                size_t slot, std::chrono::milliseconds grace,
+                                                std::string auth_token) {
   auto& st = self->state;
   st.driver = std::move(driver);
   st.exec = std::move(exec);
   st.board = std::move(board);
   st.slot = slot;
   st.grace = grace;
+  st.auth_token = std::move(auth_token);
   post_telemetry(self);
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto i = self->state.sessions_by_client.find(dm.source);
@@ -70,6 +84,18 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
   });
   return {
     [=](open_atom, const pb<proto::OpenSession>& req) -> caf::result<pb<proto::SessionOpened>> {
+      // --- client identity (issue #10) ---
+      if (!token_matches(self->state.auth_token, req->auth_token())) {
+        log(log_level::warning, "gpu {}: OpenSession from '{}' refused: {} auth token",
+            self->state.exec->ordinal(), req->client_id(),
+            req->auth_token().empty() ? "no" : "wrong");
+        return make_error(error_code::unauthorized,
+                          std::string{"the GPU server requires an auth token and the one "
+                                      "presented is "}
+                            + (req->auth_token().empty() ? "missing" : "wrong")
+                            + ": set GLEAM_TOKEN (or [client] auth-token) to the server's "
+                              "[node] auth-token");
+      }
       auto opened = self->state.exec->open_session(req.value);
       if (!opened)
         return std::move(opened.error());
@@ -177,7 +203,8 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     service.infos.push_back((*exec)->gpu_info());
     std::shared_ptr<executor::executor> carried{std::move(*exec)};
     service.servers.push_back(sys.spawn<caf::detached>(gpu_server_impl, service.driver, carried,
-                                                       board, slot, cfg.session_grace));
+                                                       board, slot, cfg.session_grace,
+                                                       cfg.auth_token));
   }
   return service;
 }

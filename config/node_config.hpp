@@ -7,6 +7,8 @@
 
 #include <caf/expected.hpp>
 
+#include "config/tls_config.hpp"
+
 namespace gleam::config {
 
 /// Configuration of one gleamd node, from a config file such as
@@ -32,6 +34,10 @@ struct node_config {
   uint64_t cache_host_bytes = 8ull << 30;   // [cache] host-capacity
   uint64_t cache_gpu_bytes = 0;             // [cache] gpu-capacity
   std::string log_level = "info";           // [node] log-level
+  /// [node] auth-token: clients must present it in OpenSession; "" = none.
+  std::string auth_token;
+  /// [tls]: certificates for every connection of this node.
+  tls_config tls;
 };
 
 /// Parses and validates a node config; errors name the file, key and problem.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "executor/error.hpp"
+#include "executor/module_image.hpp"
 
 namespace gleam::executor {
 
@@ -577,6 +578,11 @@ private:
                        "gpu_server must fill it from the cache (image_key of "
                        "{} bytes) before execution",
                        op.module(), op.image_key().size()));
+      return;
+    }
+    if (auto refused = check_module_image(op.image())) {
+      fail(refused->rc, fmt::format("ModuleLoad of module {}: {}", op.module(),
+                                    refused->detail));
       return;
     }
     module_entry m;

@@ -21,6 +21,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/log.hpp"
+#include "actors/network.hpp"
 #include "actors/type_registry.hpp"
 #include "config/client_config.hpp"
 #include "interpose/error_map.hpp"
@@ -156,7 +157,7 @@ void open_connection(client& c) {
   c.system_config = std::make_unique<caf::actor_system_config>();
   auto& sc = *c.system_config;
   actors::add_message_types(sc);
-  sc.load<caf::io::middleman>();
+  actors::load_network(sc, c.cfg.tls); // [tls] / GLEAM_TLS*: OpenSSL manager
   sc.set("scheduler.max-threads", 2);
   sc.set("logger.file-verbosity", caf::atom("quiet"));
   sc.set("logger.console-verbosity", caf::atom("quiet"));
@@ -173,8 +174,8 @@ void open_connection(client& c) {
     port = c.cfg.server_port;
   } else {
     auto where = c.cfg.scheduler_host + ":" + std::to_string(c.cfg.scheduler_port);
-    auto node = c.system->middleman().remote_actor<actors::node_actor>(
-      c.cfg.scheduler_host, c.cfg.scheduler_port);
+    auto node = actors::remote_actor<actors::node_actor>(
+      *c.system, c.cfg.scheduler_host, c.cfg.scheduler_port, c.cfg.tls.enabled);
     if (!node)
       return unreachable(c, where, render(c, node.error()));
     actors::scheduler_actor sched;
@@ -205,7 +206,8 @@ void open_connection(client& c) {
     gpu = placed.gpu_index();
   }
   auto where = host + ":" + std::to_string(port);
-  auto node = c.system->middleman().remote_actor<actors::node_actor>(host, port);
+  auto node = actors::remote_actor<actors::node_actor>(*c.system, host, port,
+                                                       c.cfg.tls.enabled);
   if (!node)
     return unreachable(c, where, render(c, node.error()));
   std::string why;
@@ -221,6 +223,7 @@ void open_connection(client& c) {
   open->set_client_id(std::string{hostname} + ":" + std::to_string(::getpid()));
   open->set_task_signature(c.cfg.task_signature);
   open->set_protocol_version(1);
+  open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
   bool opened = false;
   self->request(c.proxy, timeout, actors::open_atom::value, open)
     .receive(
