@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <new>
 #include <set>
 #include <thread>
@@ -72,19 +73,69 @@ void after_fork_in_child() {
   r.events.clear();
 }
 
+/// Requests to the server in flight through the proxy (issue #10: lost
+/// server detection).
+struct client_proxy_state {
+  /// Promise of each forwarded request, by a proxy-local id.
+  std::map<uint64_t, caf::response_promise> pending;
+  uint64_t next_id = 0;
+  /// Set once the server's down message arrived; every request fails then.
+  std::string down_reason;
+  static inline const char* name = "gleam.client_proxy";
+};
+
+using proxy_ptr = caf::stateful_actor<client_proxy_state>*;
+
+/// Forwards `xs...` to `server` and answers the proxy's sender with the
+/// server's Reply, or with an error once the server is down.
+template <class Reply, class... Ts>
+caf::response_promise forward(proxy_ptr self, const actors::gpu_server_actor& server,
+                              std::chrono::milliseconds timeout, Ts&&... xs) {
+  auto rp = self->make_response_promise();
+  auto& st = self->state;
+  if (!st.down_reason.empty()) {
+    rp.deliver(caf::make_error(caf::sec::request_receiver_down, st.down_reason));
+    return rp;
+  }
+  auto id = ++st.next_id;
+  st.pending.emplace(id, rp);
+  auto finish = [self, id](auto x) {
+    auto i = self->state.pending.find(id);
+    if (i == self->state.pending.end())
+      return; // already failed by the down handler
+    i->second.deliver(std::move(x));
+    self->state.pending.erase(i);
+  };
+  self->request(server, caf::duration{timeout}, std::forward<Ts>(xs)...)
+    .then([finish](Reply& x) { finish(std::move(x)); },
+          [finish](caf::error& e) { finish(std::move(e)); });
+  return rp;
+}
+
 /// The in-app actor that opens the session, so the server monitors it and
-/// frees the session when the app goes away.
-caf::behavior client_proxy(caf::event_based_actor* self,
-                           actors::gpu_server_actor server,
+/// frees the session when the app goes away. Op batches go through it too:
+/// it monitors the server and, the moment CAF reports the server's node
+/// down (connection reset, or no heartbeat within
+/// middleman.connection-timeout), fails every request in flight instead of
+/// leaving it to the request timeout.
+caf::behavior client_proxy(proxy_ptr self, actors::gpu_server_actor server,
                            std::chrono::milliseconds timeout) {
+  self->monitor(server);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    st.down_reason = "the GPU server went down: " + caf::to_string(dm.reason);
+    for (auto& entry : st.pending)
+      entry.second.deliver(caf::make_error(caf::sec::request_receiver_down, st.down_reason));
+    st.pending.clear();
+  });
   return {
     [=](actors::open_atom, actors::pb<proto::OpenSession>& req) {
-      auto rp = self->make_response_promise<actors::pb<proto::SessionOpened>>();
-      self->request(server, caf::duration{timeout}, actors::open_atom::value,
-                    std::move(req))
-        .then([rp](actors::pb<proto::SessionOpened>& x) mutable { rp.deliver(std::move(x)); },
-              [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
-      return rp;
+      return forward<actors::pb<proto::SessionOpened>>(self, server, timeout,
+                                                       actors::open_atom::value,
+                                                       std::move(req));
+    },
+    [=](actors::pb<proto::OpBatch>& batch) {
+      return forward<actors::pb<proto::BatchReply>>(self, server, timeout, std::move(batch));
     },
   };
 }
@@ -159,6 +210,10 @@ void open_connection(client& c) {
   actors::add_message_types(sc);
   actors::load_network(sc, c.cfg.tls); // [tls] / GLEAM_TLS*: OpenSSL manager
   sc.set("scheduler.max-threads", 2);
+  // A server whose host vanished (no TCP reset) is down after 2 s of silence;
+  // gleamd sends heartbeats every 500 ms.
+  sc.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
+  sc.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{2}});
   sc.set("logger.file-verbosity", caf::atom("quiet"));
   sc.set("logger.console-verbosity", caf::atom("quiet"));
   c.system = std::make_unique<caf::actor_system>(sc);
@@ -333,7 +388,7 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
   std::string why;
   bool got = false;
   (*c.self)
-    ->request(c.server, caf::duration{c.cfg.request_timeout}, std::move(batch))
+    ->request(c.proxy, caf::duration{c.cfg.request_timeout}, std::move(batch)) // via the proxy: fails fast when the server goes down
     .receive(
       [&](actors::pb<proto::BatchReply>& r) {
         reply = std::move(r.value);

@@ -242,3 +242,90 @@ TEST_CASE("GLEAM_CHECK_NO_DRIVER accepts Gleam's libcuda.so.1 and no other",
   CHECK(run("LD_PRELOAD=" + dir + "/libcuda.so.1") == 97);
   CHECK(read_file(dir + "/err.txt").find("the real CUDA driver was loaded") != std::string::npos);
 }
+
+// --- security and reliability (issue #10) ------------------------------------
+
+namespace {
+
+/// Starts `argv` with stdout and stderr into `log`; returns its pid.
+pid_t spawn_logged(const std::vector<std::string>& args, const std::string& log,
+                   const std::string& env_name = "", const std::string& env_value = "") {
+  auto pid = ::fork();
+  if (pid == 0) {
+    std::freopen(log.c_str(), "w", stdout);
+    ::dup2(STDOUT_FILENO, STDERR_FILENO);
+    if (!env_name.empty())
+      ::setenv(env_name.c_str(), env_value.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// Waits up to `limit` for `pid`; its wait status, or -1 when still running.
+int wait_for(pid_t pid, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  do {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  } while (std::chrono::steady_clock::now() < deadline);
+  return -1;
+}
+
+} // namespace
+
+TEST_CASE("a server killed with -9 during a call: the client gets a CUDA error within 2 s "
+          "and exits",
+          "[interpose_runtime][reliability]") {
+  using namespace std::chrono;
+  auto dir = temp_dir();
+  auto port = free_port();
+  auto server = spawn_logged({build_path("tests/interpose_runtime_fake_server"),
+                              std::to_string(port)},
+                             dir + "/server.log");
+  for (int i = 0; i < 200 && !port_open(port); ++i)
+    std::this_thread::sleep_for(milliseconds{25});
+  REQUIRE(port_open(port));
+  auto client = spawn_logged({build_path("tests/interpose_runtime_lost_server_probe"),
+                              build_path("lib/libcudart.so.13")},
+                             dir + "/client.log", "GLEAM_SERVER",
+                             "127.0.0.1:" + std::to_string(port));
+  for (int i = 0; i < 400 && read_file(dir + "/client.log").find("ready") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(milliseconds{25});
+  INFO("client:\n" << read_file(dir + "/client.log") << "\nserver:\n"
+                   << read_file(dir + "/server.log"));
+  REQUIRE(read_file(dir + "/client.log").find("ready first=cudaSuccess") != std::string::npos);
+  // Let the unanswered cudaMalloc reach the server, then kill it.
+  std::this_thread::sleep_for(milliseconds{300});
+  ::kill(server, SIGKILL);
+  auto killed_at = steady_clock::now();
+  ::waitpid(server, nullptr, 0);
+  auto answered = [&] { return read_file(dir + "/client.log").find("error=") != std::string::npos; };
+  while (!answered() && steady_clock::now() - killed_at < seconds{10})
+    std::this_thread::sleep_for(milliseconds{5});
+  auto after = duration_cast<milliseconds>(steady_clock::now() - killed_at);
+  auto status = wait_for(client, seconds{10});
+  if (status == -1) {
+    ::kill(client, SIGKILL);
+    ::waitpid(client, nullptr, 0);
+  }
+  auto out = read_file(dir + "/client.log");
+  INFO("client:\n" << out << "\nerror " << after.count() << " ms after the kill");
+  REQUIRE(answered());
+  CHECK(out.find("error=cudaErrorDevicesUnavailable") != std::string::npos);
+  CHECK(out.find("lost the Gleam session") != std::string::npos);
+  // The requirement of issue #10: an error within 2 s, not the request timeout.
+  CHECK(after < milliseconds{2000});
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::printf("client error %lld ms after kill -9 of its server\n",
+              static_cast<long long>(after.count()));
+}
