@@ -30,17 +30,6 @@ struct gpu_server_state {
 
 using server_ptr = gpu_server_actor::stateful_pointer<gpu_server_state>;
 
-/// True when no token is configured or `given` equals it; compares in time
-/// independent of where the strings differ.
-bool token_matches(const std::string& expected, const std::string& given) {
-  if (expected.empty())
-    return true;
-  unsigned char diff = expected.size() == given.size() ? 0 : 1;
-  for (size_t i = 0; i < expected.size(); ++i)
-    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
-  return diff == 0;
-}
-
 void post_telemetry(server_ptr self) {
   auto& st = self->state;
   if (!st.board)
@@ -85,16 +74,11 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
   return {
     [=](open_atom, const pb<proto::OpenSession>& req) -> caf::result<pb<proto::SessionOpened>> {
       // --- client identity (issue #10) ---
-      if (!token_matches(self->state.auth_token, req->auth_token())) {
+      if (auto refused = check_auth_token(self->state.auth_token, req.value)) {
         log(log_level::warning, "gpu {}: OpenSession from '{}' refused: {} auth token",
             self->state.exec->ordinal(), req->client_id(),
             req->auth_token().empty() ? "no" : "wrong");
-        return make_error(error_code::unauthorized,
-                          std::string{"the GPU server requires an auth token and the one "
-                                      "presented is "}
-                            + (req->auth_token().empty() ? "missing" : "wrong")
-                            + ": set GLEAM_TOKEN (or [client] auth-token) to the server's "
-                              "[node] auth-token");
+        return refused;
       }
       auto opened = self->state.exec->open_session(req.value);
       if (!opened)
@@ -174,6 +158,25 @@ caf::expected<std::vector<int>> device_list(executor::driver_api& api,
 }
 
 } // namespace
+
+bool auth_token_matches(const std::string& expected, const std::string& given) noexcept {
+  if (expected.empty())
+    return true;
+  unsigned char diff = expected.size() == given.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i)
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
+
+caf::error check_auth_token(const std::string& expected, const proto::OpenSession& req) {
+  if (auth_token_matches(expected, req.auth_token()))
+    return {};
+  return make_error(error_code::unauthorized,
+                    std::string{"the GPU server requires an auth token and the one presented is "}
+                      + (req.auth_token().empty() ? "missing" : "wrong")
+                      + ": set GLEAM_TOKEN (or [client] auth-token) to the server's [node] "
+                        "auth-token");
+}
 
 caf::expected<size_t> count_gpus(const config::node_config& cfg) {
   auto api = executor::driver_api::load();

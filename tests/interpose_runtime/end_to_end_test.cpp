@@ -329,3 +329,68 @@ TEST_CASE("a server killed with -9 during a call: the client gets a CUDA error w
   std::printf("client error %lld ms after kill -9 of its server\n",
               static_cast<long long>(after.count()));
 }
+
+TEST_CASE("a server with an auth token refuses sessions without it, with a clear error",
+          "[gpu][interpose_runtime][auth]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  gleamd_process node{dir,
+                      "[node]\nid = \"t\"\nroles = [\"all\"]\nport = " + std::to_string(port)
+                        + "\nadvertise = \"127.0.0.1\"\nauth-token = \"s3cret\"\n\n"
+                          "[cache]\ndir = \"" + dir + "/cache\"\n",
+                      port};
+  REQUIRE(node.listening());
+  auto server = "GLEAM_SERVER=127.0.0.1:" + std::to_string(port);
+  for (std::string token : {"", "wrong"}) {
+    std::string out;
+    auto rc = run_command(probe_command(server + (token.empty() ? "" : " GLEAM_TOKEN=" + token),
+                                        dir + "/err.txt"),
+                          out);
+    auto err = read_file(dir + "/err.txt");
+    INFO("token '" << token << "'\nstdout: " << out << "\nstderr: " << err);
+    CHECK(rc == 0);
+    CHECK(out.rfind("count=0 error=cudaErrorNoDevice", 0) == 0);
+    CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
+    CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
+  }
+  std::string out;
+  auto rc = run_command(probe_command(server + " GLEAM_TOKEN=s3cret", dir + "/err.txt"), out);
+  INFO("stdout: " << out << "\nstderr: " << read_file(dir + "/err.txt"));
+  CHECK(rc == 0);
+  CHECK(out.rfind("count=", 0) == 0);
+  CHECK(out.rfind("count=0", 0) != 0);
+  CHECK(out.find("error=cudaSuccess") != std::string::npos);
+}
+
+TEST_CASE("the client presents GLEAM_TOKEN and prints the server's refusal",
+          "[interpose_runtime][auth]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  auto server = spawn_logged({build_path("tests/interpose_runtime_fake_server"),
+                              std::to_string(port), "s3cret"},
+                             dir + "/server.log");
+  for (int i = 0; i < 200 && !port_open(port); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{25});
+  REQUIRE(port_open(port));
+  auto env = "GLEAM_SERVER=127.0.0.1:" + std::to_string(port);
+  for (std::string token : {"", "wrong"}) {
+    std::string out;
+    auto rc = run_command(probe_command(env + (token.empty() ? "" : " GLEAM_TOKEN=" + token),
+                                        dir + "/err.txt"),
+                          out);
+    auto err = read_file(dir + "/err.txt");
+    INFO("token '" << token << "'\nstdout: " << out << "\nstderr: " << err);
+    CHECK(rc == 0);
+    CHECK(out == "count=0 error=cudaErrorNoDevice again=cudaErrorNoDevice "
+                 "last=cudaErrorNoDevice\n");
+    CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
+    CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
+  }
+  std::string out;
+  auto rc = run_command(probe_command(env + " GLEAM_TOKEN=s3cret", dir + "/err.txt"), out);
+  INFO("stdout: " << out << "\nstderr: " << read_file(dir + "/err.txt"));
+  CHECK(rc == 0);
+  CHECK(out.rfind("count=1 error=cudaSuccess", 0) == 0);
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+}

@@ -3,12 +3,14 @@
 // success but never the batch whose first op is a MemAlloc of 4242 bytes
 // (left pending, as if the GPU were busy). Prints "listening" once
 // published. The lost-server test SIGKILLs it while that batch is pending.
+// With a TOKEN argument, OpenSession is checked like gpu_server checks it.
 #include <cstdio>
 #include <cstdlib>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/gpu_server.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/type_registry.hpp"
 
@@ -17,9 +19,13 @@ namespace actors = gleam::actors;
 
 namespace {
 
-actors::gpu_server_actor::behavior_type fake_gpu(actors::gpu_server_actor::pointer self) {
+actors::gpu_server_actor::behavior_type fake_gpu(actors::gpu_server_actor::pointer self,
+                                                 std::string token) {
   return {
-    [](actors::open_atom, const actors::pb<proto::OpenSession>&) {
+    [token](actors::open_atom, const actors::pb<proto::OpenSession>& req)
+      -> caf::result<actors::pb<proto::SessionOpened>> {
+      if (auto refused = actors::check_auth_token(token, req.value))
+        return refused;
       actors::pb<proto::SessionOpened> r;
       r->set_session(1);
       r->set_driver_version(13000);
@@ -63,8 +69,8 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer,
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s PORT\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s PORT [TOKEN]\n", argv[0]);
     return 2;
   }
   auto port = static_cast<uint16_t>(std::atoi(argv[1]));
@@ -74,7 +80,7 @@ int main(int argc, char** argv) {
   cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   caf::actor_system sys{cfg};
-  auto gpu = sys.spawn(fake_gpu);
+  auto gpu = sys.spawn(fake_gpu, std::string{argc == 3 ? argv[2] : ""});
   auto node = sys.spawn(fake_node, gpu);
   auto published = sys.middleman().publish(node, port, "127.0.0.1", true);
   if (!published) {
