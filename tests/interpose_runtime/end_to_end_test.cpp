@@ -394,3 +394,48 @@ TEST_CASE("the client presents GLEAM_TOKEN and prints the server's refusal",
   ::kill(server, SIGKILL);
   ::waitpid(server, nullptr, 0);
 }
+
+TEST_CASE("a TLS client reaches a TLS server; a plaintext client does not",
+          "[interpose_runtime][tls]") {
+  auto dir = temp_dir();
+  std::string out;
+  // Test-only certificates: a CA and one certificate it signed.
+  REQUIRE(run_command("cd " + dir
+                        + " && openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "
+                          "/CN=gleam-test-ca -keyout ca.key -out ca.pem 2>&1"
+                          " && openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1"
+                          " -keyout node.key -out node.csr 2>&1"
+                          " && openssl x509 -req -in node.csr -CA ca.pem -CAkey ca.key"
+                          " -CAcreateserial -days 2 -out node.pem 2>&1",
+                      out)
+          == 0);
+  auto port = free_port();
+  auto certs = "GLEAM_TLS_CERT=" + dir + "/node.pem GLEAM_TLS_KEY=" + dir
+               + "/node.key GLEAM_TLS_CA=" + dir + "/ca.pem";
+  auto server = ::fork();
+  if (server == 0) {
+    ::setenv("GLEAM_TLS_CERT", (dir + "/node.pem").c_str(), 1);
+    ::setenv("GLEAM_TLS_KEY", (dir + "/node.key").c_str(), 1);
+    ::setenv("GLEAM_TLS_CA", (dir + "/ca.pem").c_str(), 1);
+    std::freopen((dir + "/server.log").c_str(), "w", stdout);
+    auto bin = build_path("tests/interpose_runtime_fake_server");
+    auto p = std::to_string(port);
+    ::execl(bin.c_str(), bin.c_str(), p.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 200 && !port_open(port); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{25});
+  REQUIRE(port_open(port));
+  auto env = "GLEAM_SERVER=127.0.0.1:" + std::to_string(port);
+  std::string plain;
+  CHECK(run_command(probe_command(env, dir + "/err.txt"), plain) == 0);
+  INFO("plaintext client: " << plain << read_file(dir + "/err.txt"));
+  CHECK(plain.rfind("count=0 error=cudaErrorNoDevice", 0) == 0);
+  std::string secure;
+  CHECK(run_command(probe_command(env + " GLEAM_TLS=on " + certs, dir + "/err.txt"), secure)
+        == 0);
+  INFO("TLS client: " << secure << read_file(dir + "/err.txt"));
+  CHECK(secure.rfind("count=1 error=cudaSuccess", 0) == 0);
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+}

@@ -4,6 +4,7 @@
 // (left pending, as if the GPU were busy). Prints "listening" once
 // published. The lost-server test SIGKILLs it while that batch is pending.
 // With a TOKEN argument, OpenSession is checked like gpu_server checks it.
+// With GLEAM_TLS_CERT, GLEAM_TLS_KEY and GLEAM_TLS_CA set it listens with TLS.
 #include <cstdio>
 #include <cstdlib>
 
@@ -12,6 +13,7 @@
 
 #include "actors/gpu_server.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/network.hpp"
 #include "actors/type_registry.hpp"
 
 namespace proto = gleam::proto;
@@ -76,13 +78,20 @@ int main(int argc, char** argv) {
   auto port = static_cast<uint16_t>(std::atoi(argv[1]));
   caf::actor_system_config cfg;
   actors::add_message_types(cfg);
-  cfg.load<caf::io::middleman>();
+  gleam::config::tls_config tls;
+  if (const char* cert = std::getenv("GLEAM_TLS_CERT")) {
+    tls.enabled = true;
+    tls.certificate = cert;
+    tls.key = std::getenv("GLEAM_TLS_KEY") ? std::getenv("GLEAM_TLS_KEY") : "";
+    tls.ca_file = std::getenv("GLEAM_TLS_CA") ? std::getenv("GLEAM_TLS_CA") : "";
+  }
+  actors::load_network(cfg, tls);
   cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   caf::actor_system sys{cfg};
   auto gpu = sys.spawn(fake_gpu, std::string{argc == 3 ? argv[2] : ""});
   auto node = sys.spawn(fake_node, gpu);
-  auto published = sys.middleman().publish(node, port, "127.0.0.1", true);
+  auto published = actors::publish(sys, node, port, "127.0.0.1", tls.enabled);
   if (!published) {
     std::fprintf(stderr, "publish failed: %s\n", sys.render(published.error()).c_str());
     return 1;
