@@ -23,6 +23,9 @@ struct gpu_server_state {
   size_t slot = 0;
   std::chrono::milliseconds grace{30000};
   std::string auth_token; // [node] auth-token; "" = sessions need none
+  /// Session -> the CAF node (client process) that opened or resumed it;
+  /// ops and closes from any other node are refused (issue #10 isolation).
+  std::map<uint64_t, caf::node_id> session_owner;
   std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client;
   std::map<uint64_t, bool> orphaned; // session -> client gone
   static inline const char* name = "gleam.gpu_server";
@@ -43,6 +46,27 @@ void post_telemetry(server_ptr self) {
     used += s.allocated_bytes();
   t.set_used_memory(used);
   st.board->post(st.slot, std::move(t), std::move(sessions));
+}
+
+/// True when the current message comes from the client process that opened
+/// session `id`, or `id` has no recorded owner (unknown sessions are the
+/// executor's to refuse).
+bool sender_owns(server_ptr self, uint64_t id) {
+  auto i = self->state.session_owner.find(id);
+  if (i == self->state.session_owner.end())
+    return true;
+  auto sender = self->current_sender();
+  return sender && sender->node() == i->second;
+}
+
+caf::error refuse_foreign(server_ptr self, uint64_t id, const char* what) {
+  auto sender = self->current_sender();
+  log(log_level::warning, "gpu {}: refused {} for session {} from {}: not its client",
+      self->state.exec->ordinal(), what, id,
+      sender ? caf::to_string(sender->node()) : std::string{"an anonymous sender"});
+  return make_error(error_code::session_unknown,
+                    "session " + std::to_string(id)
+                      + " belongs to another client; open a session of your own");
 }
 
 gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
@@ -90,6 +114,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
         if (ids.empty())
           self->monitor(client);
         ids.push_back(opened->session());
+        self->state.session_owner[opened->session()] = client->node();
       }
       self->state.orphaned.erase(opened->session());
       log(log_level::info, "gpu {}: session {} opened for '{}'", self->state.exec->ordinal(),
@@ -97,10 +122,15 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
       post_telemetry(self);
       return pb<proto::SessionOpened>{std::move(*opened)};
     },
-    [=](const pb<proto::OpBatch>& batch) {
+    [=](const pb<proto::OpBatch>& batch) -> caf::result<pb<proto::BatchReply>> {
+      if (!sender_owns(self, batch->session()))
+        return refuse_foreign(self, batch->session(), "an op batch");
       return pb<proto::BatchReply>{self->state.exec->execute(batch.value)};
     },
-    [=](close_atom, uint64_t id) {
+    [=](close_atom, uint64_t id) -> caf::result<bool> {
+      if (!sender_owns(self, id))
+        return refuse_foreign(self, id, "a close");
+      self->state.session_owner.erase(id);
       bool known = self->state.exec->find_session(id) != nullptr;
       self->state.exec->close_session(id);
       self->state.orphaned.erase(id);
@@ -124,6 +154,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
       if (i == self->state.orphaned.end())
         return;
       self->state.orphaned.erase(i);
+      self->state.session_owner.erase(id);
       self->state.exec->close_session(id);
       log(log_level::warning,
           "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "

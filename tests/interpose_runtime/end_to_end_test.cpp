@@ -439,3 +439,52 @@ TEST_CASE("a TLS client reaches a TLS server; a plaintext client does not",
   ::kill(server, SIGKILL);
   ::waitpid(server, nullptr, 0);
 }
+
+TEST_CASE("gleamd killed with -9 during a client run: the client gets a CUDA error within "
+          "2 s and exits",
+          "[gpu][interpose_runtime][reliability]") {
+  using namespace std::chrono;
+  auto dir = temp_dir();
+  auto port = free_port();
+  auto conf = dir + "/node.conf";
+  std::ofstream{conf} << "[node]\nid = \"t\"\nroles = [\"all\"]\nport = " << port
+                      << "\nadvertise = \"127.0.0.1\"\n[cache]\ndir = \"" << dir << "/cache\"\n";
+  auto server = spawn_logged({build_path("bin/gleamd"), "--config-file=" + conf},
+                             dir + "/gleamd.log");
+  for (int i = 0; i < 300 && !port_open(port); ++i)
+    std::this_thread::sleep_for(milliseconds{50});
+  REQUIRE(port_open(port));
+  auto client = spawn_logged({build_path("tests/interpose_runtime_lost_server_probe"),
+                              build_path("lib/libcudart.so.13"), "loop"},
+                             dir + "/client.log", "GLEAM_SERVER",
+                             "127.0.0.1:" + std::to_string(port));
+  for (int i = 0; i < 600 && read_file(dir + "/client.log").find("ready") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(milliseconds{25});
+  INFO("client:\n" << read_file(dir + "/client.log") << "\ngleamd:\n"
+                   << read_file(dir + "/gleamd.log"));
+  REQUIRE(read_file(dir + "/client.log").find("ready first=cudaSuccess") != std::string::npos);
+  std::this_thread::sleep_for(milliseconds{500}); // mid-run: allocations in flight
+  ::kill(server, SIGKILL);
+  auto killed_at = steady_clock::now();
+  ::waitpid(server, nullptr, 0);
+  auto answered = [&] { return read_file(dir + "/client.log").find("error=") != std::string::npos; };
+  while (!answered() && steady_clock::now() - killed_at < seconds{10})
+    std::this_thread::sleep_for(milliseconds{5});
+  auto after = duration_cast<milliseconds>(steady_clock::now() - killed_at);
+  auto status = wait_for(client, seconds{10});
+  if (status == -1) {
+    ::kill(client, SIGKILL);
+    ::waitpid(client, nullptr, 0);
+  }
+  auto out = read_file(dir + "/client.log");
+  INFO("client:\n" << out << "\nerror " << after.count() << " ms after the kill");
+  REQUIRE(answered());
+  CHECK(out.find("error=cudaSuccess") == std::string::npos);
+  CHECK(after < milliseconds{2000});
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::printf("client error %lld ms after kill -9 of gleamd\n",
+              static_cast<long long>(after.count()));
+}

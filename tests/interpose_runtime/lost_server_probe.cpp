@@ -2,6 +2,9 @@
 // allocates once (answered), prints "ready", then calls cudaMalloc of 4242
 // bytes (the fake server never answers it) and prints the error it got and
 // how long the call took: "error=NAME waited_ms=N". Exit status 0.
+// With a second argument "loop" it instead allocates and frees 1 MiB in a
+// loop until a call fails (for a real gleamd killed mid-run), then prints
+// the same line for the failing call.
 #include <chrono>
 #include <cstdio>
 
@@ -10,8 +13,8 @@
 #include <cuda_runtime_api.h>
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s LIBCUDART\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s LIBCUDART [loop]\n", argv[0]);
     return 2;
   }
   void* lib = ::dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -30,7 +33,25 @@ int main(int argc, char** argv) {
   std::printf("ready first=%s\n", name(first));
   std::fflush(stdout);
   auto start = std::chrono::steady_clock::now();
-  auto err = cuda_malloc(&p, 4242);
+  cudaError_t err = cudaSuccess;
+  if (argc == 3) {
+    using free_fn = cudaError_t (*)(void*);
+    auto cuda_free = reinterpret_cast<free_fn>(::dlsym(lib, "cudaFree"));
+    if (cuda_free == nullptr)
+      return 2;
+    for (;;) {
+      start = std::chrono::steady_clock::now();
+      err = cuda_malloc(&p, size_t{1} << 20);
+      if (err != cudaSuccess)
+        break;
+      start = std::chrono::steady_clock::now();
+      err = cuda_free(p);
+      if (err != cudaSuccess)
+        break;
+    }
+  } else {
+    err = cuda_malloc(&p, 4242);
+  }
   auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
     std::chrono::steady_clock::now() - start);
   std::printf("error=%s waited_ms=%lld\n", name(err), static_cast<long long>(waited.count()));
