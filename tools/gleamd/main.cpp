@@ -69,10 +69,10 @@ int main(int argc, char** argv) {
   caf::actor_system_config sys_cfg;
   actors::add_message_types(sys_cfg);
   actors::load_network(sys_cfg, cfg->tls);
-  sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->threads));
   // Clients take a silent connection for a lost server after 2 s
-  // (interpose/runtime.cpp); heartbeats keep an idle one alive.
-  sys_cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
+  // (interpose/runtime.cpp); BASP heartbeats keep an idle one alive.
+  sys_cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
+  sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->threads));
   sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
   sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
   int exit_code = 0;
