@@ -125,7 +125,14 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
     [=](const pb<proto::OpBatch>& batch) -> caf::result<pb<proto::BatchReply>> {
       if (!sender_owns(self, batch->session()))
         return refuse_foreign(self, batch->session(), "an op batch");
-      return pb<proto::BatchReply>{self->state.exec->execute(batch.value)};
+      auto reply = self->state.exec->execute(batch.value);
+      // A refused or failed op is logged with its reason (issue #10); answers
+      // such as CUDA_ERROR_NOT_READY carry no text and are not.
+      for (const auto& r : reply.results())
+        if (r.status() != 0 && !r.error().empty())
+          log(log_level::info, "gpu {}: session {} op {} failed with CUresult {}: {}",
+              self->state.exec->ordinal(), batch->session(), r.seq(), r.status(), r.error());
+      return pb<proto::BatchReply>{std::move(reply)};
     },
     [=](close_atom, uint64_t id) -> caf::result<bool> {
       if (!sender_owns(self, id))
