@@ -81,13 +81,15 @@ client_loop() {
   echo "$runs $fails" > "$out/c$id.result"
 }
 peak_rss=0
-for i in $(seq 1 "$clients"); do client_loop "$i" & done
-while [ "$(jobs -rp | wc -l)" -gt 0 ] && [ "$(date +%s)" -lt $((deadline + 330)) ]; do
+client_pids=()
+for i in $(seq 1 "$clients"); do client_loop "$i" & client_pids+=($!); done
+running() { local p; for p in "${client_pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+while running && [ "$(date +%s)" -lt $((deadline + 330)) ]; do
   r=$(rss_mib $gleamd_pid 2>/dev/null || echo 0)
-  [ "$r" -gt "$peak_rss" ] && peak_rss=$r
+  [ "${r:-0}" -gt "$peak_rss" ] && peak_rss=$r
   sleep 2
 done
-wait
+wait "${client_pids[@]}"
 runs=0; fails=0
 for i in $(seq 1 "$clients"); do
   read -r r f < "$out/c$i.result" || { r=0; f=1; }
