@@ -17,6 +17,7 @@ enum class error_code : uint8_t {
   no_gpu_server,      // placement found nothing
   session_unknown,
   no_cache,           // a node without a weight cache
+  unauthorized,       // OpenSession without the server's auth token
 };
 
 const char* to_string(error_code x);

@@ -31,6 +31,10 @@ struct gpu_server_state {
   std::shared_ptr<telemetry_board> board;
   size_t slot = 0;
   std::chrono::milliseconds grace{30000};
+  std::string auth_token; // [node] auth-token; "" = sessions need none
+  /// Session -> the CAF node (client process) that opened or resumed it;
+  /// ops and closes from any other node are refused (issue #10 isolation).
+  std::map<uint64_t, caf::node_id> session_owner;
   std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client;
   std::map<uint64_t, bool> orphaned; // session -> client gone
   session_meter meter;                // phases and overlaps for the scheduler
@@ -68,17 +72,40 @@ void report_end(server_ptr self, uint64_t id) {
   st.board->post_ended(std::move(ended));
 }
 
+/// True when the current message comes from the client process that opened
+/// session `id`, or `id` has no recorded owner (unknown sessions are the
+/// executor's to refuse).
+bool sender_owns(server_ptr self, uint64_t id) {
+  auto i = self->state.session_owner.find(id);
+  if (i == self->state.session_owner.end())
+    return true;
+  auto sender = self->current_sender();
+  return sender && sender->node() == i->second;
+}
+
+caf::error refuse_foreign(server_ptr self, uint64_t id, const char* what) {
+  auto sender = self->current_sender();
+  log(log_level::warning, "gpu {}: refused {} for session {} from {}: not its client",
+      self->state.exec->ordinal(), what, id,
+      sender ? caf::to_string(sender->node()) : std::string{"an anonymous sender"});
+  return make_error(error_code::session_unknown,
+                    "session " + std::to_string(id)
+                      + " belongs to another client; open a session of your own");
+}
+
 gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
                                                 std::shared_ptr<executor::driver_api> driver,
                                                 std::shared_ptr<executor::executor> exec,
                                                 std::shared_ptr<telemetry_board> board,
-                                                size_t slot, std::chrono::milliseconds grace) {
+                                                size_t slot, std::chrono::milliseconds grace,
+                                                std::string auth_token) {
   auto& st = self->state;
   st.driver = std::move(driver);
   st.exec = std::move(exec);
   st.board = std::move(board);
   st.slot = slot;
   st.grace = grace;
+  st.auth_token = std::move(auth_token);
   post_telemetry(self);
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto i = self->state.sessions_by_client.find(dm.source);
@@ -94,6 +121,13 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
   });
   return {
     [=](open_atom, const pb<proto::OpenSession>& req) -> caf::result<pb<proto::SessionOpened>> {
+      // --- client identity (issue #10) ---
+      if (auto refused = check_auth_token(self->state.auth_token, req.value)) {
+        log(log_level::warning, "gpu {}: OpenSession from '{}' refused: {} auth token",
+            self->state.exec->ordinal(), req->client_id(),
+            req->auth_token().empty() ? "no" : "wrong");
+        return refused;
+      }
       auto opened = self->state.exec->open_session(req.value);
       if (!opened)
         return std::move(opened.error());
@@ -104,6 +138,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
         if (ids.empty())
           self->monitor(client);
         ids.push_back(opened->session());
+        self->state.session_owner[opened->session()] = client->node();
       }
       self->state.orphaned.erase(opened->session());
       self->state.meter.on_open(opened->session(), req->client_id(), req->task_signature(),
@@ -113,17 +148,28 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
       post_telemetry(self);
       return pb<proto::SessionOpened>{std::move(*opened)};
     },
-    [=](const pb<proto::OpBatch>& batch) {
+    [=](const pb<proto::OpBatch>& batch) -> caf::result<pb<proto::BatchReply>> {
+      if (!sender_owns(self, batch->session()))
+        return refuse_foreign(self, batch->session(), "an op batch");
       auto& st = self->state;
       auto begin = unix_ns();
       auto reply = st.exec->execute(batch.value);
+      // A refused or failed op is logged with its reason (issue #10); answers
+      // such as CUDA_ERROR_NOT_READY carry no text and are not.
+      for (const auto& r : reply.results())
+        if (r.status() != 0 && !r.error().empty())
+          log(log_level::info, "gpu {}: session {} op {} failed with CUresult {}: {}",
+              st.exec->ordinal(), batch->session(), r.seq(), r.status(), r.error());
       const auto* sess = st.exec->find_session(batch->session());
       auto allocated = sess != nullptr ? sess->memory.allocated_bytes() : 0;
       if (st.meter.on_batch(batch.value, begin, unix_ns(), allocated))
         post_telemetry(self); // the scheduler sees the compute phase begin
       return pb<proto::BatchReply>{std::move(reply)};
     },
-    [=](close_atom, uint64_t id) {
+    [=](close_atom, uint64_t id) -> caf::result<bool> {
+      if (!sender_owns(self, id))
+        return refuse_foreign(self, id, "a close");
+      self->state.session_owner.erase(id);
       bool known = self->state.exec->find_session(id) != nullptr;
       report_end(self, id);
       self->state.exec->close_session(id);
@@ -149,6 +195,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
         return;
       self->state.orphaned.erase(i);
       report_end(self, id);
+      self->state.session_owner.erase(id);
       self->state.exec->close_session(id);
       log(log_level::warning,
           "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "
@@ -183,6 +230,25 @@ caf::expected<std::vector<int>> device_list(executor::driver_api& api,
 }
 
 } // namespace
+
+bool auth_token_matches(const std::string& expected, const std::string& given) noexcept {
+  if (expected.empty())
+    return true;
+  unsigned char diff = expected.size() == given.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i)
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
+
+caf::error check_auth_token(const std::string& expected, const proto::OpenSession& req) {
+  if (auth_token_matches(expected, req.auth_token()))
+    return {};
+  return make_error(error_code::unauthorized,
+                    std::string{"the GPU server requires an auth token and the one presented is "}
+                      + (req.auth_token().empty() ? "missing" : "wrong")
+                      + ": set GLEAM_TOKEN (or [client] auth-token) to the server's [node] "
+                        "auth-token");
+}
 
 caf::expected<size_t> count_gpus(const config::node_config& cfg) {
   auto api = executor::driver_api::load();
@@ -224,7 +290,8 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     service.infos.push_back((*exec)->gpu_info());
     std::shared_ptr<executor::executor> carried{std::move(*exec)};
     service.servers.push_back(sys.spawn<caf::detached>(gpu_server_impl, service.driver, carried,
-                                                       board, slot, cfg.session_grace));
+                                                       board, slot, cfg.session_grace,
+                                                       cfg.auth_token));
   }
   return service;
 }

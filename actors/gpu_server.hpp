@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -35,6 +36,18 @@ struct gpu_service {
 start_gpu_servers(caf::actor_system& sys, const config::node_config& cfg,
                   const std::shared_ptr<telemetry_board>& board,
                   std::shared_ptr<executor::weight_cache> cache = nullptr);
+
+/// Whether OpenSession's `given` token admits the client: true when the
+/// server has no token ([node] auth-token empty) or `given` equals it. The
+/// time taken does not depend on where the strings differ.
+[[nodiscard]] bool auth_token_matches(const std::string& expected,
+                                      const std::string& given) noexcept;
+
+/// The error OpenSession `req` gets from a server whose token is
+/// `expected` (unauthorized, saying whether the token was missing or wrong
+/// and what to set), or none when auth_token_matches.
+[[nodiscard]] caf::error check_auth_token(const std::string& expected,
+                                          const proto::OpenSession& req);
 
 /// The number of GPUs `start_gpu_servers` would serve, without starting
 /// anything; an error says why there are none (e.g. no driver).

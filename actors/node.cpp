@@ -9,6 +9,7 @@
 
 #include "actors/error.hpp"
 #include "actors/log.hpp"
+#include "actors/network.hpp"
 #include "config/error.hpp"
 
 namespace gleam::actors {
@@ -62,7 +63,7 @@ void connect_scheduler(node_ptr self) {
     return;
   }
   st.connecting = true;
-  auto mm = self->system().middleman().actor_handle();
+  auto mm = network_handle(self->system(), st.cfg.tls.enabled);
   self->request(mm, st.cfg.down_after, caf::connect_atom::value, st.cfg.scheduler_host,
                 st.cfg.scheduler_port)
     .then(

@@ -63,6 +63,7 @@ endfunction()
 # gleam_add_test(<name> SOURCES <files...> DEPS <targets...>)
 #
 # One Catch2 binary, two CTest entries: <name> runs every test case not
+# hidden ([.], run by hand) and not
 # tagged [gpu]; <name>_gpu runs the [gpu] ones, carries the CTest label
 # "gpu" and reports "skipped" (exit code 77) on a machine without a GPU.
 function(gleam_add_test name)
@@ -72,7 +73,7 @@ function(gleam_add_test name)
   set_target_properties(${name} PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/tests")
   gleam_set_warnings(${name})
-  add_test(NAME ${name} COMMAND ${name} "~[gpu]")
+  add_test(NAME ${name} COMMAND ${name} "~[gpu]~[.]")
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
     ENVIRONMENT "GLEAM_BUILD_DIR=${PROJECT_BINARY_DIR};GLEAM_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
   add_test(NAME ${name}_gpu COMMAND ${name} "[gpu]")

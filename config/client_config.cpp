@@ -65,6 +65,11 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     GLEAM_CONFIG_TRY(cfg.request_timeout, f.get_duration("client.request-timeout", cfg.request_timeout));
     GLEAM_CONFIG_TRY(cfg.task_signature, f.get_string("client.task", ""));
     GLEAM_CONFIG_TRY(cfg.log_level, f.get_string("client.log-level", cfg.log_level));
+    GLEAM_CONFIG_TRY(cfg.auth_token, f.get_string("client.auth-token", ""));
+    GLEAM_CONFIG_TRY(cfg.tls.enabled, f.get_bool("tls.enabled", false));
+    GLEAM_CONFIG_TRY(cfg.tls.certificate, f.get_string("tls.certificate", ""));
+    GLEAM_CONFIG_TRY(cfg.tls.key, f.get_string("tls.key", ""));
+    GLEAM_CONFIG_TRY(cfg.tls.ca_file, f.get_string("tls.ca-file", ""));
     cfg.server_gpu = static_cast<uint32_t>(gpu);
     cfg.max_pending_batch = static_cast<uint32_t>(pending);
     if (auto err = f.check_all_used())
@@ -117,6 +122,26 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     cfg.task_signature = v;
   if (const char* v = getenv_fn("GLEAM_LOG"); v != nullptr && *v != '\0')
     cfg.log_level = v;
+  if (const char* v = getenv_fn("GLEAM_TOKEN"); v != nullptr)
+    cfg.auth_token = v;
+  if (const char* v = getenv_fn("GLEAM_TLS"); v != nullptr && *v != '\0') {
+    auto on = parse_switch("GLEAM_TLS", v);
+    if (!on)
+      return std::move(on.error());
+    cfg.tls.enabled = *on;
+  }
+  // Which source set each TLS field, for the message of a refused config.
+  std::string src_enabled = origin.empty() ? "environment variable GLEAM_TLS" : origin + ": [tls] enabled";
+  std::string src_cert = "[tls] certificate / GLEAM_TLS_CERT";
+  std::string src_key = "[tls] key / GLEAM_TLS_KEY";
+  std::string src_ca = "[tls] ca-file / GLEAM_TLS_CA";
+  for (auto [var, field] : {std::pair{"GLEAM_TLS_CERT", &cfg.tls.certificate},
+                            std::pair{"GLEAM_TLS_KEY", &cfg.tls.key},
+                            std::pair{"GLEAM_TLS_CA", &cfg.tls.ca_file}})
+    if (const char* v = getenv_fn(var); v != nullptr && *v != '\0')
+      *field = v;
+  if (auto err = validate_tls(cfg.tls, src_enabled, src_cert, src_key, src_ca))
+    return err;
   return cfg;
 }
 

@@ -6,6 +6,8 @@
 
 #include <caf/expected.hpp>
 
+#include "config/tls_config.hpp"
+
 namespace gleam::config {
 
 /// How a client (the interposer inside an app) reaches Gleam. Built from an
@@ -34,6 +36,11 @@ struct client_config {
   std::chrono::milliseconds request_timeout{120000}; // [client] request-timeout
   std::string task_signature;   // GLEAM_TASK, [client] task
   std::string log_level = "warning"; // GLEAM_LOG, [client] log-level
+  /// GLEAM_TOKEN, [client] auth-token: sent in OpenSession; "" = none.
+  std::string auth_token;
+  /// [tls] section, overridden by GLEAM_TLS=on|off, GLEAM_TLS_CERT,
+  /// GLEAM_TLS_KEY, GLEAM_TLS_CA.
+  tls_config tls;
 };
 
 /// Reads the client config: the file named by GLEAM_CONFIG (if any), then

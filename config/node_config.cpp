@@ -131,6 +131,13 @@ caf::expected<node_config> parse_node_config(const std::string& text,
     return make_error(error_code::missing_key,
                       origin + ": key 'cache.dir' is missing: the cache_shard role needs a "
                                "directory for its store, e.g. dir = \"/var/lib/gleam/cache\"");
+  GLEAM_CONFIG_TRY(cfg.auth_token, f.get_string("node.auth-token", ""));
+  GLEAM_CONFIG_TRY(cfg.tls.enabled, f.get_bool("tls.enabled", false));
+  GLEAM_CONFIG_TRY(cfg.tls.certificate, f.get_string("tls.certificate", ""));
+  GLEAM_CONFIG_TRY(cfg.tls.key, f.get_string("tls.key", ""));
+  GLEAM_CONFIG_TRY(cfg.tls.ca_file, f.get_string("tls.ca-file", ""));
+  if (auto err = validate_tls(cfg.tls, [&](const char* k) { return f.where(std::string("tls.") + k); }))
+    return err;
   if (auto err = f.check_all_used())
     return err;
   return cfg;

@@ -8,6 +8,8 @@
 
 #include <caf/expected.hpp>
 
+#include "config/tls_config.hpp"
+
 namespace gleam::config {
 
 /// Configuration of one gleamd node, from a config file such as
@@ -36,6 +38,10 @@ struct node_config {
   /// (host, node port); [cache] peers = ["host:port", ...].
   std::vector<std::pair<std::string, uint16_t>> cache_peers;
   std::string log_level = "info";           // [node] log-level
+  /// [node] auth-token: clients must present it in OpenSession; "" = none.
+  std::string auth_token;
+  /// [tls]: certificates for every connection of this node.
+  tls_config tls;
 };
 
 /// Parses and validates a node config; errors name the file, key and problem.

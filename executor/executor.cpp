@@ -12,6 +12,7 @@
 
 #include "executor/blas.hpp"
 #include "executor/error.hpp"
+#include "executor/module_image.hpp"
 
 namespace gleam::executor {
 
@@ -786,6 +787,11 @@ private:
                        "gpu_server must fill it from the cache (image_key of "
                        "{} bytes) before execution",
                        op.module(), op.image_key().size()));
+      return;
+    }
+    if (auto refused = check_module_image(op.image())) {
+      fail(refused->rc, fmt::format("ModuleLoad of module {}: {}", op.module(),
+                                    refused->detail));
       return;
     }
     module_entry m;

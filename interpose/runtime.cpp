@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <new>
 #include <set>
 #include <thread>
@@ -23,6 +24,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/log.hpp"
+#include "actors/network.hpp"
 #include "actors/type_registry.hpp"
 #include "config/client_config.hpp"
 #include "consistency/pending_window.hpp"
@@ -41,9 +43,10 @@ using actors::log_level;
 thread_local cudaError_t thread_last_error = cudaSuccess;
 std::atomic<int> process_sticky{cudaSuccess};
 
-/// The reply handle of one batch request of the client's blocking actor.
+/// The reply handle of one batch request of the client's blocking actor
+/// (sent to the client proxy).
 using batch_handle = decltype(std::declval<caf::blocking_actor&>().request(
-  std::declval<const actors::gpu_server_actor&>(), caf::duration{},
+  std::declval<const caf::actor&>(), caf::duration{},
   std::declval<actors::pb<proto::OpBatch>>()));
 
 /// A batch sent and not yet reconciled.
@@ -120,19 +123,69 @@ void after_fork_in_child() {
   r.events.clear();
 }
 
+/// Requests to the server in flight through the proxy (issue #10: lost
+/// server detection).
+struct client_proxy_state {
+  /// Promise of each forwarded request, by a proxy-local id.
+  std::map<uint64_t, caf::response_promise> pending;
+  uint64_t next_id = 0;
+  /// Set once the server's down message arrived; every request fails then.
+  std::string down_reason;
+  static inline const char* name = "gleam.client_proxy";
+};
+
+using proxy_ptr = caf::stateful_actor<client_proxy_state>*;
+
+/// Forwards `xs...` to `server` and answers the proxy's sender with the
+/// server's Reply, or with an error once the server is down.
+template <class Reply, class... Ts>
+caf::response_promise forward(proxy_ptr self, const actors::gpu_server_actor& server,
+                              std::chrono::milliseconds timeout, Ts&&... xs) {
+  auto rp = self->make_response_promise();
+  auto& st = self->state;
+  if (!st.down_reason.empty()) {
+    rp.deliver(caf::make_error(caf::sec::request_receiver_down, st.down_reason));
+    return rp;
+  }
+  auto id = ++st.next_id;
+  st.pending.emplace(id, rp);
+  auto finish = [self, id](auto x) {
+    auto i = self->state.pending.find(id);
+    if (i == self->state.pending.end())
+      return; // already failed by the down handler
+    i->second.deliver(std::move(x));
+    self->state.pending.erase(i);
+  };
+  self->request(server, caf::duration{timeout}, std::forward<Ts>(xs)...)
+    .then([finish](Reply& x) { finish(std::move(x)); },
+          [finish](caf::error& e) { finish(std::move(e)); });
+  return rp;
+}
+
 /// The in-app actor that opens the session, so the server monitors it and
-/// frees the session when the app goes away.
-caf::behavior client_proxy(caf::event_based_actor* self,
-                           actors::gpu_server_actor server,
+/// frees the session when the app goes away. Op batches go through it too:
+/// it monitors the server and, the moment CAF reports the server's node
+/// down (connection reset, or no heartbeat within
+/// middleman.connection-timeout), fails every request in flight instead of
+/// leaving it to the request timeout.
+caf::behavior client_proxy(proxy_ptr self, actors::gpu_server_actor server,
                            std::chrono::milliseconds timeout) {
+  self->monitor(server);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    st.down_reason = "the GPU server went down: " + caf::to_string(dm.reason);
+    for (auto& entry : st.pending)
+      entry.second.deliver(caf::make_error(caf::sec::request_receiver_down, st.down_reason));
+    st.pending.clear();
+  });
   return {
     [=](actors::open_atom, actors::pb<proto::OpenSession>& req) {
-      auto rp = self->make_response_promise<actors::pb<proto::SessionOpened>>();
-      self->request(server, caf::duration{timeout}, actors::open_atom::value,
-                    std::move(req))
-        .then([rp](actors::pb<proto::SessionOpened>& x) mutable { rp.deliver(std::move(x)); },
-              [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
-      return rp;
+      return forward<actors::pb<proto::SessionOpened>>(self, server, timeout,
+                                                       actors::open_atom::value,
+                                                       std::move(req));
+    },
+    [=](actors::pb<proto::OpBatch>& batch) {
+      return forward<actors::pb<proto::BatchReply>>(self, server, timeout, std::move(batch));
     },
   };
 }
@@ -223,7 +276,7 @@ void open_connection(client& c) {
   c.system_config = std::make_unique<caf::actor_system_config>();
   auto& sc = *c.system_config;
   actors::add_message_types(sc);
-  sc.load<caf::io::middleman>();
+  actors::load_network(sc, c.cfg.tls); // [tls] / GLEAM_TLS*: OpenSSL manager
   sc.set("scheduler.max-threads", 2);
   // Replies are deserialized on the middleman's own thread instead of being
   // handed to a BASP worker first: one thread hop less per round trip
@@ -233,6 +286,10 @@ void open_connection(client& c) {
   if (const char* w = std::getenv("GLEAM_CAF_WORKERS"))
     workers = static_cast<size_t>(std::strtoul(w, nullptr, 10));
   sc.set("middleman.workers", workers);
+  // A server whose host vanished (no TCP reset) is down after 2 s of silence;
+  // gleamd sends heartbeats every 500 ms.
+  sc.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
+  sc.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{2}});
   sc.set("logger.file-verbosity", caf::atom("quiet"));
   sc.set("logger.console-verbosity", caf::atom("quiet"));
   c.system = std::make_unique<caf::actor_system>(sc);
@@ -248,8 +305,8 @@ void open_connection(client& c) {
     port = c.cfg.server_port;
   } else {
     auto where = c.cfg.scheduler_host + ":" + std::to_string(c.cfg.scheduler_port);
-    auto node = c.system->middleman().remote_actor<actors::node_actor>(
-      c.cfg.scheduler_host, c.cfg.scheduler_port);
+    auto node = actors::remote_actor<actors::node_actor>(
+      *c.system, c.cfg.scheduler_host, c.cfg.scheduler_port, c.cfg.tls.enabled);
     if (!node)
       return unreachable(c, where, render(c, node.error()));
     actors::scheduler_actor sched;
@@ -280,7 +337,8 @@ void open_connection(client& c) {
     gpu = placed.gpu_index();
   }
   auto where = host + ":" + std::to_string(port);
-  auto node = c.system->middleman().remote_actor<actors::node_actor>(host, port);
+  auto node = actors::remote_actor<actors::node_actor>(*c.system, host, port,
+                                                       c.cfg.tls.enabled);
   if (!node)
     return unreachable(c, where, render(c, node.error()));
   std::string why;
@@ -296,6 +354,7 @@ void open_connection(client& c) {
   open->set_client_id(std::string{hostname} + ":" + std::to_string(::getpid()));
   open->set_task_signature(c.cfg.task_signature);
   open->set_protocol_version(1);
+  open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
   bool opened = false;
   self->request(c.proxy, timeout, actors::open_atom::value, open)
     .receive(
@@ -410,7 +469,9 @@ void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* s
   std::swap(batch, c.queue);
   batch->set_session(c.opened.session());
   c.queued_bytes = 0;
-  auto handle = (*c.self)->request(c.server, caf::duration{c.cfg.request_timeout},
+  // Through the proxy, which monitors the server: a batch in flight fails
+  // at once when the server goes down, not at the request timeout.
+  auto handle = (*c.self)->request(c.proxy, caf::duration{c.cfg.request_timeout},
                                    std::move(batch));
   c.flights.push_back({*id, std::move(handle), std::move(sink), status, owned_from});
 }

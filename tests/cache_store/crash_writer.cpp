@@ -2,6 +2,8 @@
 // 0..N-1 (argv[2]) and prints each index to stdout once its put returned,
 // then keeps putting chunks N, N+1, ... while another thread SIGKILLs the
 // process after K (argv[3]) more acknowledged puts, in the middle of a write.
+// With K = 0 it puts chunks START (argv[4]), START+1, ... forever and the
+// parent SIGKILLs it at a moment of its choosing.
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -43,8 +45,8 @@ bool put_chunk(cs::chunk_store& store, uint64_t i) {
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s DB_PATH N K\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: %s DB_PATH N K [START]\n", argv[0]);
     return 2;
   }
   cs::rocksdb_store_options opts;
@@ -55,6 +57,14 @@ int main(int argc, char** argv) {
   if (!store) {
     std::fprintf(stderr, "%s\n", cs::render(store.error()).c_str());
     return 1;
+  }
+  if (k == 0) {
+    auto start = argc == 5 ? std::strtoull(argv[4], nullptr, 10) : 0;
+    for (uint64_t i = start;; ++i) {
+      if (!put_chunk(**store, i))
+        return 1;
+      ack(i);
+    }
   }
   for (uint64_t i = 0; i < n; ++i) {
     if (!put_chunk(**store, i))

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
+
+#include <unistd.h>
 #include <map>
 #include <string>
 
@@ -213,4 +216,103 @@ TEST_CASE("the example configs in deploy/examples are valid", "[config]") {
     INFO(name);
     CHECK(cfg);
   }
+}
+
+namespace {
+
+/// A readable file in the temp dir, for TLS paths that must exist.
+std::string readable_file(const std::string& name) {
+  auto path = std::string{"/tmp/gleam_config_test_"} + std::to_string(::getpid()) + "_" + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("-----BEGIN TEST-----\n", f);
+  std::fclose(f);
+  return path;
+}
+
+} // namespace
+
+TEST_CASE("TLS enabled without its files is refused with file, line and key",
+          "[config][tls]") {
+  const std::string base = "[node]\nroles = [\"all\"]\n[cache]\ndir = \"/tmp/c\"\n";
+  SECTION("no certificate at all") {
+    auto cfg = parse_node_config(base + "[tls]\nenabled = true\n", "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::missing_key));
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("n.conf:6")
+                                          && Catch::Contains("tls.certificate")
+                                          && Catch::Contains("anonymous"));
+  }
+  SECTION("a certificate file that does not exist") {
+    auto key = readable_file("key.pem");
+    auto ca = readable_file("ca.pem");
+    auto cfg = parse_node_config(base + "[tls]\nenabled = true\ncertificate = \"/nonexistent/c.pem\"\n"
+                                        "key = \"" + key + "\"\nca-file = \"" + ca + "\"\n",
+                                 "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::file_unreadable));
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("n.conf:7")
+                                          && Catch::Contains("/nonexistent/c.pem"));
+  }
+  SECTION("no CA file") {
+    auto cert = readable_file("cert.pem");
+    auto key = readable_file("key.pem");
+    auto cfg = parse_node_config(base + "[tls]\nenabled = true\ncertificate = \"" + cert
+                                   + "\"\nkey = \"" + key + "\"\n",
+                                 "n.conf");
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("tls.ca-file"));
+  }
+  SECTION("all three files: accepted, with the auth token") {
+    auto cert = readable_file("cert.pem");
+    auto key = readable_file("key.pem");
+    auto ca = readable_file("ca.pem");
+    auto cfg = parse_node_config("[node]\nroles = [\"all\"]\nauth-token = \"s3cret\"\n"
+                                 "[cache]\ndir = \"/tmp/c\"\n[tls]\nenabled = true\n"
+                                 "certificate = \"" + cert + "\"\nkey = \"" + key
+                                   + "\"\nca-file = \"" + ca + "\"\n",
+                                 "n.conf");
+    REQUIRE(cfg);
+    CHECK(cfg->tls.enabled);
+    CHECK(cfg->tls.certificate == cert);
+    CHECK(cfg->tls.ca_file == ca);
+    CHECK(cfg->auth_token == "s3cret");
+  }
+  SECTION("TLS off needs no files") {
+    auto cfg = parse_node_config(base + "[tls]\nenabled = false\n", "n.conf");
+    REQUIRE(cfg);
+    CHECK_FALSE(cfg->tls.enabled);
+    CHECK(cfg->auth_token.empty());
+  }
+}
+
+TEST_CASE("client TLS and token come from the environment, and are validated",
+          "[config][tls]") {
+  SECTION("GLEAM_TLS=on without files names the variables") {
+    fake_env = {{"GLEAM_TLS", "on"}};
+    auto cfg = parse_client_config("", "", fake_getenv);
+    REQUIRE_FALSE(cfg);
+    CHECK(code_of(cfg.error()) == static_cast<uint8_t>(error_code::missing_key));
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("GLEAM_TLS_CERT"));
+  }
+  SECTION("complete TLS and a token") {
+    auto cert = readable_file("ccert.pem");
+    auto key = readable_file("ckey.pem");
+    auto ca = readable_file("cca.pem");
+    fake_env = {{"GLEAM_TLS", "on"}, {"GLEAM_TLS_CERT", cert}, {"GLEAM_TLS_KEY", key},
+                {"GLEAM_TLS_CA", ca}, {"GLEAM_TOKEN", "t0k"}};
+    auto cfg = parse_client_config("", "", fake_getenv);
+    REQUIRE(cfg);
+    CHECK(cfg->tls.enabled);
+    CHECK(cfg->tls.key == key);
+    CHECK(cfg->auth_token == "t0k");
+  }
+  SECTION("the file's [tls] and [client] auth-token") {
+    fake_env.clear();
+    auto cfg = parse_client_config("[client]\nauth-token = \"abc\"\n[tls]\nenabled = true\n",
+                                   "c.conf", fake_getenv);
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(error_text(cfg.error()), Catch::Contains("c.conf") && Catch::Contains("certificate"));
+  }
+  fake_env.clear();
 }

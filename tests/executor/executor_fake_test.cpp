@@ -448,6 +448,64 @@ void install_fake_capture(driver_api& api) {
   };
 }
 
+int& module_loads() {
+  static int n = 0;
+  return n;
+}
+
+int& launches() {
+  static int n = 0;
+  return n;
+}
+
+/// Adds modules with one function "k" of layout (u64 at 0, u32 at 8).
+void install_fake_modules(driver_api& api) {
+  api.cuModuleLoadData = [](CUmodule* m, const void*) {
+    ++module_loads();
+    *m = reinterpret_cast<CUmodule>(uintptr_t{0x7000});
+    return CUDA_SUCCESS;
+  };
+  api.cuModuleUnload = [](CUmodule) { return CUDA_SUCCESS; };
+  api.cuModuleGetFunction = [](CUfunction* f, CUmodule, const char* name) {
+    if (std::strcmp(name, "k") != 0)
+      return CUDA_ERROR_NOT_FOUND;
+    *f = reinterpret_cast<CUfunction>(uintptr_t{0x7100});
+    return CUDA_SUCCESS;
+  };
+  api.cuFuncGetParamInfo = [](CUfunction, size_t i, size_t* offset, size_t* size) {
+    if (i >= 2)
+      return CUDA_ERROR_INVALID_VALUE;
+    *offset = i == 0 ? 0 : 8;
+    *size = i == 0 ? 8 : 4;
+    return CUDA_SUCCESS;
+  };
+  api.cuFuncGetAttribute = [](int*, CUfunction_attribute, CUfunction) {
+    return CUDA_ERROR_INVALID_VALUE;
+  };
+  api.cuLaunchKernelEx = [](const CUlaunchConfig*, CUfunction, void**, void**) {
+    ++launches();
+    return CUDA_SUCCESS;
+  };
+}
+
+/// A 64-bit ELF header whose section table lies past the image's end.
+std::string elf_with_section_table_past_end() {
+  std::string image(64, '\0');
+  image[0] = 0x7f;
+  image[1] = 'E';
+  image[2] = 'L';
+  image[3] = 'F';
+  image[4] = 2; // ELFCLASS64
+  image[5] = 1; // little-endian
+  uint64_t shoff = 4096;
+  uint16_t shentsize = 64;
+  uint16_t shnum = 3;
+  std::memcpy(&image[0x28], &shoff, 8);
+  std::memcpy(&image[0x3a], &shentsize, 2);
+  std::memcpy(&image[0x3c], &shnum, 2);
+  return image;
+}
+
 } // namespace
 
 TEST_CASE("executor over a fake driver: captures, capture rules and host copies",
@@ -578,4 +636,117 @@ TEST_CASE("executor over a fake driver: explicit graphs check their handles",
           == CUDA_SUCCESS);
   CHECK(fake_capture::graphs_alive() == 0);
   CHECK(gpu.exec->find_session(c.session)->nodes.empty());
+}
+
+
+TEST_CASE("executor over a fake driver: every invalid op class gets an error and the "
+          "session keeps serving",
+          "[executor][fake][validation]") {
+  fake_gpu g;
+  install_fake_modules(g.api);
+  fake_client c{*g.exec};
+  auto p = c.alloc(256);
+  int refused = 0;
+  auto expect = [&](int want, const std::function<void(proto::Op&)>& fill, const char* text) {
+    auto r = c.run(fill);
+    INFO(text << ": " << r.error());
+    CHECK(r.status() == want);
+    CHECK_FALSE(r.error().empty());
+    ++refused;
+  };
+  expect(CUDA_ERROR_INVALID_VALUE,
+         [&](proto::Op& op) {
+           auto* m = op.mutable_memset();
+           m->set_dst(p);
+           m->set_element_size(3);
+           m->set_count(4);
+         },
+         "memset element size 3");
+  expect(CUDA_ERROR_INVALID_VALUE,
+         [&](proto::Op& op) {
+           op.mutable_memcpy_dtoh()->set_src(~uint64_t{0} - 4);
+           op.mutable_memcpy_dtoh()->set_size(16);
+         },
+         "ptr + size overflowing 64 bits");
+  expect(CUDA_ERROR_INVALID_VALUE,
+         [&](proto::Op& op) {
+           auto* m = op.mutable_memcpy_2d();
+           m->set_kind(proto::Memcpy2D::DTOD);
+           m->set_src(p);
+           m->set_src_pitch(uint64_t{1} << 40);
+           m->set_dst(p);
+           m->set_dst_pitch(uint64_t{1} << 40);
+           m->set_width(16);
+           m->set_height(uint64_t{1} << 30);
+         },
+         "2D pitch * height overflowing");
+  expect(CUDA_ERROR_INVALID_VALUE,
+         [&](proto::Op& op) {
+           auto* m = op.mutable_memset();
+           m->set_dst(p);
+           m->set_element_size(4);
+           m->set_count(65);
+         },
+         "memset past the allocation");
+  expect(CUDA_ERROR_INVALID_HANDLE,
+         [](proto::Op& op) { op.mutable_event_record()->set_event(77); }, "unknown event");
+  expect(CUDA_ERROR_INVALID_HANDLE,
+         [](proto::Op& op) { op.mutable_stream_destroy()->set_stream(77); }, "unknown stream");
+  expect(CUDA_ERROR_INVALID_HANDLE,
+         [](proto::Op& op) { op.mutable_module_unload()->set_module(77); }, "unknown module");
+  expect(CUDA_ERROR_INVALID_HANDLE,
+         [](proto::Op& op) {
+           op.mutable_launch_kernel()->set_module(77);
+           op.mutable_launch_kernel()->set_function("k");
+         },
+         "launch in an unknown module");
+  expect(CUDA_ERROR_INVALID_VALUE,
+         [&](proto::Op& op) { op.mutable_mem_free()->set_dptr(p + 16); },
+         "free of an interior pointer");
+  auto loads_before = module_loads();
+  expect(CUDA_ERROR_INVALID_IMAGE,
+         [](proto::Op& op) {
+           op.mutable_module_load()->set_module(5);
+           op.mutable_module_load()->set_image(elf_with_section_table_past_end());
+         },
+         "ELF image with headers past its end");
+  CHECK(module_loads() == loads_before); // refused before cuModuleLoadData
+  // A module that loads, then launches with a wrong parameter buffer size.
+  auto loaded = c.run([](proto::Op& op) {
+    op.mutable_module_load()->set_module(6);
+    op.mutable_module_load()->set_image(".version 8.0\n.target sm_90\n");
+    op.mutable_module_load()->add_functions("k");
+  });
+  REQUIRE(loaded.status() == CUDA_SUCCESS);
+  auto launches_before = launches();
+  auto launch = [&](size_t bytes) {
+    return c.run([&](proto::Op& op) {
+      auto* l = op.mutable_launch_kernel();
+      l->set_module(6);
+      l->set_function("k");
+      l->set_grid_x(1);
+      l->set_block_x(1);
+      l->set_params(std::string(bytes, '\0'));
+    });
+  };
+  auto bad = launch(20);
+  CHECK(bad.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(bad.error(), Catch::Contains("ends at 12 bytes"));
+  ++refused;
+  CHECK(launches() == launches_before);
+  expect(CUDA_ERROR_INVALID_HANDLE,
+         [](proto::Op& op) {
+           op.mutable_launch_kernel()->set_module(6);
+           op.mutable_launch_kernel()->set_function("not_there");
+         },
+         "launch of a function the module lacks");
+  // The session still serves: a good launch, a copy round trip, a free.
+  CHECK(launch(12).status() == CUDA_SUCCESS);
+  CHECK(launch(16).status() == CUDA_SUCCESS);
+  CHECK(launches() == launches_before + 2);
+  REQUIRE(c.htod(p, std::string(256, 'z')) == CUDA_SUCCESS);
+  CHECK(c.dtoh(p, 256).data() == std::string(256, 'z'));
+  CHECK(c.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(p); }).status()
+        == CUDA_SUCCESS);
+  std::printf("invalid op classes refused with an error reply: %d\n", refused);
 }

@@ -233,3 +233,115 @@ TEST_CASE("the console shows gamma, the placement queue and a task's explanation
   CHECK_THAT(usage, Catch::Contains("usage: placement explain TASK"));
   CHECK_THAT(console(port, "help"), Catch::Contains("placement explain TASK"));
 }
+
+namespace {
+
+/// Writes a test CA and a node certificate signed by it into `dir` with the
+/// openssl CLI (ca.pem, node.pem, node.key); test-only material. Returns
+/// false when openssl failed.
+bool make_test_certificates(const std::string& dir) {
+  std::string out;
+  auto q = " 2>&1";
+  return gleam::test::run_command("cd " + dir
+                                    + " && openssl req -x509 -newkey rsa:2048 -nodes -days 2"
+                                      " -subj /CN=gleam-test-ca -keyout ca.key -out ca.pem"
+                                    + q,
+                                  out)
+           == 0
+         && gleam::test::run_command("cd " + dir
+                                       + " && openssl req -newkey rsa:2048 -nodes"
+                                         " -subj /CN=127.0.0.1 -keyout node.key -out node.csr"
+                                       + q,
+                                     out)
+              == 0
+         && gleam::test::run_command("cd " + dir
+                                       + " && printf 'subjectAltName=IP:127.0.0.1\\n' > ext.cnf"
+                                         " && openssl x509 -req -in node.csr -CA ca.pem"
+                                         " -CAkey ca.key -CAcreateserial -days 2"
+                                         " -extfile ext.cnf -out node.pem"
+                                       + q,
+                                     out)
+              == 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Polls the log at `path` until it contains `text` or `limit` passes.
+bool log_shows(const std::string& path, const std::string& text, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (read_file(path).find(text) != std::string::npos)
+      return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+} // namespace
+
+// Hidden ([.]): with CAF 0.17.6's OpenSSL module the first reply after a
+// handshake sometimes never arrives (actor-framework issue #1060, fixed after
+// 0.17.6), so the registration can stall for good; about 1 run in 4 on a
+// loaded host. Run it explicitly: gleamd_test "[tls-cluster]".
+TEST_CASE("two TLS nodes register; a plaintext node cannot join a TLS scheduler",
+          "[.][gleamd][cluster][tls][tls-cluster]") {
+  auto dir = temp_dir();
+  REQUIRE(make_test_certificates(dir));
+  auto tls = "[tls]\nenabled = true\ncertificate = \"" + dir + "/node.pem\"\nkey = \"" + dir
+             + "/node.key\"\nca-file = \"" + dir + "/ca.pem\"\n";
+  auto sched_port = free_port();
+  auto gpu_port = free_port();
+  auto plain_port = free_port();
+  // CAF 0.17's OpenSSL transport sometimes holds a small message back for
+  // a second or more; a down-after that tolerates it keeps nodes from flapping.
+  auto timing = "heartbeat-interval = 200ms\ndown-after = 5s\n";
+  write_file(dir + "/sched.conf", "[node]\nid = \"sched-tls\"\nroles = [\"scheduler\"]\nport = "
+                                    + std::to_string(sched_port) + "\n" + timing + tls);
+  write_file(dir + "/gpu.conf", "[node]\nid = \"gpu-tls\"\nroles = [\"gpu_server\"]\nport = "
+                                  + std::to_string(gpu_port) + "\nscheduler = \"127.0.0.1:"
+                                  + std::to_string(sched_port) + "\"\n" + timing + tls);
+  write_file(dir + "/plain.conf", "[node]\nid = \"gpu-plain\"\nroles = [\"gpu_server\"]\nport = "
+                                    + std::to_string(plain_port) + "\nscheduler = \"127.0.0.1:"
+                                    + std::to_string(sched_port) + "\"\n" + timing);
+  node_process sched{dir + "/sched.conf", dir + "/sched.log"};
+  node_process gpu{dir + "/gpu.conf", dir + "/gpu.log"};
+  node_process plain{dir + "/plain.conf", dir + "/plain.log"};
+  CHECK(log_shows(dir + "/sched.log", "with TLS", 10s));
+  INFO("gpu.log:\n" << read_file(dir + "/gpu.log"));
+  CHECK(log_shows(dir + "/gpu.log", "registered with scheduler 127.0.0.1:" + std::to_string(sched_port), 15s));
+  // The plaintext node's handshake fails; it keeps retrying and never registers.
+  CHECK(log_shows(dir + "/plain.log", "scheduler 127.0.0.1:" + std::to_string(sched_port), 15s));
+  std::this_thread::sleep_for(1s);
+  INFO("plain.log:\n" << read_file(dir + "/plain.log"));
+  CHECK(read_file(dir + "/plain.log").find("registered with scheduler") == std::string::npos);
+  // The console joins the TLS cluster with the client variables, and only so.
+  auto env = "GLEAM_TLS=on GLEAM_TLS_CERT=" + dir + "/node.pem GLEAM_TLS_KEY=" + dir
+             + "/node.key GLEAM_TLS_CA=" + dir + "/ca.pem ";
+  auto console_cmd = gleam::test::build_path("bin/gleam-console") + " --scheduler 127.0.0.1:"
+                     + std::to_string(sched_port) + " -c nodes 2>&1";
+  std::string table;
+  gleam::test::run_command(env + console_cmd, table);
+  INFO("TLS console:\n" << table);
+  CHECK(has_word(row(table, "sched-tls"), "up"));
+  CHECK(has_word(row(table, "gpu-tls"), "up"));
+  CHECK(row(table, "gpu-plain").empty());
+  std::string plain_console;
+  CHECK(gleam::test::run_command(console_cmd, plain_console) != 0);
+  INFO("plaintext console:\n" << plain_console);
+  CHECK_THAT(plain_console, Catch::Contains("cannot reach"));
+}
+
+TEST_CASE("gleamd refuses TLS without certificates with exit status 2", "[gleamd][cluster][tls]") {
+  auto dir = temp_dir();
+  write_file(dir + "/tls.conf", "[node]\nroles = [\"scheduler\"]\n[tls]\nenabled = true\n");
+  std::string out;
+  int rc = gleam::test::run_command(gleam::test::build_path("bin/gleamd") + " --config-file="
+                                      + dir + "/tls.conf 2>&1",
+                                    out);
+  CHECK(rc == 2);
+  CHECK_THAT(out, Catch::Contains(dir + "/tls.conf:4") && Catch::Contains("tls.certificate")
+                    && Catch::Contains("anonymous"));
+}

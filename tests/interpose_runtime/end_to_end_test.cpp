@@ -288,3 +288,249 @@ TEST_CASE("GLEAM_CHECK_NO_DRIVER accepts Gleam's libcuda.so.1 and no other",
   CHECK(run("LD_PRELOAD=" + dir + "/libcuda.so.1") == 97);
   CHECK(read_file(dir + "/err.txt").find("the real CUDA driver was loaded") != std::string::npos);
 }
+
+// --- security and reliability (issue #10) ------------------------------------
+
+namespace {
+
+/// Starts `argv` with stdout and stderr into `log`; returns its pid.
+pid_t spawn_logged(const std::vector<std::string>& args, const std::string& log,
+                   const std::string& env_name = "", const std::string& env_value = "") {
+  auto pid = ::fork();
+  if (pid == 0) {
+    std::freopen(log.c_str(), "w", stdout);
+    ::dup2(STDOUT_FILENO, STDERR_FILENO);
+    if (!env_name.empty())
+      ::setenv(env_name.c_str(), env_value.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// Waits up to `limit` for `pid`; its wait status, or -1 when still running.
+int wait_for(pid_t pid, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  do {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  } while (std::chrono::steady_clock::now() < deadline);
+  return -1;
+}
+
+} // namespace
+
+TEST_CASE("a server killed with -9 during a call: the client gets a CUDA error within 2 s "
+          "and exits",
+          "[interpose_runtime][reliability]") {
+  using namespace std::chrono;
+  auto dir = temp_dir();
+  auto port = free_port();
+  auto server = spawn_logged({build_path("tests/interpose_runtime_fake_server"),
+                              std::to_string(port)},
+                             dir + "/server.log");
+  for (int i = 0; i < 200 && !port_open(port); ++i)
+    std::this_thread::sleep_for(milliseconds{25});
+  REQUIRE(port_open(port));
+  auto client = spawn_logged({build_path("tests/interpose_runtime_lost_server_probe"),
+                              build_path("lib/libcudart.so.13")},
+                             dir + "/client.log", "GLEAM_SERVER",
+                             "127.0.0.1:" + std::to_string(port));
+  for (int i = 0; i < 400 && read_file(dir + "/client.log").find("ready") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(milliseconds{25});
+  INFO("client:\n" << read_file(dir + "/client.log") << "\nserver:\n"
+                   << read_file(dir + "/server.log"));
+  REQUIRE(read_file(dir + "/client.log").find("ready first=cudaSuccess") != std::string::npos);
+  // Let the unanswered cudaMalloc reach the server, then kill it.
+  std::this_thread::sleep_for(milliseconds{300});
+  ::kill(server, SIGKILL);
+  auto killed_at = steady_clock::now();
+  ::waitpid(server, nullptr, 0);
+  auto answered = [&] { return read_file(dir + "/client.log").find("error=") != std::string::npos; };
+  while (!answered() && steady_clock::now() - killed_at < seconds{10})
+    std::this_thread::sleep_for(milliseconds{5});
+  auto after = duration_cast<milliseconds>(steady_clock::now() - killed_at);
+  auto status = wait_for(client, seconds{10});
+  if (status == -1) {
+    ::kill(client, SIGKILL);
+    ::waitpid(client, nullptr, 0);
+  }
+  auto out = read_file(dir + "/client.log");
+  INFO("client:\n" << out << "\nerror " << after.count() << " ms after the kill");
+  REQUIRE(answered());
+  CHECK(out.find("error=cudaErrorDevicesUnavailable") != std::string::npos);
+  CHECK(out.find("lost the Gleam session") != std::string::npos);
+  // The requirement of issue #10: an error within 2 s, not the request timeout.
+  CHECK(after < milliseconds{2000});
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::printf("client error %lld ms after kill -9 of its server\n",
+              static_cast<long long>(after.count()));
+}
+
+TEST_CASE("a server with an auth token refuses sessions without it, with a clear error",
+          "[gpu][interpose_runtime][auth]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  gleamd_process node{dir,
+                      "[node]\nid = \"t\"\nroles = [\"all\"]\nport = " + std::to_string(port)
+                        + "\nadvertise = \"127.0.0.1\"\nauth-token = \"s3cret\"\n\n"
+                          "[cache]\ndir = \"" + dir + "/cache\"\n",
+                      port};
+  REQUIRE(node.listening());
+  auto server = "GLEAM_SERVER=127.0.0.1:" + std::to_string(port);
+  for (std::string token : {"", "wrong"}) {
+    std::string out;
+    auto rc = run_command(probe_command(server + (token.empty() ? "" : " GLEAM_TOKEN=" + token),
+                                        dir + "/err.txt"),
+                          out);
+    auto err = read_file(dir + "/err.txt");
+    INFO("token '" << token << "'\nstdout: " << out << "\nstderr: " << err);
+    CHECK(rc == 0);
+    CHECK(out.rfind("count=0 error=cudaErrorNoDevice", 0) == 0);
+    CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
+    CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
+  }
+  std::string out;
+  auto rc = run_command(probe_command(server + " GLEAM_TOKEN=s3cret", dir + "/err.txt"), out);
+  INFO("stdout: " << out << "\nstderr: " << read_file(dir + "/err.txt"));
+  CHECK(rc == 0);
+  CHECK(out.rfind("count=", 0) == 0);
+  CHECK(out.rfind("count=0", 0) != 0);
+  CHECK(out.find("error=cudaSuccess") != std::string::npos);
+}
+
+TEST_CASE("the client presents GLEAM_TOKEN and prints the server's refusal",
+          "[interpose_runtime][auth]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  auto server = spawn_logged({build_path("tests/interpose_runtime_fake_server"),
+                              std::to_string(port), "s3cret"},
+                             dir + "/server.log");
+  for (int i = 0; i < 200 && !port_open(port); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{25});
+  REQUIRE(port_open(port));
+  auto env = "GLEAM_SERVER=127.0.0.1:" + std::to_string(port);
+  for (std::string token : {"", "wrong"}) {
+    std::string out;
+    auto rc = run_command(probe_command(env + (token.empty() ? "" : " GLEAM_TOKEN=" + token),
+                                        dir + "/err.txt"),
+                          out);
+    auto err = read_file(dir + "/err.txt");
+    INFO("token '" << token << "'\nstdout: " << out << "\nstderr: " << err);
+    CHECK(rc == 0);
+    CHECK(out == "count=0 error=cudaErrorNoDevice again=cudaErrorNoDevice "
+                 "last=cudaErrorNoDevice\n");
+    CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
+    CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
+  }
+  std::string out;
+  auto rc = run_command(probe_command(env + " GLEAM_TOKEN=s3cret", dir + "/err.txt"), out);
+  INFO("stdout: " << out << "\nstderr: " << read_file(dir + "/err.txt"));
+  CHECK(rc == 0);
+  CHECK(out.rfind("count=1 error=cudaSuccess", 0) == 0);
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+}
+
+TEST_CASE("a TLS client reaches a TLS server; a plaintext client does not",
+          "[interpose_runtime][tls]") {
+  auto dir = temp_dir();
+  std::string out;
+  // Test-only certificates: a CA and one certificate it signed.
+  REQUIRE(run_command("cd " + dir
+                        + " && openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "
+                          "/CN=gleam-test-ca -keyout ca.key -out ca.pem 2>&1"
+                          " && openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1"
+                          " -keyout node.key -out node.csr 2>&1"
+                          " && openssl x509 -req -in node.csr -CA ca.pem -CAkey ca.key"
+                          " -CAcreateserial -days 2 -out node.pem 2>&1",
+                      out)
+          == 0);
+  auto port = free_port();
+  auto certs = "GLEAM_TLS_CERT=" + dir + "/node.pem GLEAM_TLS_KEY=" + dir
+               + "/node.key GLEAM_TLS_CA=" + dir + "/ca.pem";
+  auto server = ::fork();
+  if (server == 0) {
+    ::setenv("GLEAM_TLS_CERT", (dir + "/node.pem").c_str(), 1);
+    ::setenv("GLEAM_TLS_KEY", (dir + "/node.key").c_str(), 1);
+    ::setenv("GLEAM_TLS_CA", (dir + "/ca.pem").c_str(), 1);
+    std::freopen((dir + "/server.log").c_str(), "w", stdout);
+    auto bin = build_path("tests/interpose_runtime_fake_server");
+    auto p = std::to_string(port);
+    ::execl(bin.c_str(), bin.c_str(), p.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 200 && !port_open(port); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{25});
+  REQUIRE(port_open(port));
+  auto env = "GLEAM_SERVER=127.0.0.1:" + std::to_string(port);
+  std::string plain;
+  CHECK(run_command(probe_command(env, dir + "/err.txt"), plain) == 0);
+  INFO("plaintext client: " << plain << read_file(dir + "/err.txt"));
+  CHECK(plain.rfind("count=0 error=cudaErrorNoDevice", 0) == 0);
+  std::string secure;
+  CHECK(run_command(probe_command(env + " GLEAM_TLS=on " + certs, dir + "/err.txt"), secure)
+        == 0);
+  INFO("TLS client: " << secure << read_file(dir + "/err.txt"));
+  CHECK(secure.rfind("count=1 error=cudaSuccess", 0) == 0);
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+}
+
+TEST_CASE("gleamd killed with -9 during a client run: the client gets a CUDA error within "
+          "2 s and exits",
+          "[gpu][interpose_runtime][reliability]") {
+  using namespace std::chrono;
+  auto dir = temp_dir();
+  auto port = free_port();
+  auto conf = dir + "/node.conf";
+  std::ofstream{conf} << "[node]\nid = \"t\"\nroles = [\"all\"]\nport = " << port
+                      << "\nadvertise = \"127.0.0.1\"\n[cache]\ndir = \"" << dir << "/cache\"\n";
+  auto server = spawn_logged({build_path("bin/gleamd"), "--config-file=" + conf},
+                             dir + "/gleamd.log");
+  for (int i = 0; i < 300 && !port_open(port); ++i)
+    std::this_thread::sleep_for(milliseconds{50});
+  REQUIRE(port_open(port));
+  auto client = spawn_logged({build_path("tests/interpose_runtime_lost_server_probe"),
+                              build_path("lib/libcudart.so.13"), "loop"},
+                             dir + "/client.log", "GLEAM_SERVER",
+                             "127.0.0.1:" + std::to_string(port));
+  for (int i = 0; i < 600 && read_file(dir + "/client.log").find("ready") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(milliseconds{25});
+  INFO("client:\n" << read_file(dir + "/client.log") << "\ngleamd:\n"
+                   << read_file(dir + "/gleamd.log"));
+  REQUIRE(read_file(dir + "/client.log").find("ready first=cudaSuccess") != std::string::npos);
+  std::this_thread::sleep_for(milliseconds{500}); // mid-run: allocations in flight
+  ::kill(server, SIGKILL);
+  auto killed_at = steady_clock::now();
+  ::waitpid(server, nullptr, 0);
+  auto answered = [&] { return read_file(dir + "/client.log").find("error=") != std::string::npos; };
+  while (!answered() && steady_clock::now() - killed_at < seconds{10})
+    std::this_thread::sleep_for(milliseconds{5});
+  auto after = duration_cast<milliseconds>(steady_clock::now() - killed_at);
+  auto status = wait_for(client, seconds{10});
+  if (status == -1) {
+    ::kill(client, SIGKILL);
+    ::waitpid(client, nullptr, 0);
+  }
+  auto out = read_file(dir + "/client.log");
+  INFO("client:\n" << out << "\nerror " << after.count() << " ms after the kill");
+  REQUIRE(answered());
+  CHECK(out.find("error=cudaSuccess") == std::string::npos);
+  CHECK(after < milliseconds{2000});
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::printf("client error %lld ms after kill -9 of gleamd\n",
+              static_cast<long long>(after.count()));
+}

@@ -7,6 +7,7 @@
 #include <caf/io/all.hpp>
 #include <fmt/format.h>
 
+#include "actors/network.hpp"
 #include "config/error.hpp"
 
 namespace gleam::tools {
@@ -47,12 +48,12 @@ const char* help_text =
 
 } // namespace
 
-console::console(caf::actor_system& sys, std::string host, uint16_t port)
-  : sys_(sys), host_(std::move(host)), port_(port), self_(sys) {
+console::console(caf::actor_system& sys, std::string host, uint16_t port, bool tls)
+  : sys_(sys), host_(std::move(host)), port_(port), tls_(tls), self_(sys) {
 }
 
 caf::error console::connect() {
-  auto node = sys_.middleman().remote_actor<actors::node_actor>(host_, port_);
+  auto node = actors::remote_actor<actors::node_actor>(sys_, host_, port_, tls_);
   if (!node)
     return config::make_error(config::error_code::bad_value,
                               "cannot reach a gleam node at " + host_ + ":"
@@ -171,7 +172,8 @@ bool console::sessions(std::ostream& out) {
   for (const auto& n : v->nodes()) {
     if (!n.up() || n.gpus_size() == 0)
       continue;
-    auto node = sys_.middleman().remote_actor<actors::node_actor>(n.data_host(), n.data_port());
+    auto node = actors::remote_actor<actors::node_actor>(sys_, n.data_host(), n.data_port(),
+                                                         tls_);
     if (!node) {
       out << fmt::format("{:<20} unreachable at {}:{}: {}\n", n.node_id(), n.data_host(),
                          n.data_port(), sys_.render(node.error()));

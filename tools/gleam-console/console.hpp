@@ -17,7 +17,9 @@ namespace gleam::tools {
 /// timeout). Not thread-safe.
 class console {
 public:
-  console(caf::actor_system& sys, std::string host, uint16_t port);
+  /// `tls`: connect through the OpenSSL manager (the system must have been
+  /// configured with actors::load_network and TLS on).
+  console(caf::actor_system& sys, std::string host, uint16_t port, bool tls = false);
 
   /// Connects to the scheduler node; an error says what to check.
   [[nodiscard]] caf::error connect();
@@ -42,6 +44,7 @@ private:
   caf::actor_system& sys_;
   std::string host_;
   uint16_t port_;
+  bool tls_;
   caf::scoped_actor self_;
   actors::scheduler_actor scheduler_;
 };

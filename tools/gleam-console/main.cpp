@@ -5,13 +5,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/network.hpp"
 #include "actors/type_registry.hpp"
+#include "config/client_config.hpp"
 #include "config/config_file.hpp"
 #include "config/error.hpp"
 #include "tools/common/shutdown.hpp"
@@ -25,7 +28,8 @@ const char* usage =
   "usage: gleam-console [--scheduler HOST:PORT] [-c COMMAND]\n"
   "  Joins the Gleam cluster whose scheduler listens at HOST:PORT (default\n"
   "  127.0.0.1:4750) and runs COMMAND, or reads commands from stdin.\n"
-  "  Type 'help' for the commands.\n";
+  "  Type 'help' for the commands. A TLS cluster: set GLEAM_TLS=on and\n"
+  "  GLEAM_TLS_CERT, GLEAM_TLS_KEY, GLEAM_TLS_CA as for clients.\n";
 
 } // namespace
 
@@ -54,9 +58,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gleam-console: %s\n", config::describe(ep.error()).c_str());
     return 2;
   }
+  // TLS settings from the client variables (GLEAM_TLS*), validated alike.
+  auto client = config::parse_client_config(
+    "", "", [](const char* name) -> const char* { return std::getenv(name); });
+  if (!client) {
+    std::fprintf(stderr, "gleam-console: %s\n", config::describe(client.error()).c_str());
+    return 2;
+  }
   caf::actor_system_config sys_cfg;
   actors::add_message_types(sys_cfg);
-  sys_cfg.load<caf::io::middleman>();
+  actors::load_network(sys_cfg, client->tls);
   sys_cfg.set("scheduler.max-threads", size_t{1});
   sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
   sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
@@ -64,7 +75,7 @@ int main(int argc, char** argv) {
   {
     caf::actor_system sys{sys_cfg};
     {
-      tools::console console{sys, ep->first, ep->second};
+      tools::console console{sys, ep->first, ep->second, client->tls.enabled};
       if (auto err = console.connect()) {
         std::fprintf(stderr, "gleam-console: %s\n", config::describe(err).c_str());
         rc = 1;

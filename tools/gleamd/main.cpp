@@ -17,6 +17,7 @@
 #include "actors/cache_shard.hpp"
 #include "actors/gpu_server.hpp"
 #include "actors/log.hpp"
+#include "actors/network.hpp"
 #include "actors/node.hpp"
 #include "actors/scheduler.hpp"
 #include "actors/type_registry.hpp"
@@ -70,7 +71,10 @@ int main(int argc, char** argv) {
 
   caf::actor_system_config sys_cfg;
   actors::add_message_types(sys_cfg);
-  sys_cfg.load<caf::io::middleman>();
+  actors::load_network(sys_cfg, cfg->tls);
+  // Clients take a silent connection for a lost server after 2 s
+  // (interpose/runtime.cpp); BASP heartbeats keep an idle one alive.
+  sys_cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
   sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->threads));
   // Incoming messages are deserialized on the middleman's thread, not handed
   // to a BASP worker: one thread hop less per client round trip (halves the
@@ -139,7 +143,8 @@ int main(int argc, char** argv) {
       roles.board->set_cache_summary([cache] { return cache->summary(); });
     auto node = actors::spawn_node(sys, *cfg, roles);
     const char* bind = cfg->bind_host.empty() ? nullptr : cfg->bind_host.c_str();
-    auto port = sys.middleman().publish(node, cfg->port, bind, true);
+    auto port = actors::publish(sys, node, cfg->port, bind,
+                                cfg->tls.enabled);
     if (!port) {
       log(log_level::error, "cannot listen on {}:{}: {} (is another gleamd running? change "
                             "'node.port' in {})",
@@ -147,7 +152,8 @@ int main(int argc, char** argv) {
           sys.render(port.error()), cfg->source);
       exit_code = 1;
     } else {
-      log(log_level::info, "node '{}' up on port {} (roles:{}{}{})", cfg->node_id, *port,
+      log(log_level::info, "node '{}' up on port {}{} (roles:{}{}{})", cfg->node_id, *port,
+          cfg->tls.enabled ? " with TLS" : "",
           cfg->scheduler ? " scheduler" : "", cfg->gpu_server ? " gpu_server" : "",
           cfg->cache_shard ? " cache_shard" : "");
       int sig = signals.wait();
@@ -156,7 +162,8 @@ int main(int argc, char** argv) {
     // Armed here, destroyed only after ~actor_system (declared outside).
     watchdog.emplace(std::chrono::milliseconds{1900});
     if (port)
-      static_cast<void>(sys.middleman().unpublish(node, *port)); // closes the listener early
+      actors::unpublish(sys, node.address(), *port,
+                        cfg->tls.enabled); // closes the listener early
     caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
     for (auto& g : gpus.servers)
       caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
