@@ -187,6 +187,11 @@ caf::behavior client_proxy(proxy_ptr self, actors::gpu_server_actor server,
     [=](actors::pb<proto::OpBatch>& batch) {
       return forward<actors::pb<proto::BatchReply>>(self, server, timeout, std::move(batch));
     },
+    // The close takes the batches' path, so it never overtakes the last
+    // batch sent at exit.
+    [=](actors::close_atom, uint64_t session) {
+      return forward<bool>(self, server, timeout, actors::close_atom::value, session);
+    },
   };
 }
 
@@ -195,9 +200,9 @@ std::string render(client& c, const caf::error& e) {
 }
 
 void teardown(client* c) {
-  if (c->state == cudaSuccess && c->self && c->server) {
+  if (c->state == cudaSuccess && c->self && c->proxy) {
     (*c->self)
-      ->request(c->server, caf::duration{std::chrono::seconds{1}},
+      ->request(c->proxy, caf::duration{std::chrono::seconds{1}},
                 actors::close_atom::value, c->opened.session())
       .receive([](bool) {}, [](caf::error&) {});
   }
