@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "config/error.hpp"
@@ -316,7 +317,11 @@ caf::expected<std::chrono::microseconds> parse_duration(const std::string& text)
   else
     return make_error(error_code::bad_value, "bad duration '" + text
                                                + "': unit must be us, ms, s or min");
-  return std::chrono::microseconds(static_cast<int64_t>(std::llround(value * us_per_unit)));
+  auto us = value * us_per_unit;
+  // A duration the clock cannot hold (about 292,000 years).
+  if (!(us < 9.2e18))
+    return make_error(error_code::bad_value, "bad duration '" + text + "': too long");
+  return std::chrono::microseconds(static_cast<int64_t>(std::llround(us)));
 }
 
 caf::expected<uint64_t> parse_bytes(const std::string& text) {
@@ -326,7 +331,16 @@ caf::expected<uint64_t> parse_bytes(const std::string& text) {
   if (pos == 0)
     return make_error(error_code::bad_value,
                       "bad size '" + text + "': use e.g. 4096, 512MiB, 2GiB");
-  uint64_t value = std::stoull(text.substr(0, pos));
+  auto too_large = [&] {
+    return make_error(error_code::bad_value,
+                      "bad size '" + text + "': larger than 2^64 bytes");
+  };
+  uint64_t value = 0;
+  try {
+    value = std::stoull(text.substr(0, pos));
+  } catch (const std::out_of_range&) {
+    return too_large();
+  }
   std::string unit = text.substr(pos);
   uint64_t mult = 0;
   if (unit.empty() || unit == "B")
@@ -348,6 +362,8 @@ caf::expected<uint64_t> parse_bytes(const std::string& text) {
   else
     return make_error(error_code::bad_value, "bad size '" + text
                                                + "': unit must be B, KiB, MiB, GiB, TiB, KB, MB or GB");
+  if (value > std::numeric_limits<uint64_t>::max() / mult)
+    return too_large();
   return value * mult;
 }
 

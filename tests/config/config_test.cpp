@@ -316,3 +316,28 @@ TEST_CASE("client TLS and token come from the environment, and are validated",
   }
   fake_env.clear();
 }
+
+TEST_CASE("sizes and durations too large for their type are refused, not fatal",
+          "[config]") {
+  // Found by fuzz_node_config: stoull threw out of the parser.
+  auto huge = parse_node_config("[node]\nid = \"n\"\nroles = [\"all\"]\n[cache]\ndir = \"/tmp/c\"\n"
+                                "disk-capacity = 166666666666666666666666666GiB\n",
+                                "big.conf");
+  REQUIRE_FALSE(huge);
+  CHECK_THAT(describe(huge.error()), Catch::Contains("larger than 2^64 bytes"));
+  auto overflow = parse_node_config("[node]\nid = \"n\"\nroles = [\"all\"]\n[cache]\n"
+                                    "dir = \"/tmp/c\"\ndisk-capacity = 17179869184GiB\n",
+                                    "big.conf");
+  REQUIRE_FALSE(overflow);
+  CHECK_THAT(describe(overflow.error()), Catch::Contains("larger than 2^64 bytes"));
+  auto ok = parse_node_config("[node]\nid = \"n\"\nroles = [\"all\"]\n[cache]\ndir = \"/tmp/c\"\n"
+                              "disk-capacity = 16GiB\n",
+                              "ok.conf");
+  REQUIRE(ok);
+  CHECK(ok->cache_disk_bytes == (uint64_t{16} << 30));
+  auto long_beat = parse_node_config("[node]\nid = \"n\"\nroles = [\"scheduler\"]\n"
+                                     "heartbeat-interval = 99999999999999999999min\n",
+                                     "t.conf");
+  REQUIRE_FALSE(long_beat);
+  CHECK_THAT(describe(long_beat.error()), Catch::Contains("too long"));
+}
