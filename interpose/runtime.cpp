@@ -22,6 +22,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/error.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/log.hpp"
 #include "actors/network.hpp"
@@ -361,13 +362,25 @@ void open_connection(client& c) {
   open->set_protocol_version(1);
   open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
   bool opened = false;
+  bool refused = false;
   self->request(c.proxy, timeout, actors::open_atom::value, open)
     .receive(
       [&](actors::pb<proto::SessionOpened>& r) {
         c.opened = std::move(r.value);
         opened = true;
       },
-      [&](caf::error& e) { why = render(c, e); });
+      [&](caf::error& e) {
+        refused = e.category() == caf::atom("gleam_act")
+                  && e.code() == static_cast<uint8_t>(actors::error_code::unauthorized);
+        why = render(c, e);
+      });
+  if (refused) {
+    // The server is there and said no: starting a gleamd would not help.
+    std::fprintf(stderr, "gleam: the Gleam server at %s refused the session: %s\n",
+                 where.c_str(), why.c_str());
+    c.state = cudaErrorNoDevice;
+    return;
+  }
   if (!opened)
     return unreachable(c, where, "opening a session failed: " + why);
   if (c.opened.devices_size() == 0)

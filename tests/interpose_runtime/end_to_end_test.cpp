@@ -398,6 +398,8 @@ TEST_CASE("a server with an auth token refuses sessions without it, with a clear
     CHECK(out.rfind("count=0 error=cudaErrorNoDevice", 0) == 0);
     CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
     CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
+    CHECK(err.find("refused the session") != std::string::npos);
+    CHECK(err.find("start gleamd") == std::string::npos);
   }
   std::string out;
   auto rc = run_command(probe_command(server + " GLEAM_TOKEN=s3cret", dir + "/err.txt"), out);
@@ -431,6 +433,8 @@ TEST_CASE("the client presents GLEAM_TOKEN and prints the server's refusal",
                  "last=cudaErrorNoDevice\n");
     CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
     CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
+    CHECK(err.find("refused the session") != std::string::npos);
+    CHECK(err.find("start gleamd") == std::string::npos);
   }
   std::string out;
   auto rc = run_command(probe_command(env + " GLEAM_TOKEN=s3cret", dir + "/err.txt"), out);
