@@ -1,5 +1,7 @@
 #pragma once
 
+#include "executor/blas_shapes.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -94,9 +96,10 @@ cublasStatus_t guarded(F&& f) noexcept {
 const char* status_name(cublasStatus_t s) noexcept;
 const char* status_string(cublasStatus_t s) noexcept;
 
-/// Bytes of one element of `t`; 0 for types whose elements are not whole
-/// bytes or that this code does not know.
-size_t element_size(cudaDataType t) noexcept;
+/// Bytes of one element of a cudaDataType; 0 for types whose elements are
+/// not whole bytes or that are unknown. The same arithmetic the server's
+/// argument checks use (executor/blas_shapes.hpp, compiled into the client).
+using executor::blas_shapes::element_size;
 
 /// True for the complex data types (CUDA_C_*).
 bool is_complex(cudaDataType t) noexcept;
