@@ -14,11 +14,15 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
 using namespace std::chrono_literals;
 
 namespace {
+
+using gleam::test::lines_of;
+using gleam::test::read_file;
 
 uint16_t free_port() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -262,11 +266,6 @@ bool make_test_certificates(const std::string& dir) {
                                        + q,
                                      out)
               == 0;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 /// Polls the log at `path` until it contains `text` or `limit` passes.

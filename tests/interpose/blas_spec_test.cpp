@@ -3,6 +3,7 @@
 // names with the vendor's symbol version; the generated lists follow the
 // specs; unsupported functions fail with CUBLAS_STATUS_NOT_SUPPORTED; the
 // calls answered locally give the vendor's answers without a server.
+#include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
 #include <catch2/catch.hpp>
@@ -20,28 +21,15 @@
 
 namespace {
 
+using gleam::test::lines_of;
+using gleam::test::read_file;
+
 struct entry {
   std::string name;
   std::vector<std::string> classes;
   std::string reason;
   std::string call;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in{text};
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#')
-      out.push_back(line);
-  return out;
-}
 
 std::string trim(const std::string& s) {
   auto first = s.find_first_not_of(" \t");

@@ -1,6 +1,7 @@
 // Tests of Gleam's driver-level surface libcuda.so.1 (interpose/driver/,
 // interpose/spec/cuda.spec) and of cudaGetDriverEntryPoint* in our
 // libcudart.so.13, which hand out its functions. No GPU, no server.
+#include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,25 +23,12 @@
 
 namespace {
 
+using gleam::test::lines_of;
+using gleam::test::read_file;
+
 using gleam::test::build_path;
 using gleam::test::run_command;
 using gleam::test::source_path;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in{text};
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#')
-      out.push_back(line);
-  return out;
-}
 
 /// name -> classes of each cuda.spec entry.
 std::map<std::string, std::vector<std::string>> read_spec() {

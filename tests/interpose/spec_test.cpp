@@ -1,3 +1,4 @@
+#include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,28 +14,15 @@
 
 namespace {
 
+using gleam::test::lines_of;
+using gleam::test::read_file;
+
 /// The parts of one cudart.spec entry that these tests look at.
 struct spec_entry {
   std::string name;
   std::vector<std::string> classes;
   std::string reason;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in{text};
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#')
-      out.push_back(line);
-  return out;
-}
 
 std::string trim(const std::string& s) {
   auto first = s.find_first_not_of(" \t");

@@ -19,9 +19,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
 namespace {
+
+using gleam::test::lines_of;
+using gleam::test::read_file;
 
 using gleam::test::build_path;
 using gleam::test::run_command;
@@ -49,13 +53,6 @@ bool port_open(int port) {
   bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   ::close(fd);
   return ok;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string temp_dir() {
