@@ -14,7 +14,9 @@
 #include <deque>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -44,11 +46,22 @@ using actors::log_level;
 thread_local cudaError_t thread_last_error = cudaSuccess;
 std::atomic<int> process_sticky{cudaSuccess};
 
-/// The reply handle of one batch request of the client's blocking actor
-/// (sent to the client proxy).
+/// The reply handle of one batch request of the client's blocking actor.
 using batch_handle = decltype(std::declval<caf::blocking_actor&>().request(
   std::declval<const caf::actor&>(), caf::duration{},
   std::declval<actors::pb<proto::OpBatch>>()));
+
+/// Whether the server's node went down, as the client proxy saw it; read
+/// by the waits for batch replies.
+struct server_watch {
+  std::atomic<bool> down{false};
+  std::mutex mutex;
+  std::string reason;
+};
+
+/// How often a wait for a batch reply looks at the server_watch: the bound
+/// on how late a lost server is noticed beyond CAF's down message.
+constexpr std::chrono::milliseconds watch_slice{20};
 
 /// A batch sent and not yet reconciled.
 struct flight {
@@ -64,7 +77,8 @@ struct flight {
 };
 
 /// Bounds of the submission queue: a batch leaves when it holds this many
-/// ops or bytes of payload, or when its oldest op waited flush_delay.
+/// ops or bytes of payload, when its oldest op waited flush_delay, or at
+/// once when its first op comes after flush_delay without a batch sent.
 constexpr int max_batch_ops = 256;
 constexpr size_t max_batch_bytes = size_t{16} << 20;
 constexpr auto default_flush_delay = std::chrono::microseconds{200};
@@ -82,7 +96,11 @@ struct client {
   std::unique_ptr<caf::actor_system> system;
   std::unique_ptr<caf::scoped_actor> self;
   actors::gpu_server_actor server;
+  /// The untyped handle of `server`, for the batch requests.
+  caf::actor server_untyped;
+  /// The in-app actor that opened the session and watches the server (client_proxy).
   caf::actor proxy;
+  std::shared_ptr<server_watch> watch = std::make_shared<server_watch>();
   proto::SessionOpened opened;
   uint64_t next_seq = 1;
   cudaError_t state = cudaSuccess;
@@ -94,6 +112,8 @@ struct client {
   actors::pb<proto::OpBatch> queue;
   size_t queued_bytes = 0;
   std::chrono::steady_clock::time_point first_queued;
+  /// When the last batch left.
+  std::chrono::steady_clock::time_point last_sent;
   /// How long a queued op may wait for company (GLEAM_FLUSH_US).
   std::chrono::microseconds flush_delay = default_flush_delay;
   /// Sent batches, oldest first (the window's order).
@@ -124,74 +144,55 @@ void after_fork_in_child() {
   r.events.clear();
 }
 
-/// Requests to the server in flight through the proxy (issue #10: lost
-/// server detection).
+/// The client proxy's state: the open request it forwards.
 struct client_proxy_state {
-  /// Promise of each forwarded request, by a proxy-local id.
-  std::map<uint64_t, caf::response_promise> pending;
-  uint64_t next_id = 0;
-  /// Set once the server's down message arrived; every request fails then.
-  std::string down_reason;
+  std::optional<caf::response_promise> opening;
   static inline const char* name = "gleam.client_proxy";
 };
 
-using proxy_ptr = caf::stateful_actor<client_proxy_state>*;
-
-/// Forwards `xs...` to `server` and answers the proxy's sender with the
-/// server's Reply, or with an error once the server is down.
-template <class Reply, class... Ts>
-caf::response_promise forward(proxy_ptr self, const actors::gpu_server_actor& server,
-                              std::chrono::milliseconds timeout, Ts&&... xs) {
-  auto rp = self->make_response_promise();
-  auto& st = self->state;
-  if (!st.down_reason.empty()) {
-    rp.deliver(caf::make_error(caf::sec::request_receiver_down, st.down_reason));
-    return rp;
-  }
-  auto id = ++st.next_id;
-  st.pending.emplace(id, rp);
-  auto finish = [self, id](auto x) {
-    auto i = self->state.pending.find(id);
-    if (i == self->state.pending.end())
-      return; // already failed by the down handler
-    i->second.deliver(std::move(x));
-    self->state.pending.erase(i);
-  };
-  self->request(server, caf::duration{timeout}, std::forward<Ts>(xs)...)
-    .then([finish](Reply& x) { finish(std::move(x)); },
-          [finish](caf::error& e) { finish(std::move(e)); });
-  return rp;
-}
-
 /// The in-app actor that opens the session, so the server monitors it and
-/// frees the session when the app goes away. Op batches go through it too:
-/// it monitors the server and, the moment CAF reports the server's node
-/// down (connection reset, or no heartbeat within
-/// middleman.connection-timeout), fails every request in flight instead of
-/// leaving it to the request timeout.
-caf::behavior client_proxy(proxy_ptr self, actors::gpu_server_actor server,
+/// frees the session when the app goes away. It monitors the server too:
+/// the moment CAF reports the server's node down (connection reset, or no
+/// heartbeat within middleman.connection-timeout), it says so in `watch`
+/// and the waits for batch replies fail instead of waiting for the request
+/// timeout. Batches go from the app's blocking actor to the server directly
+/// (loopback: 275 -> 150 us a sync call without the hop through this
+/// actor); it runs detached, so that the open never waits for a scheduler
+/// thread.
+caf::behavior client_proxy(caf::stateful_actor<client_proxy_state>* self,
+                           actors::gpu_server_actor server,
+                           std::shared_ptr<server_watch> watch,
                            std::chrono::milliseconds timeout) {
   self->monitor(server);
   self->set_down_handler([=](caf::down_msg& dm) {
-    auto& st = self->state;
-    st.down_reason = "the GPU server went down: " + caf::to_string(dm.reason);
-    for (auto& entry : st.pending)
-      entry.second.deliver(caf::make_error(caf::sec::request_receiver_down, st.down_reason));
-    st.pending.clear();
+    auto reason = "the GPU server went down: " + caf::to_string(dm.reason);
+    {
+      std::lock_guard<std::mutex> guard{watch->mutex};
+      watch->reason = reason;
+    }
+    watch->down = true;
+    if (self->state.opening) {
+      self->state.opening->deliver(caf::make_error(caf::sec::request_receiver_down, reason));
+      self->state.opening.reset();
+    }
   });
   return {
     [=](actors::open_atom, actors::pb<proto::OpenSession>& req) {
-      return forward<actors::pb<proto::SessionOpened>>(self, server, timeout,
-                                                       actors::open_atom::value,
-                                                       std::move(req));
-    },
-    [=](actors::pb<proto::OpBatch>& batch) {
-      return forward<actors::pb<proto::BatchReply>>(self, server, timeout, std::move(batch));
-    },
-    // The close takes the batches' path, so it never overtakes the last
-    // batch sent at exit.
-    [=](actors::close_atom, uint64_t session) {
-      return forward<bool>(self, server, timeout, actors::close_atom::value, session);
+      auto rp = self->make_response_promise();
+      self->state.opening = rp;
+      self->request(server, caf::duration{timeout}, actors::open_atom::value, std::move(req))
+        .then(
+          [=](actors::pb<proto::SessionOpened>& r) {
+            if (self->state.opening)
+              self->state.opening->deliver(std::move(r));
+            self->state.opening.reset();
+          },
+          [=](caf::error& e) {
+            if (self->state.opening)
+              self->state.opening->deliver(std::move(e));
+            self->state.opening.reset();
+          });
+      return rp;
     },
   };
 }
@@ -201,9 +202,11 @@ std::string render(client& c, const caf::error& e) {
 }
 
 void teardown(client* c) {
-  if (c->state == cudaSuccess && c->self && c->proxy) {
+  // From the blocking actor, as the batches: the close never overtakes the
+  // last batch sent at exit.
+  if (c->state == cudaSuccess && c->self && c->server && !c->watch->down) {
     (*c->self)
-      ->request(c->proxy, caf::duration{std::chrono::seconds{1}},
+      ->request(c->server_untyped, caf::duration{std::chrono::seconds{1}},
                 actors::close_atom::value, c->opened.session())
       .receive([](bool) {}, [](caf::error&) {});
   }
@@ -211,6 +214,7 @@ void teardown(client* c) {
     caf::anon_send_exit(c->proxy, caf::exit_reason::user_shutdown);
   c->proxy = nullptr;
   c->server = nullptr;
+  c->server_untyped = nullptr;
   c->self.reset();
   // Destroying the actor system joins its threads; bound the wait so that a
   // stuck connection never hangs the app's exit.
@@ -353,7 +357,9 @@ void open_connection(client& c) {
              [&](caf::error& e) { why = render(c, e); });
   if (!c.server)
     return unreachable(c, where, "no GPU server " + std::to_string(gpu) + ": " + why);
-  c.proxy = c.system->spawn(client_proxy, c.server, c.cfg.request_timeout);
+  c.server_untyped = caf::actor_cast<caf::actor>(c.server);
+  c.proxy = c.system->spawn<caf::detached>(client_proxy, c.server, c.watch,
+                                           c.cfg.request_timeout);
   actors::pb<proto::OpenSession> open;
   char hostname[256] = {};
   ::gethostname(hostname, sizeof(hostname) - 1);
@@ -435,12 +441,29 @@ void reconcile_oldest(client& c) {
   proto::BatchReply reply;
   bool got = false;
   std::string why;
-  f.handle.receive(
-    [&](actors::pb<proto::BatchReply>& r) {
-      reply = std::move(r.value);
-      got = true;
-    },
-    [&](caf::error& e) { why = render(c, e); });
+  // In slices, so that a server the proxy saw go down fails the wait at
+  // once instead of at the request timeout.
+  bool answered = false;
+  while (!answered) {
+    caf::blocking_actor::accept_one_cond rc;
+    (*c.self)->varargs_receive(
+      rc, f.handle.id(),
+      [&](actors::pb<proto::BatchReply>& r) {
+        reply = std::move(r.value);
+        got = answered = true;
+      },
+      [&](caf::error& e) {
+        why = render(c, e);
+        answered = true;
+      },
+      caf::after(watch_slice) >> [&] {
+        if (!c.watch->down)
+          return;
+        std::lock_guard<std::mutex> guard{c.watch->mutex};
+        why = c.watch->reason;
+        answered = true;
+      });
+  }
   if (!got)
     return lose(c, why);
   std::vector<consistency::op_status> outcome;
@@ -487,9 +510,8 @@ void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* s
   std::swap(batch, c.queue);
   batch->set_session(c.opened.session());
   c.queued_bytes = 0;
-  // Through the proxy, which monitors the server: a batch in flight fails
-  // at once when the server goes down, not at the request timeout.
-  auto handle = (*c.self)->request(c.proxy, caf::duration{c.cfg.request_timeout},
+  c.last_sent = std::chrono::steady_clock::now();
+  auto handle = (*c.self)->request(c.server_untyped, caf::duration{c.cfg.request_timeout},
                                    std::move(batch));
   c.flights.push_back({*id, std::move(handle), std::move(sink), status, owned_from});
 }
@@ -685,9 +707,36 @@ cudaError_t submit(proto::Op op) {
     return status;
   }
   enqueue(c, std::move(op));
-  if (c.queue->ops_size() >= max_batch_ops || c.queued_bytes >= max_batch_bytes)
+  // The first op after a quiet flush_delay leaves at once: the GPU starts on
+  // it one flush_delay earlier (a decode step's first kernel after its token
+  // read-back), and the ops behind it gather for the timer as before.
+  auto quiet = c.queue->ops_size() == 1 && c.window.has_room()
+               && std::chrono::steady_clock::now() - c.last_sent >= c.flush_delay;
+  if (quiet || c.queue->ops_size() >= max_batch_ops || c.queued_bytes >= max_batch_bytes)
     send_queue(c, 0, {}, nullptr);
   return c.state;
+}
+
+bool legacy_capture_conflict(cudaStream_t stream) {
+  auto h = wire_stream(stream);
+  if ((h != 0 && h != 1) || !captures().any())
+    return false;
+  // The legacy stream depends on every blocking stream (the built-in ones
+  // included).
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  return captures().any_stream([&](uint64_t s) {
+    if (s <= 2)
+      return true;
+    auto i = r.streams.find(s);
+    return i != r.streams.end() && (i->second.first & cudaStreamNonBlocking) == 0;
+  });
+}
+
+cudaError_t submit_on(cudaStream_t stream, proto::Op op) {
+  if (legacy_capture_conflict(stream))
+    return deliver_deferred(run_op(std::move(op)));
+  return submit(std::move(op));
 }
 
 cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& make,
@@ -941,7 +990,7 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
       };
       if (async) {
         for (size_t i = 0; i < chunks; ++i)
-          if (auto err = submit(make(i)); err != cudaSuccess)
+          if (auto err = submit_on(stream, make(i)); err != cudaSuccess)
             return err;
         return cudaSuccess;
       }
@@ -986,7 +1035,7 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
       m->set_stream(s);
       m->set_async(async);
       if (async)
-        return submit(std::move(op));
+        return submit_on(stream, std::move(op));
       return deliver_deferred(run_op(std::move(op)));
     }
     default:

@@ -79,7 +79,8 @@ cudaError_t run_op(proto::Op op, proto::OpResult* result = nullptr);
 /// record, stream wait, free, handle creation): it is queued and the call
 /// returns at once. The queue leaves as one batch when a synchronous call
 /// comes, when it holds 256 ops or 16 MiB of payload, or 200 us after its
-/// first op (GLEAM_FLUSH_US overrides the 200 us); at most max_pending_batch batches are in flight (a full window
+/// first op (GLEAM_FLUSH_US overrides the 200 us), at once when that op
+/// comes after 200 us without a batch sent; at most max_pending_batch batches are in flight (a full window
 /// waits for the oldest reply). The op's error arrives later: a sticky one
 /// latches (sticky_error), another is deferred and delivered exactly once,
 /// by the next deliver_deferred or cudaGetLastError. Returns cudaSuccess,
@@ -87,6 +88,16 @@ cudaError_t run_op(proto::Op op, proto::OpResult* result = nullptr);
 /// op is sent alone and waited for, and its own error is returned.
 /// `op` must carry every byte it needs (no pointer into app memory).
 cudaError_t submit(proto::Op op);
+
+/// Whether an op on `stream` meets CUDA's implicit-dependency rule now: the
+/// legacy stream while a blocking stream captures. CUDA fails such a call
+/// at once (cudaErrorStreamCaptureImplicit) and invalidates the capture.
+bool legacy_capture_conflict(cudaStream_t stream);
+
+/// submit() for an op on `stream`, except that under
+/// legacy_capture_conflict the op runs synchronously and its own code comes
+/// back from this call, where CUDA's would.
+cudaError_t submit_on(cudaStream_t stream, proto::Op op);
 
 /// Receives the result of one owned op of a pipelined or waited batch.
 using result_sink = std::function<void(proto::OpResult&)>;

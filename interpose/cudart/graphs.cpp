@@ -133,20 +133,10 @@ cudaError_t capture_status(cudaStream_t stream, cudaStreamCaptureStatus* status,
   if (auto err = known_stream(stream); err != cudaSuccess)
     return err;
   auto h = wire_stream(stream);
-  if (h == 0 || h == 1) {
-    // The legacy stream depends on every blocking stream: asking about it
-    // while one of them captures is an implicit dependency, as in CUDA.
-    auto& r = reg();
-    std::lock_guard<std::recursive_mutex> guard{r.mutex};
-    bool implicit = captures().any_stream([&](uint64_t s) {
-      if (s <= 2)
-        return true;
-      auto i = r.streams.find(s);
-      return i != r.streams.end() && (i->second.first & cudaStreamNonBlocking) == 0;
-    });
-    if (implicit)
-      return cudaErrorStreamCaptureImplicit;
-  }
+  // Asking about the legacy stream while it depends on a capture is an
+  // implicit dependency too, as in CUDA.
+  if (legacy_capture_conflict(stream))
+    return cudaErrorStreamCaptureImplicit;
   auto c = captures().of_stream(h);
   *status = captures().status(h);
   if (*status == cudaStreamCaptureStatusActive && captures().suspect()) {

@@ -65,7 +65,7 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args,
   l->set_cluster_z(cluster.z);
   l->set_cooperative(cooperative);
   // Error-code-only: queued, its error arrives at a later call.
-  return submit(std::move(op));
+  return submit_on(stream, std::move(op));
 }
 
 cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, void** args) {

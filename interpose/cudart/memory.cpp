@@ -87,7 +87,7 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch,
         std::memcpy(&packed[row * width], static_cast<const char*>(src) + row * spitch, width);
       m->set_data(std::move(packed));
       if (async)
-        return submit(std::move(op));
+        return submit_on(stream, std::move(op));
       return deliver_deferred(run_op(std::move(op)));
     }
     case cudaMemcpyDeviceToHost: {
@@ -110,7 +110,7 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch,
       m->set_src(reinterpret_cast<uintptr_t>(src));
       m->set_src_pitch(spitch);
       if (async)
-        return submit(std::move(op));
+        return submit_on(stream, std::move(op));
       return deliver_deferred(run_op(std::move(op)));
     default:
       return cudaErrorInvalidMemcpyDirection;
@@ -135,7 +135,7 @@ cudaError_t memset_op(void* dst, int value, size_t count, size_t pitch,
   m->set_height(height);
   m->set_stream(wire_stream(stream));
   m->set_async(async);
-  return submit(std::move(op));
+  return submit_on(stream, std::move(op));
 }
 
 cudaError_t symbol_address(const void* symbol, size_t offset, size_t count,

@@ -83,7 +83,7 @@ cudaError_t stream_wait(cudaStream_t stream, cudaEvent_t event, unsigned flags) 
   // The client's capture mirror follows the dependency at once (the op
   // itself is error-code-only).
   captures().wait_event(wire_stream(stream), wire_event(event));
-  return submit(std::move(op));
+  return submit_on(stream, std::move(op));
 }
 
 cudaError_t stream_flags(cudaStream_t stream, unsigned* flags, int* priority) {
@@ -119,7 +119,7 @@ cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags)
   // The client's capture mirror follows the dependency at once (the op
   // itself is error-code-only).
   captures().record_event(wire_event(event), wire_stream(stream));
-  return submit(std::move(op));
+  return submit_on(stream, std::move(op));
 }
 
 cudaError_t event_create(cudaEvent_t* event, unsigned flags) {

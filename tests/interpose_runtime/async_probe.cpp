@@ -11,6 +11,9 @@
 //              cudaPeekAtLastError / cudaGetLastError
 //   sticky     a sticky async failure, then sync calls
 //   reuse      a pageable async H2D copy whose buffer is overwritten at once
+//   capture_legacy
+//              a memset on the legacy stream while a blocking stream
+//              captures, one into the capture, one after its end, a sync
 //   latency N  N sync calls (4 B D2H), N async calls (memset): median us
 //   decode N   N iterations of 32 async memsets and a 4 B D2H copy (with
 //              fake_gpu_server --op-us U: a decode step of 32 kernels of U
@@ -74,6 +77,8 @@ struct api {
   cudaError_t (*get_device_count)(int*);
   cudaError_t (*device_get_attribute)(int*, cudaDeviceAttr, int);
   cudaError_t (*pointer_get_attributes)(cudaPointerAttributes*, const void*);
+  cudaError_t (*begin_capture)(cudaStream_t, cudaStreamCaptureMode);
+  cudaError_t (*end_capture)(cudaStream_t, cudaGraph_t*);
 };
 
 /// The cuBLAS / cuBLASLt entry points the blas scenarios use.
@@ -209,7 +214,9 @@ int main(int argc, char** argv) {
       || !bind(lib, "cudaGetDevice", a.get_device)
       || !bind(lib, "cudaGetDeviceCount", a.get_device_count)
       || !bind(lib, "cudaDeviceGetAttribute", a.device_get_attribute)
-      || !bind(lib, "cudaPointerGetAttributes", a.pointer_get_attributes))
+      || !bind(lib, "cudaPointerGetAttributes", a.pointer_get_attributes)
+      || !bind(lib, "cudaStreamBeginCapture", a.begin_capture)
+      || !bind(lib, "cudaStreamEndCapture", a.end_capture))
     return 4;
   blas_api b{};
   if (scenario.rfind("blas_", 0) == 0) {
@@ -325,6 +332,18 @@ int main(int argc, char** argv) {
     std::printf("sync2=%s\n", name(a, a.device_synchronize()));
     void* q = nullptr;
     std::printf("malloc=%s\n", name(a, a.malloc(&q, 64)));
+  } else if (scenario == "capture_legacy") {
+    cudaStream_t s = nullptr;
+    a.stream_create(&s);
+    std::printf("begin=%s\n", name(a, a.begin_capture(s, cudaStreamCaptureModeGlobal)));
+    std::printf("legacy=%s\n", name(a, a.memset_async(p, 1, 4096, nullptr)));
+    std::printf("captured=%s\n", name(a, a.memset_async(p, 2, 4096, s)));
+    cudaGraph_t g = nullptr;
+    a.end_capture(s, &g);
+    a.get_last_error();
+    std::printf("after=%s\n", name(a, a.memset_async(p, 3, 4096, nullptr)));
+    auto e = read_byte();
+    std::printf("sync=%s byte=%d\n", name(a, e), byte);
   } else if (scenario == "reuse") {
     std::vector<unsigned char> buf(4096, 'A');
     std::printf("copy=%s\n",

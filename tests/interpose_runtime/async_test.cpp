@@ -233,6 +233,18 @@ TEST_CASE("a sticky async error surfaces at the next sync and stays", "[interpos
                                   "malloc=cudaErrorIllegalAddress\n");
 }
 
+TEST_CASE("a legacy-stream call that a capture forbids fails at the call, not later",
+          "[interpose_runtime][capture]") {
+  fake_server server;
+  // CUDA returns cudaErrorStreamCaptureImplicit from the memset itself; a
+  // queued memset would have returned cudaSuccess and failed at the sync.
+  CHECK(server.probe("capture_legacy") == "begin=cudaSuccess\n"
+                                          "legacy=cudaErrorStreamCaptureImplicit\n"
+                                          "captured=cudaSuccess\n"
+                                          "after=cudaSuccess\n"
+                                          "sync=cudaSuccess byte=3\n");
+}
+
 TEST_CASE("the buffer of a pending pageable H2D copy may be reused at once",
           "[interpose_runtime]") {
   fake_server server;

@@ -10,7 +10,9 @@
 // 64 MiB discard their bytes and read back as zeros). Failure injection:
 // a memset with value 0xEE fails with CUDA_ERROR_INVALID_VALUE, one with
 // 0xDD with the sticky CUDA_ERROR_ILLEGAL_ADDRESS (every later op of the
-// session fails with it, and the batch stops, as on a real GPU).
+// session fails with it, and the batch stops, as on a real GPU); a memset on
+// the legacy stream while a stream captures fails with
+// CUDA_ERROR_STREAM_CAPTURE_IMPLICIT.
 // cuBLAS: handle ops succeed; a gemm whose A, B or C (or, batched, pointer
 // array) address is outside the fake's memory fails with
 // CUBLAS_STATUS_INVALID_VALUE (as gleamd's range check does), and a plain
@@ -25,10 +27,12 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <cublasLt.h>
+#include <cuda.h>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -54,6 +58,8 @@ struct fake_state {
   /// Busy time of each memset, emulating GPU work (--op-us).
   std::chrono::microseconds op_time{0};
   std::vector<int> batch_sizes;
+  /// Streams between StreamBeginCapture and StreamEndCapture.
+  std::set<uint64_t> capturing;
   static inline const char* name = "gleam.fake_gpu_server";
 };
 
@@ -132,8 +138,21 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       if (st.memory.erase(op.mem_free().dptr()) == 0)
         r.set_status(invalid_value);
       return;
+    case proto::Op::kStreamBeginCapture:
+      st.capturing.insert(op.stream_begin_capture().stream());
+      return;
+    case proto::Op::kStreamEndCapture:
+      st.capturing.erase(op.stream_end_capture().stream());
+      return;
     case proto::Op::kMemset: {
       const auto& m = op.memset();
+      // The probe's streams are blocking: the legacy stream depends on a
+      // capturing one, as the driver's CUDA_ERROR_STREAM_CAPTURE_IMPLICIT says.
+      if (m.stream() <= 1 && !st.capturing.empty()) {
+        r.set_status(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+        r.set_error("operation on the legacy stream while a blocking stream captures");
+        return;
+      }
       if (m.value() == 0xEE) {
         r.set_status(invalid_value);
         r.set_error("injected failure (memset value 0xEE)");
