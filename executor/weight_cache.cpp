@@ -1,6 +1,7 @@
 #include "executor/weight_cache.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <filesystem>
 #include <cstdlib>
 #include <set>
@@ -109,9 +110,12 @@ caf::error weight_cache::check(const cs::chunk_key& key, const void* data, size_
 
 void weight_cache::accept_upload(const cs::chunk_key& key, const void* data, size_t size) {
   received_bytes_ += size;
-  uint8_t where = store_->find_tier(cs::tier_kind::host) != nullptr ? host_bit : disk_bit;
+  // Into the host tier and through to the disk now, while the upload is
+  // bound by the link: the verification at cudaFree or session end then
+  // only marks the entry, instead of writing a whole model to disk in one
+  // go while the GPU server waits (16 GiB: tens of seconds).
   // A full store only means the chunk is not cached; the copy itself succeeded.
-  static_cast<void>(store_->put(key, data, size, where));
+  static_cast<void>(store_->put(key, data, size, host_bit | disk_bit));
 }
 
 weight_cache::verify_outcome weight_cache::verify(const cs::chunk_key& key,
@@ -124,8 +128,16 @@ weight_cache::verify_outcome weight_cache::verify(const cs::chunk_key& key,
     static_cast<void>(store_->erase(key));
     return verify_outcome::dropped;
   }
-  // The device bytes are the chunk: persist them (disk too) as a weight.
-  static_cast<void>(store_->put(key, device_bytes, size, host_bit | disk_bit));
+  // The device bytes are the chunk: persist them (disk too) as a weight,
+  // unless the upload stored them in every configured durable tier already.
+  uint8_t wanted = 0;
+  for (auto [bit, kind] : {std::pair{host_bit, cs::tier_kind::host},
+                           std::pair{disk_bit, cs::tier_kind::disk}})
+    if (store_->find_tier(kind) != nullptr)
+      wanted |= bit;
+  auto info = store_->entry_info(key);
+  if (!info || (info->tiers & wanted) != wanted)
+    static_cast<void>(store_->put(key, device_bytes, size, host_bit | disk_bit));
   if (!store_->mark_verified(key))
     ++verified_;
   return verify_outcome::verified;

@@ -446,15 +446,33 @@ TEST_CASE("verified weights survive a restart of the store", "[weight_cache]") {
   CHECK(b.device_bytes(q, weights.size()) == weights);
 }
 
-TEST_CASE("unverified uploads stay off the disk", "[weight_cache]") {
+TEST_CASE("an upload is written through to the disk; the free only marks it a weight",
+          "[weight_cache]") {
   scratch_dir dir;
   fixture f{dir.path.string()};
+  auto kept = pattern(9, mib);
+  auto scratch = pattern(10, mib);
+  auto kept_key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, kept.data(), mib);
+  auto scratch_key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, scratch.data(), mib);
   client a{*f.exec};
   auto p = a.alloc(mib);
-  REQUIRE(a.upload(p, pattern(9, mib), mib, nullptr) == cudaSuccess);
+  auto q = a.alloc(mib);
+  REQUIRE(a.upload(p, kept, mib, nullptr) == cudaSuccess);
+  REQUIRE(a.upload(q, scratch, mib, nullptr) == cudaSuccess);
+  // Both on disk while the link brought them, neither a weight yet.
   auto s = f.cache->stats();
+  CHECK(s.host_bytes() == 2 * mib);
+  CHECK(s.disk_bytes() == 2 * mib);
+  CHECK_FALSE(f.cache->is_verified(kept_key));
+  std::memset(host(q), 0x5a, 4096);
+  CHECK(a.free(p) == CUDA_SUCCESS);
+  CHECK(a.free(q) == CUDA_SUCCESS);
+  CHECK(f.cache->is_verified(kept_key));
+  // The overwritten chunk left the disk with the other tiers.
+  CHECK_FALSE(f.cache->store().contains(scratch_key));
+  s = f.cache->stats();
+  CHECK(s.disk_bytes() == mib);
   CHECK(s.host_bytes() == mib);
-  CHECK(s.disk_bytes() == 0);
 }
 
 TEST_CASE("a miss is served by a peer shard before the client", "[weight_cache]") {
