@@ -549,11 +549,8 @@ uint64_t enqueue(client& c, proto::Op&& op) {
   // Gleam's own work.
   if (op.kind_case() != proto::Op::kModuleLoad && thread_prohibited())
     op.set_capture_checked(true);
-  if (c.queue->ops_size() == 0) {
+  if (c.queue->ops_size() == 0)
     c.first_queued = std::chrono::steady_clock::now();
-    if (c.async)
-      c.wake.notify_one();
-  }
   c.queued_bytes += payload_bytes(op);
   *c.queue->add_ops() = std::move(op);
   return seq;
@@ -714,6 +711,8 @@ cudaError_t submit(proto::Op op) {
                && std::chrono::steady_clock::now() - c.last_sent >= c.flush_delay;
   if (quiet || c.queue->ops_size() >= max_batch_ops || c.queued_bytes >= max_batch_bytes)
     send_queue(c, 0, {}, nullptr);
+  else if (c.queue->ops_size() == 1)
+    c.wake.notify_one(); // the flusher times this queue (sync calls send theirs at once)
   return c.state;
 }
 
