@@ -36,6 +36,10 @@ struct gpu_server_state {
   /// ops and closes from any other node are refused (issue #10 isolation).
   std::map<uint64_t, caf::node_id> session_owner;
   std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client;
+  /// Session -> the client actor that opened or last resumed it: only its
+  /// going away orphans the session (an old connection's proxy may be
+  /// reported down after the client reconnected).
+  std::map<uint64_t, caf::actor_addr> session_client;
   std::map<uint64_t, bool> orphaned; // session -> client gone
   session_meter meter;                // phases and overlaps for the scheduler
   static inline const char* name = "gleam.gpu_server";
@@ -112,6 +116,9 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
     if (i == self->state.sessions_by_client.end())
       return;
     for (auto id : i->second) {
+      auto c = self->state.session_client.find(id);
+      if (c != self->state.session_client.end() && c->second != dm.source)
+        continue; // resumed by a newer proxy of its client
       self->state.orphaned[id] = true;
       log(log_level::info, "gpu {}: client of session {} is gone; session kept for {} ms",
           self->state.exec->ordinal(), id, self->state.grace.count());
@@ -128,10 +135,14 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
             req->auth_token().empty() ? "no" : "wrong");
         return refused;
       }
+      auto client = self->current_sender();
+      // A resume (after the client lost its link) comes from the process
+      // that opened the session, nobody else.
+      if (auto resume = req->resume_session(); resume != 0 && !sender_owns(self, resume))
+        return refuse_foreign(self, resume, "a resume");
       auto opened = self->state.exec->open_session(req.value);
       if (!opened)
         return std::move(opened.error());
-      auto client = self->current_sender();
       if (client) {
         auto addr = caf::actor_cast<caf::actor_addr>(client);
         auto& ids = self->state.sessions_by_client[addr];
@@ -139,7 +150,11 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
           self->monitor(client);
         ids.push_back(opened->session());
         self->state.session_owner[opened->session()] = client->node();
+        self->state.session_client[opened->session()] = addr;
       }
+      if (req->resume_session() != 0)
+        log(log_level::info, "gpu {}: session {} resumed by its client after a reconnect",
+            self->state.exec->ordinal(), opened->session());
       self->state.orphaned.erase(opened->session());
       self->state.meter.on_open(opened->session(), req->client_id(), req->task_signature(),
                                 unix_ns());
@@ -170,6 +185,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
       if (!sender_owns(self, id))
         return refuse_foreign(self, id, "a close");
       self->state.session_owner.erase(id);
+      self->state.session_client.erase(id);
       bool known = self->state.exec->find_session(id) != nullptr;
       report_end(self, id);
       self->state.exec->close_session(id);
@@ -196,6 +212,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
       self->state.orphaned.erase(i);
       report_end(self, id);
       self->state.session_owner.erase(id);
+      self->state.session_client.erase(id);
       self->state.exec->close_session(id);
       log(log_level::warning,
           "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "

@@ -63,6 +63,7 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     GLEAM_CONFIG_TRY(pending, f.get_int("client.max-pending-batch", cfg.max_pending_batch, 1, 1024));
     GLEAM_CONFIG_TRY(cfg.connect_timeout, f.get_duration("client.connect-timeout", cfg.connect_timeout));
     GLEAM_CONFIG_TRY(cfg.request_timeout, f.get_duration("client.request-timeout", cfg.request_timeout));
+    GLEAM_CONFIG_TRY(cfg.reconnect_for, f.get_duration("client.reconnect-for", cfg.reconnect_for));
     GLEAM_CONFIG_TRY(cfg.task_signature, f.get_string("client.task", ""));
     GLEAM_CONFIG_TRY(cfg.log_level, f.get_string("client.log-level", cfg.log_level));
     GLEAM_CONFIG_TRY(cfg.auth_token, f.get_string("client.auth-token", ""));

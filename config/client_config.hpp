@@ -34,6 +34,10 @@ struct client_config {
   uint32_t max_pending_batch = 8; // [client] max-pending-batch
   std::chrono::milliseconds connect_timeout{5000}; // [client] connect-timeout
   std::chrono::milliseconds request_timeout{120000}; // [client] request-timeout
+  /// How long the client tries to get its session back after losing the
+  /// server's connection (a Wi-Fi drop); 0 = fail at once. Below gleamd's
+  /// default [gpu_server] session-grace of 30 s. [client] reconnect-for
+  std::chrono::milliseconds reconnect_for{20000};
   std::string task_signature;   // GLEAM_TASK, [client] task
   std::string log_level = "warning"; // GLEAM_LOG, [client] log-level
   /// GLEAM_TOKEN, [client] auth-token: sent in OpenSession; "" = none.

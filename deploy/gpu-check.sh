@@ -67,11 +67,14 @@ done < "$bundle/tests/programs/programs.txt"
 # Both runs use PyTorch's own attention kernels (gleam-run sets
 # TORCH_CUDNN_SDPA_DEPRIORITIZED=1: cuDNN is not remoted), so that they run the
 # same kernels and compare bit for bit.
+# TORCH_CHECK_SERVER overrides where the client connects (a gleam-link);
+# TORCH_CHECK_BEFORE runs just before the Gleam run (starts that link).
 torch_check() {
   local name=$1; shift
   export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
   timeout 600 python3 "$@" > "$out/$name.local" 2> "$out/$name.local.err"; local lrc=$?
-  unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
+  [ -n "${TORCH_CHECK_BEFORE:-}" ] && eval "$TORCH_CHECK_BEFORE"
+  unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=${TORCH_CHECK_SERVER:-127.0.0.1:$port} \
     timeout 600 '$bundle/bin/gleam-run' -- python3 $*" > "$out/$name.gleam" 2> "$out/$name.gleam.err"
   local grc=$?
   if [ $lrc -eq 0 ] && [ $grc -eq 0 ] && cmp -s "$out/$name.local" "$out/$name.gleam"; then
@@ -88,6 +91,18 @@ if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
   torch_check torch_smoke "$progs/torch_smoke.py" --linear --blas
   python3 "$progs/torch_generate.py" --size tiny --dir "$out" --save-only
   torch_check torch_generate "$progs/torch_generate.py" --size tiny --dir "$out"
+  # The same run with the link cut for 3 s in the middle: the client gets
+  # its session back and the tokens are the same (issue #9).
+  start_link() {
+    "$bundle/bin/gleam-link" --listen 4799 --target 127.0.0.1:$port --cut-at 4s --cut-for 3s \
+      --cut-mode hold > "$out/link.log" 2>&1 &
+    link_pid=$!
+    sleep 0.3
+  }
+  TORCH_CHECK_BEFORE=start_link TORCH_CHECK_SERVER=127.0.0.1:4799 \
+    torch_check torch_generate_cut "$progs/torch_generate.py" --size tiny --dir "$out"
+  kill $link_pid 2>/dev/null; wait $link_pid 2>/dev/null
+  grep -h "reconnect" "$out/torch_generate_cut.gleam.err"
 fi
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c sessions
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c "cache stats"

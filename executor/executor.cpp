@@ -1524,6 +1524,13 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
     return reply;
   }
   auto& s = i->second;
+  s.replies.confirmed_through(batch.replied_through());
+  auto last_seq = batch.ops_size() > 0 ? batch.ops(batch.ops_size() - 1).seq() : uint64_t{0};
+  // A batch re-sent after a reconnect whose reply was lost: answered again,
+  // with the results it had; nothing runs twice.
+  if (last_seq != 0 && last_seq <= s.executed_through)
+    if (const auto* earlier = s.replies.find(last_seq))
+      return *earlier;
   reply.set_executed_through(s.executed_through);
   if (auto rc = make_current(); rc != CUDA_SUCCESS) {
     auto* r = reply.add_results();
@@ -1545,6 +1552,8 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
       break;
   }
   reply.set_executed_through(s.executed_through);
+  if (last_seq != 0)
+    s.replies.record(last_seq, reply);
   return reply;
 }
 

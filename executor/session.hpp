@@ -9,7 +9,9 @@
 
 #include <cuda.h>
 
+#include "actors/proto/ops.pb.h"
 #include "cache_store/hash.hpp"
+#include "consistency/replay_log.hpp"
 #include "executor/allocation_table.hpp"
 
 namespace gleam::executor {
@@ -97,6 +99,9 @@ struct session {
   uint64_t executed_through = 0;
   /// Number of ops executed (skipped replays not counted).
   uint64_t ops_executed = 0;
+  /// Replies the client has not confirmed, for batches it re-sends after a
+  /// reconnect.
+  consistency::replay_log<proto::BatchReply> replies;
   /// Weight-cache chunks written into this session's memory (CacheFill,
   /// CacheUpload) by device address, awaiting verification at MemFree or
   /// session end (see weight_cache::verify).

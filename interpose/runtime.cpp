@@ -1,11 +1,15 @@
 #include "interpose/runtime.hpp"
 
 #include <dlfcn.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -68,6 +72,10 @@ struct flight {
   /// Its id in the pending window.
   uint64_t id = 0;
   batch_handle handle;
+  /// The batch as sent (shared, not copied), for a re-send after a
+  /// reconnect, and the seq of its last op.
+  caf::message batch;
+  uint64_t last_seq = 0;
   /// Receives the results of the batch's owned ops; may be empty.
   result_sink sink;
   /// Receives the first failure of the owned ops; may be null.
@@ -118,6 +126,13 @@ struct client {
   std::chrono::microseconds flush_delay = default_flush_delay;
   /// Sent batches, oldest first (the window's order).
   std::deque<flight> flights;
+  /// The last seq of the newest batch whose reply was reconciled (sent to
+  /// the server as OpBatch.replied_through).
+  uint64_t replied_through = 0;
+  /// Where the session lives, for a reconnect.
+  std::string server_host;
+  uint16_t server_port = 0;
+  uint32_t server_gpu = 0;
   /// The flusher thread sends a queue that waited flush_delay.
   std::condition_variable wake;
   bool stopping = false;
@@ -272,6 +287,79 @@ void unreachable(client& c, const std::string& where, const std::string& why) {
   c.state = cudaErrorNoDevice;
 }
 
+enum class attach_result { ok, refused, unreachable };
+
+/// Connects to the GPU server at c.server_host:port (GPU c.server_gpu) and
+/// opens a session through a new client proxy, or resumes session `resume`
+/// (after a lost connection). Connecting is bounded by `within`, the open
+/// by `open_within`. `why` says
+/// what failed; `refused`: the server answered and said no (a wrong token,
+/// a session it no longer has), so trying again does not help.
+attach_result attach(client& c, uint64_t resume, caf::duration within,
+                     caf::duration open_within, std::string& why) {
+  auto& self = *c.self;
+  auto tls = c.cfg.tls.enabled;
+  // The middleman's connect, bounded (remote_actor waits for ever when a
+  // link lets the TCP connection through and then stalls).
+  caf::actor node_untyped;
+  self->request(actors::network_handle(*c.system, tls), within, caf::connect_atom::value,
+                c.server_host, c.server_port)
+    .receive(
+      [&](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+        node_untyped = caf::actor_cast<caf::actor>(std::move(ptr));
+      },
+      [&](caf::error& e) { why = render(c, e); });
+  if (!node_untyped) {
+    if (why.empty())
+      why = "no node actor on that port";
+    return attach_result::unreachable;
+  }
+  auto node = caf::actor_cast<actors::node_actor>(node_untyped);
+  actors::gpu_server_actor server;
+  self->request(node, within, actors::get_gpu_atom::value, c.server_gpu)
+    .receive([&](actors::gpu_server_actor& g) { server = g; },
+             [&](caf::error& e) { why = render(c, e); });
+  if (!server) {
+    why = "no GPU server " + std::to_string(c.server_gpu) + ": " + why;
+    return attach_result::unreachable;
+  }
+  auto watch = std::make_shared<server_watch>();
+  auto proxy = c.system->spawn<caf::detached>(client_proxy, server, watch,
+                                              c.cfg.request_timeout);
+  actors::pb<proto::OpenSession> open;
+  char hostname[256] = {};
+  ::gethostname(hostname, sizeof(hostname) - 1);
+  open->set_client_id(std::string{hostname} + ":" + std::to_string(::getpid()));
+  open->set_task_signature(c.cfg.task_signature);
+  open->set_protocol_version(1);
+  open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
+  open->set_resume_session(resume);
+  auto result = attach_result::unreachable;
+  self->request(proxy, open_within, actors::open_atom::value, open)
+    .receive(
+      [&](actors::pb<proto::SessionOpened>& r) {
+        c.opened = std::move(r.value);
+        result = attach_result::ok;
+      },
+      [&](caf::error& e) {
+        why = render(c, e);
+        // An answer from the server (not a lost or slow connection).
+        if (e.category() == caf::atom("gleam_act") || e.category() == caf::atom("gleam_exec"))
+          result = attach_result::refused;
+      });
+  if (result != attach_result::ok) {
+    caf::anon_send_exit(proxy, caf::exit_reason::user_shutdown);
+    return result;
+  }
+  if (c.proxy)
+    caf::anon_send_exit(c.proxy, caf::exit_reason::user_shutdown);
+  c.server = server;
+  c.server_untyped = caf::actor_cast<caf::actor>(server);
+  c.proxy = proxy;
+  c.watch = std::move(watch);
+  return attach_result::ok;
+}
+
 void open_connection(client& c) {
   auto cfg = config::load_client_config();
   if (!cfg) {
@@ -346,49 +434,23 @@ void open_connection(client& c) {
     port = static_cast<uint16_t>(placed.data_port());
     gpu = placed.gpu_index();
   }
+  c.server_host = host;
+  c.server_port = port;
+  c.server_gpu = gpu;
   auto where = host + ":" + std::to_string(port);
-  auto node = actors::remote_actor<actors::node_actor>(*c.system, host, port,
-                                                       c.cfg.tls.enabled);
-  if (!node)
-    return unreachable(c, where, render(c, node.error()));
   std::string why;
-  self->request(*node, connect_timeout, actors::get_gpu_atom::value, gpu)
-    .receive([&](actors::gpu_server_actor& g) { c.server = g; },
-             [&](caf::error& e) { why = render(c, e); });
-  if (!c.server)
-    return unreachable(c, where, "no GPU server " + std::to_string(gpu) + ": " + why);
-  c.server_untyped = caf::actor_cast<caf::actor>(c.server);
-  c.proxy = c.system->spawn<caf::detached>(client_proxy, c.server, c.watch,
-                                           c.cfg.request_timeout);
-  actors::pb<proto::OpenSession> open;
-  char hostname[256] = {};
-  ::gethostname(hostname, sizeof(hostname) - 1);
-  open->set_client_id(std::string{hostname} + ":" + std::to_string(::getpid()));
-  open->set_task_signature(c.cfg.task_signature);
-  open->set_protocol_version(1);
-  open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
-  bool opened = false;
-  bool refused = false;
-  self->request(c.proxy, timeout, actors::open_atom::value, open)
-    .receive(
-      [&](actors::pb<proto::SessionOpened>& r) {
-        c.opened = std::move(r.value);
-        opened = true;
-      },
-      [&](caf::error& e) {
-        refused = e.category() == caf::atom("gleam_act")
-                  && e.code() == static_cast<uint8_t>(actors::error_code::unauthorized);
-        why = render(c, e);
-      });
-  if (refused) {
-    // The server is there and said no: starting a gleamd would not help.
-    std::fprintf(stderr, "gleam: the Gleam server at %s refused the session: %s\n",
-                 where.c_str(), why.c_str());
-    c.state = cudaErrorNoDevice;
-    return;
+  switch (attach(c, 0, connect_timeout, timeout, why)) {
+    case attach_result::ok:
+      break;
+    case attach_result::refused:
+      // The server is there and said no: starting a gleamd would not help.
+      std::fprintf(stderr, "gleam: the Gleam server at %s refused the session: %s\n",
+                   where.c_str(), why.c_str());
+      c.state = cudaErrorNoDevice;
+      return;
+    case attach_result::unreachable:
+      return unreachable(c, where, why);
   }
-  if (!opened)
-    return unreachable(c, where, "opening a session failed: " + why);
   if (c.opened.devices_size() == 0)
     return unreachable(c, where, "the session has no device");
   log(log_level::info, "session {} on {} (GPU {}: {})", c.opened.session(),
@@ -434,16 +496,13 @@ void lose(client& c, const std::string& why) {
   c.queued_bytes = 0;
 }
 
-/// Waits for the reply of the oldest batch in flight and reconciles it.
-void reconcile_oldest(client& c) {
-  auto f = std::move(c.flights.front());
-  c.flights.pop_front();
-  proto::BatchReply reply;
+/// Waits for the reply to `f`: true with `reply`, false with `why` when
+/// the request failed or the client proxy saw the server go down.
+bool await_reply(client& c, const flight& f, proto::BatchReply& reply, std::string& why) {
   bool got = false;
-  std::string why;
+  bool answered = false;
   // In slices, so that a server the proxy saw go down fails the wait at
   // once instead of at the request timeout.
-  bool answered = false;
   while (!answered) {
     caf::blocking_actor::accept_one_cond rc;
     (*c.self)->varargs_receive(
@@ -464,8 +523,105 @@ void reconcile_oldest(client& c) {
         answered = true;
       });
   }
-  if (!got)
-    return lose(c, why);
+  return got;
+}
+
+/// Whether the host at `host`:`port` answers a TCP connect with a refusal:
+/// it is reachable and nothing listens there, so the Gleam server was
+/// stopped or killed and its sessions are gone. A dropped link (no answer,
+/// an unreachable network) or a listener says no.
+bool connect_refused(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
+    return false;
+  bool refused = false;
+  for (auto* a = found; a != nullptr && !refused; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0)
+      continue;
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    int err = rc == 0 ? 0 : errno;
+    if (err == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      err = ETIMEDOUT;
+      if (::poll(&p, 1, 500) == 1) {
+        socklen_t len = sizeof(err);
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      }
+    }
+    refused = err == ECONNREFUSED;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return refused;
+}
+
+/// After the connection to the server was lost (`why`): gets the session
+/// back within [client] reconnect-for, with backoff, and sends every batch
+/// in flight again, in order. The server skips the ops it ran already and
+/// answers a batch whose reply was lost from its replay log, so nothing
+/// runs twice and a sync call in flight is answered once. False, with `why`
+/// extended, when the session cannot be had back in time.
+bool reconnect(client& c, std::string& why) {
+  if (c.cfg.reconnect_for.count() <= 0 || c.server_host.empty())
+    return false;
+  auto where = c.server_host + ":" + std::to_string(c.server_port);
+  std::fprintf(stderr, "gleam: lost the connection to the Gleam server at %s (%s); "
+                       "reconnecting for up to %lld ms\n",
+               where.c_str(), why.c_str(),
+               static_cast<long long>(c.cfg.reconnect_for.count()));
+  auto start = std::chrono::steady_clock::now();
+  auto deadline = start + c.cfg.reconnect_for;
+  auto backoff = std::chrono::milliseconds{100};
+  auto bound = std::min(c.cfg.connect_timeout, std::chrono::milliseconds{2000});
+  int attempts = 0;
+  for (;;) {
+    std::string failed;
+    ++attempts;
+    auto r = attach(c, c.opened.session(), caf::duration{bound}, caf::duration{bound}, failed);
+    if (r == attach_result::ok)
+      break;
+    if (r == attach_result::unreachable && connect_refused(c.server_host, c.server_port)) {
+      why += "; nothing listens at " + where + " any more: the Gleam server stopped";
+      return false;
+    }
+    if (r == attach_result::refused || std::chrono::steady_clock::now() + backoff >= deadline) {
+      why += "; getting the session back failed after " + std::to_string(attempts)
+             + " attempts: " + failed;
+      return false;
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds{1000});
+  }
+  for (auto& f : c.flights)
+    f.handle = (*c.self)->request(c.server_untyped, caf::duration{c.cfg.request_timeout},
+                                  f.batch);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::steady_clock::now() - start)
+              .count();
+  std::fprintf(stderr, "gleam: reconnected to %s after %lld ms; session %llu resumed, %zu "
+                       "batches sent again\n",
+               where.c_str(), static_cast<long long>(ms),
+               static_cast<unsigned long long>(c.opened.session()), c.flights.size());
+  return true;
+}
+
+/// Waits for the reply of the oldest batch in flight and reconciles it.
+void reconcile_oldest(client& c) {
+  proto::BatchReply reply;
+  for (;;) {
+    std::string why;
+    if (await_reply(c, c.flights.front(), reply, why))
+      break;
+    if (!reconnect(c, why))
+      return lose(c, why);
+  }
+  auto f = std::move(c.flights.front());
+  c.flights.pop_front();
+  c.replied_through = f.last_seq;
   std::vector<consistency::op_status> outcome;
   outcome.reserve(static_cast<size_t>(reply.results_size()));
   for (const auto& r : reply.results()) {
@@ -509,11 +665,15 @@ void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* s
   actors::pb<proto::OpBatch> batch;
   std::swap(batch, c.queue);
   batch->set_session(c.opened.session());
+  batch->set_replied_through(c.replied_through);
   c.queued_bytes = 0;
   c.last_sent = std::chrono::steady_clock::now();
-  auto handle = (*c.self)->request(c.server_untyped, caf::duration{c.cfg.request_timeout},
-                                   std::move(batch));
-  c.flights.push_back({*id, std::move(handle), std::move(sink), status, owned_from});
+  // Kept (a reference, not a copy) until its reply is reconciled: a
+  // reconnect sends it again.
+  auto msg = caf::make_message(std::move(batch));
+  auto handle = (*c.self)->request(c.server_untyped, caf::duration{c.cfg.request_timeout}, msg);
+  c.flights.push_back({*id, std::move(handle), std::move(msg), last, std::move(sink), status,
+                       owned_from});
 }
 
 /// Sends the queue and waits for every batch in flight.

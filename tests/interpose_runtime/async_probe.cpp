@@ -11,6 +11,9 @@
 //              cudaPeekAtLastError / cudaGetLastError
 //   sticky     a sticky async failure, then sync calls
 //   reuse      a pageable async H2D copy whose buffer is overwritten at once
+//   steady N   N times a memset of value i % 128, its 1 B read-back and a
+//              10 ms pause: the first error and the wrong bytes (a link cut
+//              in the middle must change neither)
 //   capture_legacy
 //              a memset on the legacy stream while a blocking stream
 //              captures, one into the capture, one after its end, a sync
@@ -332,6 +335,21 @@ int main(int argc, char** argv) {
     std::printf("sync2=%s\n", name(a, a.device_synchronize()));
     void* q = nullptr;
     std::printf("malloc=%s\n", name(a, a.malloc(&q, 64)));
+  } else if (scenario == "steady") {
+    int n = argc > 3 ? std::atoi(argv[3]) : 100;
+    cudaError_t first = cudaSuccess;
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) {
+      auto e = a.memset_async(p, i % 128, 4096, nullptr);
+      if (e == cudaSuccess)
+        e = read_byte();
+      if (e != cudaSuccess && first == cudaSuccess)
+        first = e;
+      if (e == cudaSuccess && byte != i % 128)
+        ++wrong;
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    std::printf("steady=%s wrong=%d\n", name(a, first), wrong);
   } else if (scenario == "capture_legacy") {
     cudaStream_t s = nullptr;
     a.stream_create(&s);

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/support/gpu_probe.hpp"
 
@@ -110,11 +111,15 @@ public:
   std::string stats_path() const {
     return dir_ + "/stats.txt";
   }
-  /// Runs the probe scenario; `env` is prepended (e.g. "GLEAM_ASYNC=off").
-  std::string probe(const std::string& scenario, const std::string& env = "") {
+  int port() const {
+    return port_;
+  }
+  /// Runs the probe scenario; `env` is prepended (e.g. "GLEAM_ASYNC=off");
+  /// the client connects to `via` (a gleam-link in front) when nonzero.
+  std::string probe(const std::string& scenario, const std::string& env = "", int via = 0) {
     std::remove(stats_path().c_str());
     std::string out;
-    auto cmd = env + " GLEAM_SERVER=127.0.0.1:" + std::to_string(port_) + " "
+    auto cmd = env + " GLEAM_SERVER=127.0.0.1:" + std::to_string(via != 0 ? via : port_) + " "
                + build_path("tests/interpose_async_probe") + " "
                + build_path("lib/libcudart.so.13") + " " + scenario + " 2>" + dir_
                + "/probe.err";
@@ -122,6 +127,13 @@ public:
     INFO("probe stderr: " << slurp(dir_ + "/probe.err"));
     CHECK(rc == 0);
     return out;
+  }
+  /// The probe's stderr of the last run.
+  std::string probe_errors() const {
+    return slurp(dir_ + "/probe.err");
+  }
+  std::string dir() const {
+    return dir_;
   }
   /// The server's per-batch statistics of the last session.
   std::string stats() const {
@@ -136,6 +148,44 @@ public:
 
 private:
   std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+/// A gleam-link child process in front of `target`, with `args` (a cut
+/// schedule); SIGTERM at the end.
+class link_process {
+public:
+  link_process(int target, const std::vector<std::string>& args) {
+    port_ = unused_port();
+    auto bin = build_path("bin/gleam-link");
+    std::vector<std::string> argv{bin, "--listen", std::to_string(port_), "--target",
+                                  "127.0.0.1:" + std::to_string(target)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::freopen("/dev/null", "w", stdout);
+      std::vector<char*> raw;
+      for (auto& a : argv)
+        raw.push_back(a.data());
+      raw.push_back(nullptr);
+      ::execv(bin.c_str(), raw.data());
+      ::_exit(127);
+    }
+    for (int i = 0; i < 200 && !accepting(port_); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds{25});
+    REQUIRE(accepting(port_));
+  }
+  ~link_process() {
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  int port() const {
+    return port_;
+  }
+
+private:
   int port_ = 0;
   pid_t pid_ = -1;
 };
@@ -370,4 +420,39 @@ TEST_CASE("a repeated cuBLASLt heuristic query is answered on the client",
                                           "sync=cudaSuccess\n");
   // cudaMalloc, cublasCreate, the two different queries, the sync copy.
   CHECK(server.stats() == "batch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatches 5 ops 5\n");
+}
+
+TEST_CASE("a link cut of 3 s in the middle of a run is invisible to the app",
+          "[interpose_runtime][reconnect]") {
+  // The probe runs ~4 s (300 rounds of a memset, a read-back and 10 ms);
+  // the link goes away 1 s in, for 3 s.
+  for (const char* mode : {"hold", "reset"}) {
+    INFO("cut mode " << mode);
+    fake_server server;
+    link_process link{server.port(), {"--cut-at", "1s", "--cut-for", "3s", "--cut-mode", mode}};
+    auto out = server.probe("steady 300", "", link.port());
+    CHECK(out == "steady=cudaSuccess wrong=0\n");
+    auto err = server.probe_errors();
+    CHECK(err.find("reconnected to") != std::string::npos);
+    CHECK(server.stats().find("resumes 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("a cut longer than reconnect-for gives a CUDA error, not a hang",
+          "[interpose_runtime][reconnect]") {
+  fake_server server;
+  auto conf = server.dir() + "/client.conf";
+  {
+    std::ofstream f{conf};
+    f << "[client]\nreconnect-for = 1s\n";
+  }
+  link_process link{server.port(), {"--cut-at", "1s", "--cut-for", "20s", "--cut-mode", "reset"}};
+  auto start = std::chrono::steady_clock::now();
+  auto out = server.probe("steady 300", "GLEAM_CONFIG=" + conf, link.port());
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(out == "steady=cudaErrorDevicesUnavailable wrong=0\n");
+  CHECK(server.probe_errors().find("getting the session back failed") != std::string::npos);
+  // Bounded: about 1 s of work, 1 s of reconnect attempts, the rest fails
+  // at once (not a timed assertion of speed, a guard against a hang).
+  CHECK(took < std::chrono::seconds{15});
 }

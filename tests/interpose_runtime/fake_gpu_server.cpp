@@ -39,6 +39,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/type_registry.hpp"
+#include "consistency/replay_log.hpp"
 #include "tools/common/shutdown.hpp"
 
 using namespace gleam;
@@ -60,6 +61,11 @@ struct fake_state {
   std::vector<int> batch_sizes;
   /// Streams between StreamBeginCapture and StreamEndCapture.
   std::set<uint64_t> capturing;
+  /// Replay after a reconnect, as gleamd's executor does it: ops at or below
+  /// executed_through are skipped, a batch run before is answered again.
+  uint64_t executed_through = 0;
+  int resumes = 0;
+  gleam::consistency::replay_log<proto::BatchReply> replies;
   static inline const char* name = "gleam.fake_gpu_server";
 };
 
@@ -233,8 +239,16 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
 proto::BatchReply execute(fake_state& st, const proto::OpBatch& batch) {
   proto::BatchReply reply;
   reply.set_session(batch.session());
+  st.replies.confirmed_through(batch.replied_through());
+  auto last_seq = batch.ops_size() > 0 ? batch.ops(batch.ops_size() - 1).seq() : uint64_t{0};
+  if (last_seq != 0 && last_seq <= st.executed_through)
+    if (const auto* earlier = st.replies.find(last_seq))
+      return *earlier;
   st.batch_sizes.push_back(batch.ops_size());
   for (const auto& op : batch.ops()) {
+    if (op.seq() <= st.executed_through)
+      continue;
+    st.executed_through = op.seq();
     auto* r = reply.add_results();
     r->set_seq(op.seq());
     if (st.sticky != 0) {
@@ -249,6 +263,8 @@ proto::BatchReply execute(fake_state& st, const proto::OpBatch& batch) {
       break;
     }
   }
+  if (last_seq != 0)
+    st.replies.record(last_seq, reply);
   return reply;
 }
 
@@ -262,6 +278,8 @@ void write_stats(const fake_state& st) {
     ops += n;
   }
   std::fprintf(f, "batches %zu ops %ld\n", st.batch_sizes.size(), ops);
+  if (st.resumes > 0)
+    std::fprintf(f, "resumes %d\n", st.resumes);
   std::fclose(f);
 }
 
@@ -271,7 +289,14 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
   self->state.stats_path = std::move(stats);
   self->state.op_time = op_time;
   return {
-    [=](actors::open_atom, const actors::pb<proto::OpenSession>&) {
+    [=](actors::open_atom, const actors::pb<proto::OpenSession>& req) {
+      // One session at a time; a resume continues it.
+      if (req->resume_session() == 0) {
+        self->state.executed_through = 0;
+        self->state.replies = {};
+      } else {
+        ++self->state.resumes;
+      }
       proto::SessionOpened out;
       out.set_session(1);
       out.set_driver_version(13000);
@@ -350,6 +375,10 @@ int main(int argc, char** argv) {
   cfg.set("scheduler.policy", caf::atom_from_string(policy));
   if (workers >= 0)
     cfg.set("middleman.workers", static_cast<size_t>(workers));
+  // As gleamd: a client silent for 2 s is gone (its session is kept for a
+  // resume).
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{2}});
   cfg.set("logger.file-verbosity", caf::atom("quiet"));
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   std::optional<tools::shutdown_watchdog> watchdog;
