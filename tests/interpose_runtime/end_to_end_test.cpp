@@ -329,8 +329,8 @@ TEST_CASE("a server killed with -9 during a call: the client gets a CUDA error w
   using namespace std::chrono;
   auto dir = temp_dir();
   auto port = free_port();
-  auto server = spawn_logged({build_path("tests/interpose_runtime_fake_server"),
-                              std::to_string(port)},
+  auto server = spawn_logged({build_path("tests/fake_gpu_server"), std::to_string(port),
+                              dir + "/stats.txt"},
                              dir + "/server.log");
   for (int i = 0; i < 200 && !port_open(port); ++i)
     std::this_thread::sleep_for(milliseconds{25});
@@ -411,8 +411,8 @@ TEST_CASE("the client presents GLEAM_TOKEN and prints the server's refusal",
           "[interpose_runtime][auth]") {
   auto dir = temp_dir();
   auto port = free_port();
-  auto server = spawn_logged({build_path("tests/interpose_runtime_fake_server"),
-                              std::to_string(port), "s3cret"},
+  auto server = spawn_logged({build_path("tests/fake_gpu_server"), std::to_string(port),
+                              dir + "/stats.txt", "--token", "s3cret"},
                              dir + "/server.log");
   for (int i = 0; i < 200 && !port_open(port); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds{25});
@@ -465,9 +465,10 @@ TEST_CASE("a TLS client reaches a TLS server; a plaintext client does not",
     ::setenv("GLEAM_TLS_KEY", (dir + "/node.key").c_str(), 1);
     ::setenv("GLEAM_TLS_CA", (dir + "/ca.pem").c_str(), 1);
     std::freopen((dir + "/server.log").c_str(), "w", stdout);
-    auto bin = build_path("tests/interpose_runtime_fake_server");
+    auto bin = build_path("tests/fake_gpu_server");
     auto p = std::to_string(port);
-    ::execl(bin.c_str(), bin.c_str(), p.c_str(), static_cast<char*>(nullptr));
+    auto stats = dir + "/stats.txt";
+    ::execl(bin.c_str(), bin.c_str(), p.c_str(), stats.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   for (int i = 0; i < 200 && !port_open(port); ++i)

@@ -1,4 +1,5 @@
 // fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--threads N]
+//                 [--token T]     (OpenSession checked like gpu_server checks it)
 //                 [--workers N]   (middleman.workers, default 0 like gleamd)
 //                 [--op-us U]     (every memset busies the server U us, like a kernel)
 //                 [--scheduled 1] (the GPU actor on the scheduler, not detached)
@@ -18,6 +19,10 @@
 // CUBLAS_STATUS_INVALID_VALUE (as gleamd's range check does), and a plain
 // SGEMM is computed on the host bytes. A cuBLASLt heuristic query gets one
 // result whose workspaceSize is 1000 + the requested count.
+// A batch whose first op is a MemAlloc of 4242 bytes is never answered (as
+// if the GPU hung): the lost-server test SIGKILLs the server meanwhile.
+// With GLEAM_TLS_CERT, GLEAM_TLS_KEY and GLEAM_TLS_CA set it listens with
+// TLS. Prints "listening PORT" once published.
 // When a session closes, one line per batch goes to STATS_FILE:
 // "batch OPS" (ops in the batch), then "batches N ops M".
 // Stops on SIGINT/SIGTERM.
@@ -37,7 +42,9 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/gpu_server.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/network.hpp"
 #include "actors/type_registry.hpp"
 #include "consistency/replay_log.hpp"
 #include "tools/common/shutdown.hpp"
@@ -285,11 +292,14 @@ void write_stats(const fake_state& st) {
 
 actors::gpu_server_actor::behavior_type
 fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::string stats,
-         std::chrono::microseconds op_time) {
+         std::chrono::microseconds op_time, std::string token) {
   self->state.stats_path = std::move(stats);
   self->state.op_time = op_time;
   return {
-    [=](actors::open_atom, const actors::pb<proto::OpenSession>& req) {
+    [=](actors::open_atom, const actors::pb<proto::OpenSession>& req)
+      -> caf::result<actors::pb<proto::SessionOpened>> {
+      if (auto refused = actors::check_auth_token(token, req.value))
+        return refused;
       // One session at a time; a resume continues it.
       if (req->resume_session() == 0) {
         self->state.executed_through = 0;
@@ -311,7 +321,10 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       (*d->mutable_attributes())[16] = 4;
       return actors::pb<proto::SessionOpened>{std::move(out)};
     },
-    [=](const actors::pb<proto::OpBatch>& batch) {
+    [=](const actors::pb<proto::OpBatch>& batch) -> caf::result<actors::pb<proto::BatchReply>> {
+      if (batch->ops_size() > 0 && batch->ops(0).has_mem_alloc()
+          && batch->ops(0).mem_alloc().size() == 4242)
+        return self->make_response_promise<actors::pb<proto::BatchReply>>(); // never delivered
       return actors::pb<proto::BatchReply>{execute(self->state, batch.value)};
     },
     [=](actors::close_atom, uint64_t) {
@@ -344,7 +357,7 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] [--scheduled 0|1] "
+    std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] [--scheduled 0|1] [--token T] "
                          "[--threads N]\n");
     return 2;
   }
@@ -355,6 +368,7 @@ int main(int argc, char** argv) {
   int workers = 0;
   int op_us = 0;
   bool scheduled = false;
+  std::string token;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--policy") == 0)
       policy = argv[i + 1];
@@ -366,11 +380,20 @@ int main(int argc, char** argv) {
       op_us = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--scheduled") == 0)
       scheduled = std::atoi(argv[i + 1]) != 0;
+    else if (std::strcmp(argv[i], "--token") == 0)
+      token = argv[i + 1];
   }
   tools::stop_signals signals;
   caf::actor_system_config cfg;
   actors::add_message_types(cfg);
-  cfg.load<caf::io::middleman>();
+  gleam::config::tls_config tls;
+  if (const char* cert = std::getenv("GLEAM_TLS_CERT")) {
+    tls.enabled = true;
+    tls.certificate = cert;
+    tls.key = std::getenv("GLEAM_TLS_KEY") ? std::getenv("GLEAM_TLS_KEY") : "";
+    tls.ca_file = std::getenv("GLEAM_TLS_CA") ? std::getenv("GLEAM_TLS_CA") : "";
+  }
+  actors::load_network(cfg, tls);
   cfg.set("scheduler.max-threads", threads);
   cfg.set("scheduler.policy", caf::atom_from_string(policy));
   if (workers >= 0)
@@ -385,11 +408,12 @@ int main(int argc, char** argv) {
   {
     caf::actor_system sys{cfg};
     // Detached, like the real GPU server.
-    auto gpu = scheduled ? sys.spawn(fake_gpu, stats, std::chrono::microseconds{op_us})
-                         : sys.spawn<caf::detached>(fake_gpu, stats,
-                                                    std::chrono::microseconds{op_us});
+    auto gpu = scheduled
+                 ? sys.spawn(fake_gpu, stats, std::chrono::microseconds{op_us}, token)
+                 : sys.spawn<caf::detached>(fake_gpu, stats, std::chrono::microseconds{op_us},
+                                            token);
     auto node = sys.spawn(fake_node, gpu);
-    auto bound = sys.middleman().publish(node, port, "127.0.0.1", true);
+    auto bound = actors::publish(sys, node, port, "127.0.0.1", tls.enabled);
     if (!bound) {
       std::fprintf(stderr, "fake_gpu_server: cannot listen on %u: %s\n", port,
                    sys.render(bound.error()).c_str());
