@@ -303,7 +303,7 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       // One session at a time; a resume continues it.
       if (req->resume_session() == 0) {
         self->state.executed_through = 0;
-        self->state.replies = {};
+        self->state.replies = gleam::consistency::replay_log<proto::BatchReply>{};
       } else {
         ++self->state.resumes;
       }
