@@ -218,6 +218,25 @@ caf::error tiered_store::put(const chunk_key& key, const void* data,
   return {};
 }
 
+caf::error tiered_store::extend(const chunk_key& key, const void* data, size_t size,
+                                uint8_t tiers) {
+  if (auto err = verify_content(key, data, size))
+    return err;
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  if (i == index_.end())
+    return not_found(key);
+  auto& e = i->second;
+  caf::error last;
+  for (auto t : all_tiers) {
+    if ((tiers & tier_bit(t)) == 0 || !tiers_[idx(t)])
+      continue;
+    if (auto err = add_to_tier(key, e, t, data, size))
+      last = std::move(err);
+  }
+  return last;
+}
+
 caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,
                                             const std::vector<tier_kind>& order,
                                             const fill_sink& sink) {

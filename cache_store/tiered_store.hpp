@@ -77,6 +77,13 @@ public:
                                uint8_t tiers = tier_bit(tier_kind::host)
                                                | tier_bit(tier_kind::disk));
 
+  /// `put` into `tiers` for a chunk the store already holds: checks the
+  /// bytes against `key` and adds them to those tiers; `error_code::not_found`
+  /// when the entry is gone (erased or evicted meanwhile), so a late copy
+  /// never brings back a dropped chunk.
+  [[nodiscard]] caf::error extend(const chunk_key& key, const void* data, size_t size,
+                                  uint8_t tiers);
+
   /// Hands the chunk under `key` to `sink` from the fastest tier among
   /// `order` (fastest first) that holds it, after promoting it into the
   /// tiers listed before that one. Returns the tier it was found in;

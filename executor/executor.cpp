@@ -92,8 +92,11 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   // cuBLAS handles first: they hold the session's streams and workspaces.
   if (release_blas(s) != CUBLAS_STATUS_SUCCESS)
     note(CUDA_ERROR_UNKNOWN);
-  // Session end: the weight rule for every chunk still in place.
+  // Session end: the weight rule for every chunk still in place, and what
+  // the session uploaded on disk before the session is gone.
   cache_ops::verify_placed(api, s, cache, 0, std::numeric_limits<uint64_t>::max());
+  if (cache != nullptr)
+    cache->wait_persisted();
   for (auto& kv : s.execs)
     note(api.cuGraphExecDestroy(kv.second));
   s.execs.clear();

@@ -1,6 +1,10 @@
 #include "executor/weight_cache.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <thread>
 #include <utility>
 #include <filesystem>
 #include <cstdlib>
@@ -57,6 +61,77 @@ struct weight_cache::pinning {
   }
 };
 
+/// The background disk writer: keys of accepted uploads, written to the
+/// disk tier one by one, off the GPU server's thread.
+struct weight_cache::persister {
+  std::mutex mtx;
+  std::condition_variable work;
+  std::condition_variable idle;
+  std::deque<cs::chunk_key> keys;
+  bool busy = false;
+  bool stop = false;
+  std::thread worker;
+
+  void push(const cs::chunk_key& key) {
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      keys.push_back(key);
+    }
+    work.notify_one();
+  }
+
+  /// Runs `write` for every key pushed, until stopped with nothing left.
+  void run(const std::function<void(const cs::chunk_key&)>& write) {
+    std::unique_lock<std::mutex> lock{mtx};
+    for (;;) {
+      work.wait(lock, [&] { return stop || !keys.empty(); });
+      if (keys.empty())
+        return;
+      auto key = keys.front();
+      keys.pop_front();
+      busy = true;
+      lock.unlock();
+      write(key);
+      lock.lock();
+      busy = false;
+      if (keys.empty())
+        idle.notify_all();
+    }
+  }
+
+  void wait_idle() {
+    std::unique_lock<std::mutex> lock{mtx};
+    idle.wait(lock, [&] { return keys.empty() && !busy; });
+  }
+};
+
+weight_cache::~weight_cache() {
+  if (!persist_)
+    return;
+  {
+    std::lock_guard<std::mutex> guard{persist_->mtx};
+    persist_->stop = true;
+  }
+  persist_->work.notify_one();
+  persist_->worker.join();
+}
+
+void weight_cache::persist(const cs::chunk_key& key) {
+  auto info = store_->entry_info(key);
+  if (!info || (info->tiers & disk_bit) != 0)
+    return;
+  auto bytes = store_->get(key);
+  if (!bytes)
+    return; // evicted meanwhile: not cached, nothing to keep
+  // Dropped meanwhile (a kernel overwrote it): extend refuses, nothing comes back.
+  static_cast<void>(store_->extend(key, bytes->data(), bytes->size(), disk_bit));
+}
+
+void weight_cache::wait_persisted() {
+  if (persist_)
+    persist_->wait_idle();
+}
+
 void weight_cache::use_pinned_memory(std::shared_ptr<driver_api> api) {
   std::lock_guard<std::mutex> guard{pinning_->mtx};
   pinning_->api = std::move(api);
@@ -93,6 +168,14 @@ caf::expected<std::shared_ptr<weight_cache>> weight_cache::open(const weight_cac
   self->opts_ = opts;
   self->pinning_ = std::move(pin);
   self->store_ = std::move(*store);
+  if (self->store_->find_tier(cs::tier_kind::host) != nullptr
+      && self->store_->find_tier(cs::tier_kind::disk) != nullptr) {
+    self->persist_ = std::make_unique<persister>();
+    auto* raw = self.get();
+    self->persist_->worker = std::thread{[raw] {
+      raw->persist_->run([raw](const cs::chunk_key& key) { raw->persist(key); });
+    }};
+  }
   return self;
 }
 
@@ -110,12 +193,19 @@ caf::error weight_cache::check(const cs::chunk_key& key, const void* data, size_
 
 void weight_cache::accept_upload(const cs::chunk_key& key, const void* data, size_t size) {
   received_bytes_ += size;
-  // Into the host tier and through to the disk now, while the upload is
-  // bound by the link: the verification at cudaFree or session end then
-  // only marks the entry, instead of writing a whole model to disk in one
-  // go while the GPU server waits (16 GiB: tens of seconds).
   // A full store only means the chunk is not cached; the copy itself succeeded.
-  static_cast<void>(store_->put(key, data, size, host_bit | disk_bit));
+  if (!persist_) {
+    auto where = store_->find_tier(cs::tier_kind::host) != nullptr ? host_bit : disk_bit;
+    static_cast<void>(store_->put(key, data, size, where));
+    return;
+  }
+  // Into the host tier now; onto the disk by the background writer while
+  // the link brings the next chunks. The verification at cudaFree or
+  // session end then only marks the entry, instead of writing a whole model
+  // to disk in one go while the GPU server waits (16 GiB: tens of seconds),
+  // and the GPU server never waits for the disk during the upload either.
+  if (!store_->put(key, data, size, host_bit))
+    persist_->push(key);
 }
 
 weight_cache::verify_outcome weight_cache::verify(const cs::chunk_key& key,
@@ -128,16 +218,17 @@ weight_cache::verify_outcome weight_cache::verify(const cs::chunk_key& key,
     static_cast<void>(store_->erase(key));
     return verify_outcome::dropped;
   }
-  // The device bytes are the chunk: persist them (disk too) as a weight,
-  // unless the upload stored them in every configured durable tier already.
-  uint8_t wanted = 0;
-  for (auto [bit, kind] : {std::pair{host_bit, cs::tier_kind::host},
-                           std::pair{disk_bit, cs::tier_kind::disk}})
-    if (store_->find_tier(kind) != nullptr)
-      wanted |= bit;
+  // The device bytes are the chunk: it is a weight. Still stored from the
+  // upload, it is marked (the background writer's disk copy is marked as it
+  // lands); gone from the store, it is stored again from the device bytes.
   auto info = store_->entry_info(key);
-  if (!info || (info->tiers & wanted) != wanted)
+  if (!info) {
     static_cast<void>(store_->put(key, device_bytes, size, host_bit | disk_bit));
+  } else if (persist_ && (info->tiers & disk_bit) == 0) {
+    persist_->push(key);
+  } else if (!persist_ && (info->tiers & disk_bit) == 0) {
+    static_cast<void>(store_->put(key, device_bytes, size, host_bit | disk_bit));
+  }
   if (!store_->mark_verified(key))
     ++verified_;
   return verify_outcome::verified;

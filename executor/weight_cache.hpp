@@ -36,12 +36,14 @@ class driver_api;
 /// GPU servers. Owns the tiered store and applies the cache's rules:
 ///
 /// - uploads are re-hashed and refused on a mismatch (nothing stored);
-///   accepted chunks go to the host tier (the disk tier when there is no
-///   host tier) as unverified entries;
+///   accepted chunks go to the host tier as unverified entries, and a
+///   background writer copies them to the disk tier while the link brings
+///   more (the GPU server never waits for the disk; without a host tier the
+///   upload writes the disk itself);
 /// - a chunk becomes a persistent weight only when `verify` sees the bytes
-///   read back from the GPU unchanged: it is then written to the disk tier
-///   too and marked verified. An unverified chunk whose device bytes changed
-///   is dropped from the store;
+///   read back from the GPU unchanged: it is then marked verified (and
+///   written to the disk if it is not there yet). An unverified chunk whose
+///   device bytes changed is dropped from the store, the disk included;
 /// - a miss may be served by `peer_fetch` (a peer cache shard) before the
 ///   client is asked.
 ///
@@ -100,6 +102,15 @@ public:
   verify_outcome verify(const cache_store::chunk_key& key, const void* device_bytes,
                         size_t size);
 
+  /// Waits until the background writer has put every accepted upload on
+  /// the disk tier (or found it dropped). A session's end calls it, so that
+  /// what the session uploaded survives a kill -9 of the server after it.
+  void wait_persisted();
+
+  ~weight_cache();
+  weight_cache(const weight_cache&) = delete;
+  weight_cache& operator=(const weight_cache&) = delete;
+
   /// True when the store holds `key` as a verified weight.
   bool is_verified(const cache_store::chunk_key& key);
 
@@ -146,10 +157,15 @@ private:
   weight_cache() = default;
 
   struct pinning;
+  struct persister;
+
+  /// The background writer's work: `key` onto the disk tier.
+  void persist(const cache_store::chunk_key& key);
 
   weight_cache_options opts_;
   std::shared_ptr<pinning> pinning_;
   std::unique_ptr<cache_store::tiered_store> store_;
+  std::unique_ptr<persister> persist_;
   std::mutex peer_mtx_;
   peer_fetch peer_;
   std::atomic<uint64_t> received_bytes_{0};

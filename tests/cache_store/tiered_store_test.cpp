@@ -341,3 +341,26 @@ TEST_CASE("tiers report their kind and the disk tier has no view",
   CHECK(to_string(tier_kind::host) == "host");
   CHECK(to_string(tier_kind::disk) == "disk");
 }
+
+TEST_CASE("extend adds tiers to a held chunk and never brings back a dropped one",
+          "[cache_store][tiered]") {
+  auto store = make_store(0, 8 * kib, 64 * kib);
+  auto a = make_chunk(41);
+  REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size(), tier_bit(tier_kind::host)));
+  REQUIRE_FALSE(store->mark_verified(a.key));
+  REQUIRE_FALSE(store->extend(a.key, a.bytes.data(), a.bytes.size(), tier_bit(tier_kind::disk)));
+  auto info = store->entry_info(a.key);
+  REQUIRE(info);
+  CHECK(info->tiers == (tier_bit(tier_kind::host) | tier_bit(tier_kind::disk)));
+  CHECK(info->verified);
+  // Wrong bytes are refused like put refuses them.
+  auto b = make_chunk(42);
+  REQUIRE_FALSE(store->put(b.key, b.bytes.data(), b.bytes.size(), tier_bit(tier_kind::host)));
+  CHECK(is(store->extend(b.key, a.bytes.data(), a.bytes.size(), tier_bit(tier_kind::disk)),
+           error_code::hash_mismatch));
+  // Dropped, then extended late: still gone.
+  REQUIRE_FALSE(store->erase(b.key));
+  CHECK(is(store->extend(b.key, b.bytes.data(), b.bytes.size(), tier_bit(tier_kind::disk)),
+           error_code::not_found));
+  CHECK_FALSE(store->contains(b.key));
+}

@@ -434,6 +434,7 @@ TEST_CASE("verified weights survive a restart of the store", "[weight_cache]") {
     auto p = a.alloc(weights.size());
     REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
     CHECK(a.free(p) == CUDA_SUCCESS);
+    f.cache->wait_persisted();
     CHECK(f.cache->stats().disk_bytes() == weights.size());
   }
   fixture g{dir.path.string()};
@@ -446,7 +447,7 @@ TEST_CASE("verified weights survive a restart of the store", "[weight_cache]") {
   CHECK(b.device_bytes(q, weights.size()) == weights);
 }
 
-TEST_CASE("an upload is written through to the disk; the free only marks it a weight",
+TEST_CASE("uploads reach the disk off the server's thread; the free only marks them weights",
           "[weight_cache]") {
   scratch_dir dir;
   fixture f{dir.path.string()};
@@ -459,7 +460,9 @@ TEST_CASE("an upload is written through to the disk; the free only marks it a we
   auto q = a.alloc(mib);
   REQUIRE(a.upload(p, kept, mib, nullptr) == cudaSuccess);
   REQUIRE(a.upload(q, scratch, mib, nullptr) == cudaSuccess);
-  // Both on disk while the link brought them, neither a weight yet.
+  // Both on disk by the background writer (the upload waited for none of
+  // it), neither a weight yet.
+  f.cache->wait_persisted();
   auto s = f.cache->stats();
   CHECK(s.host_bytes() == 2 * mib);
   CHECK(s.disk_bytes() == 2 * mib);
@@ -470,6 +473,7 @@ TEST_CASE("an upload is written through to the disk; the free only marks it a we
   CHECK(f.cache->is_verified(kept_key));
   // The overwritten chunk left the disk with the other tiers.
   CHECK_FALSE(f.cache->store().contains(scratch_key));
+  f.cache->wait_persisted();
   s = f.cache->stats();
   CHECK(s.disk_bytes() == mib);
   CHECK(s.host_bytes() == mib);
