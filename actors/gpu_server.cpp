@@ -201,8 +201,10 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
       post_telemetry(self);
       proto::NodeStatus status;
       *status.add_gpus() = self->state.exec->gpu_info();
-      for (auto& s : self->state.exec->sessions())
+      for (auto& s : self->state.exec->sessions()) {
+        s.set_client_gone(self->state.orphaned.count(s.session()) != 0);
         *status.add_sessions() = std::move(s);
+      }
       return pb<proto::NodeStatus>{std::move(status)};
     },
     [=](tick_atom, uint64_t id) {

@@ -1490,12 +1490,14 @@ executor::open_session(const proto::OpenSession& request) {
                                   ordinal_, api_.describe(rc)));
   uint64_t id = request.resume_session();
   if (id != 0) {
-    if (sessions_.count(id) == 0)
+    auto i = sessions_.find(id);
+    if (i == sessions_.end())
       return make_error(error_code::unknown_session,
                         fmt::format("session {} is not open on GPU {} (closed, "
                                     "or its grace period expired): open a new "
                                     "session with resume_session = 0",
                                     id, ordinal_));
+    ++i->second.resumes;
   } else {
     id = next_session_++;
     auto& s = sessions_[id];
@@ -1581,6 +1583,7 @@ std::vector<proto::SessionSummary> executor::sessions() const {
     x.set_ops_executed(s.ops_executed);
     x.set_allocated_bytes(s.memory.allocated_bytes());
     x.set_opened_time_ns(s.opened_time_ns);
+    x.set_resumes(s.resumes);
     out.push_back(std::move(x));
   }
   return out;

@@ -222,6 +222,27 @@ TEST_CASE("open_session describes the GPU", "[gpu][executor]") {
   auto again = ex.open_session(resume);
   REQUIRE(again);
   CHECK(again->session() == opened->session());
+  auto resumed = ex.sessions();
+  for (const auto& s : resumed)
+    if (s.session() == opened->session())
+      CHECK(s.resumes() == 1);
+  // A batch re-sent after a reconnect is answered from the replay log: the
+  // same allocation, not a second one.
+  proto::OpBatch batch;
+  batch.set_session(opened->session());
+  auto* op = batch.add_ops();
+  op->set_seq(1);
+  op->mutable_mem_alloc()->set_size(4096);
+  auto first = ex.execute(batch);
+  REQUIRE(first.results_size() == 1);
+  CHECK(first.results(0).status() == CUDA_SUCCESS);
+  CHECK(first.results(0).dptr() != 0);
+  auto replayed = ex.execute(batch);
+  REQUIRE(replayed.results_size() == 1);
+  CHECK(replayed.results(0).dptr() == first.results(0).dptr());
+  for (const auto& s : ex.sessions())
+    if (s.session() == opened->session())
+      CHECK(s.ops_executed() == 1);
   ex.close_session(opened->session());
   auto gone = ex.open_session(resume);
   REQUIRE_FALSE(gone);

@@ -159,14 +159,26 @@ bool console::gpus(std::ostream& out) {
   return true;
 }
 
+namespace {
+
+/// The consistency state of a session's link, for `sessions`.
+std::string session_link(const proto::SessionSummary& s) {
+  std::string out = s.client_gone() ? "lost, waiting for a resume" : "connected";
+  if (s.resumes() > 0)
+    out += fmt::format(" ({} resume{})", s.resumes(), s.resumes() == 1 ? "" : "s");
+  return out;
+}
+
+} // namespace
+
 bool console::sessions(std::ostream& out) {
   auto v = view();
   if (!v) {
     out << "error: " << config::describe(v.error()) << "\n";
     return false;
   }
-  out << fmt::format("{:<20} {:>8} {:<24} {:>3} {:>10} {:>12}\n", "NODE", "SESSION", "CLIENT",
-                     "GPU", "OPS", "ALLOCATED");
+  out << fmt::format("{:<20} {:>8} {:<24} {:>3} {:>10} {:>12}  {}\n", "NODE", "SESSION",
+                     "CLIENT", "GPU", "OPS", "ALLOCATED", "LINK");
   size_t count = 0;
   bool ok = true;
   for (const auto& n : v->nodes()) {
@@ -185,9 +197,9 @@ bool console::sessions(std::ostream& out) {
         [&](actors::pb<proto::NodeStatus>& st) {
           for (const auto& s : st->sessions()) {
             ++count;
-            out << fmt::format("{:<20} {:>8} {:<24} {:>3} {:>10} {:>9}MiB\n", n.node_id(),
+            out << fmt::format("{:<20} {:>8} {:<24} {:>3} {:>10} {:>9}MiB  {}\n", n.node_id(),
                                s.session(), s.client_id(), s.gpu_index(), s.ops_executed(),
-                               s.allocated_bytes() >> 20);
+                               s.allocated_bytes() >> 20, session_link(s));
           }
         },
         [&](caf::error& e) {
