@@ -1532,8 +1532,9 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
   s.replies.confirmed_through(batch.replied_through());
   auto last_seq = batch.ops_size() > 0 ? batch.ops(batch.ops_size() - 1).seq() : uint64_t{0};
   // A batch re-sent after a reconnect whose reply was lost: answered again,
-  // with the results it had; nothing runs twice.
-  if (last_seq != 0 && last_seq <= s.executed_through)
+  // with the results it had (also one a sticky error cut short); nothing
+  // runs twice.
+  if (last_seq != 0)
     if (const auto* earlier = s.replies.find(last_seq))
       return *earlier;
   reply.set_executed_through(s.executed_through);

@@ -526,10 +526,11 @@ bool await_reply(client& c, const flight& f, proto::BatchReply& reply, std::stri
   return got;
 }
 
-/// Whether the host at `host`:`port` answers a TCP connect with a refusal:
-/// it is reachable and nothing listens there, so the Gleam server was
-/// stopped or killed and its sessions are gone. A dropped link (no answer,
-/// an unreachable network) or a listener says no.
+/// Whether the host at `host`:`port` answers a TCP connect with a refusal
+/// on every address it has: it is reachable and nothing listens there, so
+/// the Gleam server was stopped or killed and its sessions are gone. A
+/// dropped link (no answer, an unreachable network) or a listener on any
+/// address says no.
 bool connect_refused(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -538,7 +539,7 @@ bool connect_refused(const std::string& host, uint16_t port) {
   if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
     return false;
   bool refused = false;
-  for (auto* a = found; a != nullptr && !refused; a = a->ai_next) {
+  for (auto* a = found; a != nullptr; a = a->ai_next) {
     int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0)
       continue;
@@ -552,8 +553,12 @@ bool connect_refused(const std::string& host, uint16_t port) {
         ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
       }
     }
-    refused = err == ECONNREFUSED;
     ::close(fd);
+    if (err != ECONNREFUSED) {
+      refused = false;
+      break;
+    }
+    refused = true;
   }
   ::freeaddrinfo(found);
   return refused;
