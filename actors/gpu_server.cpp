@@ -32,6 +32,7 @@ struct gpu_server_state {
   size_t slot = 0;
   std::chrono::milliseconds grace{30000};
   std::string auth_token; // [node] auth-token; "" = sessions need none
+  std::vector<std::pair<std::string, std::string>> tenants; // [node] tenants
   /// Session -> the CAF node (client process) that opened or resumed it;
   /// ops and closes from any other node are refused (issue #10 isolation).
   std::map<uint64_t, caf::node_id> session_owner;
@@ -102,7 +103,9 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
                                                 std::shared_ptr<executor::executor> exec,
                                                 std::shared_ptr<telemetry_board> board,
                                                 size_t slot, std::chrono::milliseconds grace,
-                                                std::string auth_token) {
+                                                std::string auth_token,
+                                                std::vector<std::pair<std::string, std::string>>
+                                                  tenants) {
   auto& st = self->state;
   st.driver = std::move(driver);
   st.exec = std::move(exec);
@@ -110,6 +113,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
   st.slot = slot;
   st.grace = grace;
   st.auth_token = std::move(auth_token);
+  st.tenants = std::move(tenants);
   post_telemetry(self);
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto i = self->state.sessions_by_client.find(dm.source);
@@ -129,18 +133,19 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
   return {
     [=](open_atom, const pb<proto::OpenSession>& req) -> caf::result<pb<proto::SessionOpened>> {
       // --- client identity (issue #10) ---
-      if (auto refused = check_auth_token(self->state.auth_token, req.value)) {
+      auto tenant = tenant_of(self->state.auth_token, self->state.tenants, req.value);
+      if (!tenant) {
         log(log_level::warning, "gpu {}: OpenSession from '{}' refused: {} auth token",
             self->state.exec->ordinal(), req->client_id(),
             req->auth_token().empty() ? "no" : "wrong");
-        return refused;
+        return std::move(tenant.error());
       }
       auto client = self->current_sender();
       // A resume (after the client lost its link) comes from the process
       // that opened the session, nobody else.
       if (auto resume = req->resume_session(); resume != 0 && !sender_owns(self, resume))
         return refuse_foreign(self, resume, "a resume");
-      auto opened = self->state.exec->open_session(req.value);
+      auto opened = self->state.exec->open_session(req.value, *tenant);
       if (!opened)
         return std::move(opened.error());
       if (client) {
@@ -269,6 +274,31 @@ caf::error check_auth_token(const std::string& expected, const proto::OpenSessio
                         "auth-token");
 }
 
+caf::expected<std::string>
+tenant_of(const std::string& auth_token,
+          const std::vector<std::pair<std::string, std::string>>& tenants,
+          const proto::OpenSession& req) {
+  if (tenants.empty()) {
+    if (auto refused = check_auth_token(auth_token, req))
+      return refused;
+    return std::string{};
+  }
+  // Every token is compared, so the time does not say which one matched.
+  const std::string* found = nullptr;
+  for (const auto& [name, token] : tenants)
+    if (auth_token_matches(token, req.auth_token()) && found == nullptr)
+      found = &name;
+  if (found != nullptr)
+    return *found;
+  if (!auth_token.empty() && auth_token_matches(auth_token, req.auth_token()))
+    return std::string{};
+  return make_error(error_code::unauthorized,
+                    std::string{"the GPU server admits its tenants only and the token presented "
+                                "is "}
+                      + (req.auth_token().empty() ? "missing" : "wrong")
+                      + ": set GLEAM_TOKEN (or [client] auth-token) to your tenant's token");
+}
+
 caf::expected<size_t> count_gpus(const config::node_config& cfg) {
   auto api = executor::driver_api::load();
   if (!api)
@@ -310,7 +340,7 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     std::shared_ptr<executor::executor> carried{std::move(*exec)};
     service.servers.push_back(sys.spawn<caf::detached>(gpu_server_impl, service.driver, carried,
                                                        board, slot, cfg.session_grace,
-                                                       cfg.auth_token));
+                                                       cfg.auth_token, cfg.tenants));
   }
   return service;
 }

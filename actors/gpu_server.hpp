@@ -49,6 +49,15 @@ start_gpu_servers(caf::actor_system& sys, const config::node_config& cfg,
 [[nodiscard]] caf::error check_auth_token(const std::string& expected,
                                           const proto::OpenSession& req);
 
+/// The tenant whose session OpenSession `req` opens: with `tenants`
+/// ((name, token) pairs, [node] tenants), the one whose token `req` presents,
+/// else the unnamed tenant "" if it presents `auth_token` (when set); without
+/// tenants, "" when check_auth_token passes. Otherwise the refusal.
+[[nodiscard]] caf::expected<std::string>
+tenant_of(const std::string& auth_token,
+          const std::vector<std::pair<std::string, std::string>>& tenants,
+          const proto::OpenSession& req);
+
 /// The number of GPUs `start_gpu_servers` would serve, without starting
 /// anything; an error says why there are none (e.g. no driver).
 [[nodiscard]] caf::expected<size_t> count_gpus(const config::node_config& cfg);

@@ -60,6 +60,12 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     GLEAM_CONFIG_TRY(cfg.cache, f.get_bool("client.cache", cfg.cache));
     GLEAM_CONFIG_TRY(cfg.cache_threshold, f.get_bytes("client.cache-threshold", cfg.cache_threshold));
     GLEAM_CONFIG_TRY(cfg.cache_chunk, f.get_bytes("client.cache-chunk", cfg.cache_chunk));
+    std::string hash;
+    GLEAM_CONFIG_TRY(hash, f.get_string("client.cache-hash", "xxh3"));
+    if (hash != "xxh3" && hash != "sha256")
+      return make_error(error_code::bad_value, f.where("client.cache-hash") + ": '" + hash
+                                                 + "' is not a cache hash: use xxh3 or sha256");
+    cfg.cache_sha256 = hash == "sha256";
     GLEAM_CONFIG_TRY(pending, f.get_int("client.max-pending-batch", cfg.max_pending_batch, 1, 1024));
     GLEAM_CONFIG_TRY(cfg.connect_timeout, f.get_duration("client.connect-timeout", cfg.connect_timeout));
     GLEAM_CONFIG_TRY(cfg.request_timeout, f.get_duration("client.request-timeout", cfg.request_timeout));
@@ -96,6 +102,12 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     if (*end != '\0' || gpu < 0 || gpu > 1023)
       return bad_env("GLEAM_GPU", v, "expected a device ordinal 0..1023");
     cfg.server_gpu = static_cast<uint32_t>(gpu);
+  }
+  if (const char* v = getenv_fn("GLEAM_CACHE_HASH"); v != nullptr && *v != '\0') {
+    std::string hash = v;
+    if (hash != "xxh3" && hash != "sha256")
+      return bad_env("GLEAM_CACHE_HASH", v, "use xxh3 or sha256");
+    cfg.cache_sha256 = hash == "sha256";
   }
   for (auto [var, field] : {std::pair{"GLEAM_ASYNC", &cfg.async}, std::pair{"GLEAM_CACHE", &cfg.cache}}) {
     if (const char* v = getenv_fn(var); v != nullptr && *v != '\0') {

@@ -31,6 +31,10 @@ struct client_config {
   /// Chunk size of cached uploads, bytes, 4 KiB..16 MiB
   /// (GLEAM_CACHE_CHUNK, [client] cache-chunk).
   uint64_t cache_chunk = uint64_t{16} << 20;
+  /// Key cached uploads by SHA-256 instead of XXH3-128, so that other
+  /// tenants of the server may share them (GLEAM_CACHE_HASH=sha256|xxh3,
+  /// [client] cache-hash).
+  bool cache_sha256 = false;
   uint32_t max_pending_batch = 8; // [client] max-pending-batch
   std::chrono::milliseconds connect_timeout{5000}; // [client] connect-timeout
   std::chrono::milliseconds request_timeout{120000}; // [client] request-timeout

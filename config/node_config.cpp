@@ -132,6 +132,31 @@ caf::expected<node_config> parse_node_config(const std::string& text,
                       origin + ": key 'cache.dir' is missing: the cache_shard role needs a "
                                "directory for its store, e.g. dir = \"/var/lib/gleam/cache\"");
   GLEAM_CONFIG_TRY(cfg.auth_token, f.get_string("node.auth-token", ""));
+  std::vector<std::string> tenants;
+  GLEAM_CONFIG_TRY(tenants, f.get_list("node.tenants", {}));
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    const auto& t = tenants[i];
+    auto colon = t.find(':');
+    // The entry itself is not echoed: it may be a secret.
+    if (colon == std::string::npos || colon == 0 || colon + 1 == t.size())
+      return make_error(error_code::bad_value,
+                        f.where("node.tenants") + ": entry " + std::to_string(i + 1)
+                          + " is not NAME:TOKEN; write e.g. tenants = [\"alice:<secret>\", "
+                            "\"bob:<secret>\"]");
+    auto name = t.substr(0, colon);
+    auto token = t.substr(colon + 1);
+    for (const auto& [other, other_token] : cfg.tenants)
+      if (other == name || other_token == token)
+        return make_error(error_code::bad_value,
+                          f.where("node.tenants") + ": tenant '" + name
+                            + "' repeats a name or a token of tenant '" + other
+                            + "'; each tenant needs its own");
+    if (token == cfg.auth_token)
+      return make_error(error_code::bad_value,
+                        f.where("node.tenants") + ": tenant '" + name
+                          + "' has the node's auth-token; give it a token of its own");
+    cfg.tenants.emplace_back(std::move(name), std::move(token));
+  }
   GLEAM_CONFIG_TRY(cfg.tls.enabled, f.get_bool("tls.enabled", false));
   GLEAM_CONFIG_TRY(cfg.tls.certificate, f.get_string("tls.certificate", ""));
   GLEAM_CONFIG_TRY(cfg.tls.key, f.get_string("tls.key", ""));

@@ -74,7 +74,7 @@ void cache_ops::fill(const proto::CacheFill& op, CUstream stream) {
         wrote = write(dst, v.data, size, v.where == cs::tier_kind::gpu, stream, "CacheFill");
         return {};
       },
-      &from_peer);
+      &from_peer, s_.tenant);
     if (wrote) {
       cache_->add_filled(size);
       out->set_filled_bytes(out->filled_bytes() + size);
@@ -114,7 +114,7 @@ void cache_ops::upload(const proto::CacheUpload& op, CUstream stream) {
     return;
   if (!write(op.dst(), data.data(), data.size(), false, stream, "CacheUpload"))
     return;
-  cache_->accept_upload(*key, data.data(), data.size());
+  cache_->accept_upload(*key, data.data(), data.size(), s_.tenant);
   s_.placed[op.dst()] = placed_chunk{*key, data.size()};
 }
 
@@ -202,11 +202,11 @@ bool cache_ops::module_image(const proto::ModuleLoad& op, std::string& image) {
       fail(CUDA_ERROR_INVALID_IMAGE, cs::render(err));
       return false;
     }
-    cache_->put_image(*key, op.image());
+    cache_->put_image(*key, op.image(), s_.tenant);
     image = op.image();
     return true;
   }
-  auto cached = cache_->image(*key);
+  auto cached = cache_->image(*key, s_.tenant);
   if (!cached) {
     fail(CUDA_ERROR_NOT_FOUND,
          fmt::format("image {} is not cached on this server: send the image", key->to_string()));

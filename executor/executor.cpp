@@ -1483,7 +1483,7 @@ CUresult executor::make_current() const {
 }
 
 caf::expected<proto::SessionOpened>
-executor::open_session(const proto::OpenSession& request) {
+executor::open_session(const proto::OpenSession& request, const std::string& tenant) {
   if (auto rc = make_current(); rc != CUDA_SUCCESS)
     return make_error(error_code::driver_call_failed,
                       fmt::format("cuCtxSetCurrent on GPU {} failed: {}",
@@ -1491,7 +1491,7 @@ executor::open_session(const proto::OpenSession& request) {
   uint64_t id = request.resume_session();
   if (id != 0) {
     auto i = sessions_.find(id);
-    if (i == sessions_.end())
+    if (i == sessions_.end() || i->second.tenant != tenant)
       return make_error(error_code::unknown_session,
                         fmt::format("session {} is not open on GPU {} (closed, "
                                     "or its grace period expired): open a new "
@@ -1504,6 +1504,7 @@ executor::open_session(const proto::OpenSession& request) {
     s.id = id;
     s.client_id = request.client_id();
     s.task_signature = request.task_signature();
+    s.tenant = tenant;
     s.opened_time_ns = now_ns();
   }
   proto::SessionOpened out;

@@ -53,12 +53,13 @@ public:
   /// context.
   ~executor();
 
-  /// Opens a new session, or reattaches to `resume_session` when it is
-  /// nonzero and still open. Error: unknown_session for a resume of a
-  /// session this executor does not hold; driver_call_failed when the
-  /// context cannot be made current.
+  /// Opens a new session of `tenant` ("" = the unnamed one), or reattaches
+  /// to `resume_session` when it is nonzero and still open. Error:
+  /// unknown_session for a resume of a session this executor does not hold
+  /// or that belongs to another tenant; driver_call_failed when the context
+  /// cannot be made current.
   [[nodiscard]] caf::expected<proto::SessionOpened>
-  open_session(const proto::OpenSession& request);
+  open_session(const proto::OpenSession& request, const std::string& tenant = {});
 
   /// Runs the ops of `batch` in order, one OpResult per op executed. Ops
   /// whose seq is at or below the session's executed_through are skipped

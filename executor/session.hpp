@@ -99,6 +99,8 @@ struct session {
   uint64_t executed_through = 0;
   /// Number of ops executed (skipped replays not counted).
   uint64_t ops_executed = 0;
+  /// The tenant the session's token named ([node] tenants); "" = unnamed.
+  std::string tenant;
   /// Times the client resumed the session after a lost connection.
   uint32_t resumes = 0;
   /// Replies the client has not confirmed, for batches it re-sends after a

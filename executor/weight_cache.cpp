@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <thread>
@@ -191,8 +192,42 @@ caf::error weight_cache::check(const cs::chunk_key& key, const void* data, size_
                                     size, actual.to_string(), key.to_string()));
 }
 
-void weight_cache::accept_upload(const cs::chunk_key& key, const void* data, size_t size) {
+bool weight_cache::may_serve(const cs::chunk_key& key, const std::string& tenant) {
+  if (key.kind != cs::chunk_key::algo::xxh3_128)
+    return true;
+  std::lock_guard<std::mutex> guard{owners_mtx_};
+  auto i = owners_.find(key);
+  if (i == owners_.end())
+    return tenant.empty();
+  return i->second.count(tenant) != 0;
+}
+
+bool weight_cache::claim(const cs::chunk_key& key, const void* data, size_t size,
+                         const std::string& tenant) {
+  if (key.kind != cs::chunk_key::algo::xxh3_128)
+    return true;
+  if (!may_serve(key, tenant) && store_->contains(key)) {
+    // Someone else's chunk under this key: join it only with equal bytes.
+    auto held = store_->get(key);
+    if (held && (held->size() != size || std::memcmp(held->data(), data, size) != 0)) {
+      ++rejected_;
+      return false;
+    }
+  }
+  std::lock_guard<std::mutex> guard{owners_mtx_};
+  auto [i, added] = owners_.try_emplace(key);
+  // A chunk stored before (no uploaders recorded) stays the unnamed tenant's.
+  if (added && store_->contains(key))
+    i->second.insert(std::string{});
+  i->second.insert(tenant);
+  return true;
+}
+
+void weight_cache::accept_upload(const cs::chunk_key& key, const void* data, size_t size,
+                                 const std::string& tenant) {
   received_bytes_ += size;
+  if (!claim(key, data, size, tenant))
+    return;
   // A full store only means the chunk is not cached; the copy itself succeeded.
   if (!persist_) {
     auto where = store_->find_tier(cs::tier_kind::host) != nullptr ? host_bit : disk_bit;
@@ -216,6 +251,10 @@ weight_cache::verify_outcome weight_cache::verify(const cs::chunk_key& key,
     ++dropped_;
     // Dropped unless someone holds it; a verified copy would have returned above.
     static_cast<void>(store_->erase(key));
+    if (!store_->contains(key)) {
+      std::lock_guard<std::mutex> guard{owners_mtx_};
+      owners_.erase(key);
+    }
     return verify_outcome::dropped;
   }
   // The device bytes are the chunk: it is a weight. Still stored from the
@@ -241,9 +280,14 @@ bool weight_cache::is_verified(const cs::chunk_key& key) {
 
 caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
                                                 const cs::tiered_store::fill_sink& sink,
-                                                bool* from_peer) {
+                                                bool* from_peer, const std::string& tenant) {
   if (from_peer != nullptr)
     *from_peer = false;
+  // Another tenant's XXH3 chunk is a miss: the client proves it has the
+  // bytes by uploading them.
+  if (!may_serve(key, tenant))
+    return cs::make_error(cs::error_code::not_found,
+                          "chunk " + key.to_string() + " is not cached for this tenant");
   static const std::vector<cs::tier_kind> order{cs::tier_kind::gpu, cs::tier_kind::host,
                                                 cs::tier_kind::disk};
   auto found = store_->fill(key, order, sink);
@@ -254,7 +298,9 @@ caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
     std::lock_guard<std::mutex> guard{peer_mtx_};
     peer = peer_;
   }
-  if (!peer)
+  // A peer's chunk under an XXH3 key has no known uploader here: only the
+  // unnamed tenant takes it.
+  if (!peer || (key.kind == cs::chunk_key::algo::xxh3_128 && !tenant.empty()))
     return found;
   auto bytes = peer(key);
   if (!bytes)
@@ -273,14 +319,21 @@ caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
   return cs::tier_kind::disk;
 }
 
-caf::expected<std::string> weight_cache::image(const cs::chunk_key& key) {
+caf::expected<std::string> weight_cache::image(const cs::chunk_key& key,
+                                               const std::string& tenant) {
+  if (!may_serve(key, tenant))
+    return cs::make_error(cs::error_code::not_found,
+                          "image " + key.to_string() + " is not cached for this tenant");
   auto bytes = store_->get(key);
   if (!bytes)
     return std::move(bytes.error());
   return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
 }
 
-void weight_cache::put_image(const cs::chunk_key& key, const std::string& image) {
+void weight_cache::put_image(const cs::chunk_key& key, const std::string& image,
+                             const std::string& tenant) {
+  if (!claim(key, image.data(), image.size(), tenant))
+    return;
   if (!store_->put(key, image.data(), image.size(), host_bit | disk_bit))
     static_cast<void>(store_->mark_verified(key));
 }

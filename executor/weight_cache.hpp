@@ -5,6 +5,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -45,7 +47,15 @@ class driver_api;
 ///   written to the disk if it is not there yet). An unverified chunk whose
 ///   device bytes changed is dropped from the store, the disk included;
 /// - a miss may be served by `peer_fetch` (a peer cache shard) before the
-///   client is asked.
+///   client is asked;
+/// - tenants ([node] tenants): a chunk under an XXH3 key serves only the
+///   tenants that uploaded its bytes (XXH3 is not collision-resistant: one
+///   tenant must not be able to plant bytes another tenant's key finds); a
+///   tenant that uploads bytes equal to the stored ones joins them, other
+///   bytes under the same key are not cached for it. SHA-256 keys are shared
+///   by every tenant. Chunks without recorded uploaders (stored before a
+///   restart) belong to the unnamed tenant "" only. `tenant` "" everywhere
+///   is the single-tenant default.
 ///
 /// Threading: thread-safe (the store locks; counters are atomic;
 /// `set_peer_fetch` may be called at any time).
@@ -85,7 +95,11 @@ public:
   /// Stores an uploaded chunk after `check` passed, as an unverified entry.
   /// A full store is not an error for the upload (the chunk is only not
   /// cached); counts the bytes as received.
-  void accept_upload(const cache_store::chunk_key& key, const void* data, size_t size);
+  void accept_upload(const cache_store::chunk_key& key, const void* data, size_t size,
+                     const std::string& tenant = {});
+
+  /// Whether chunk `key` may serve `tenant` (the tenant rule above).
+  bool may_serve(const cache_store::chunk_key& key, const std::string& tenant);
 
   /// Outcome of verifying one chunk placed on a GPU.
   enum class verify_outcome {
@@ -120,14 +134,17 @@ public:
   /// miss everywhere. `from_peer` is set when a peer supplied it.
   [[nodiscard]] caf::expected<cache_store::tier_kind>
   fill(const cache_store::chunk_key& key, const cache_store::tiered_store::fill_sink& sink,
-       bool* from_peer = nullptr);
+       bool* from_peer = nullptr, const std::string& tenant = {});
 
-  /// A fatbin image by key, or not_found.
-  [[nodiscard]] caf::expected<std::string> image(const cache_store::chunk_key& key);
+  /// A fatbin image by key, or not_found (also when it may not serve
+  /// `tenant`).
+  [[nodiscard]] caf::expected<std::string> image(const cache_store::chunk_key& key,
+                                                 const std::string& tenant = {});
 
-  /// Stores a fatbin image (code never changes on the GPU: verified at once,
-  /// host and disk). A full store is not an error.
-  void put_image(const cache_store::chunk_key& key, const std::string& image);
+  /// Stores a fatbin image of `tenant` (code never changes on the GPU:
+  /// verified at once, host and disk). A full store is not an error.
+  void put_image(const cache_store::chunk_key& key, const std::string& image,
+                 const std::string& tenant = {});
 
   /// Installs (or, with an empty function, removes) the peer lookup.
   void set_peer_fetch(peer_fetch f);
@@ -168,6 +185,14 @@ private:
   std::unique_ptr<persister> persist_;
   std::mutex peer_mtx_;
   peer_fetch peer_;
+  /// XXH3 chunk -> the tenants that uploaded its bytes (in memory only).
+  std::mutex owners_mtx_;
+  std::unordered_map<cache_store::chunk_key, std::set<std::string>> owners_;
+
+  /// Records that `tenant` holds the bytes of `key`; false when `key` is
+  /// stored with other bytes (a collision: not cached for `tenant`).
+  bool claim(const cache_store::chunk_key& key, const void* data, size_t size,
+             const std::string& tenant);
   std::atomic<uint64_t> received_bytes_{0};
   std::atomic<uint64_t> filled_bytes_{0};
   std::atomic<uint64_t> rejected_{0};

@@ -21,6 +21,7 @@ struct cache_settings {
   bool on = false;
   size_t threshold = std::numeric_limits<size_t>::max();
   size_t chunk = size_t{16} << 20;
+  cache_store::chunk_key::algo algo = cache_store::chunk_key::algo::xxh3_128;
 };
 
 const cache_settings& settings() {
@@ -31,6 +32,8 @@ const cache_settings& settings() {
       out.on = cfg->cache;
       out.threshold = static_cast<size_t>(std::max<uint64_t>(cfg->cache_threshold, 1));
       out.chunk = static_cast<size_t>(cfg->cache_chunk);
+      if (cfg->cache_sha256)
+        out.algo = cache_store::chunk_key::algo::sha256;
     }
     return out;
   }();
@@ -133,7 +136,8 @@ cudaError_t cached_upload(void* dst, const void* src, size_t count, cudaStream_t
     return plain_upload(d, src, count, s, async);
   upload_stats st;
   transfer_progress progress{count};
-  auto err = upload_chunks(send, d, src, count, settings().chunk, s, async, &st, &progress);
+  auto err = upload_chunks(send, d, src, count, settings().chunk, s, async, &st, &progress,
+                           settings().algo);
   // A synchronous copy returns once its queued chunk uploads are done.
   if (err == cudaSuccess && !async && async_enabled())
     err = flush();

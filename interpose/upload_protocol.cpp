@@ -11,7 +11,7 @@ namespace cs = cache_store;
 
 cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, size_t count,
                           size_t chunk, uint64_t stream, bool async, upload_stats* stats,
-                          transfer_progress* progress) {
+                          transfer_progress* progress, cs::chunk_key::algo algo) {
   upload_stats local;
   auto& st = stats != nullptr ? *stats : local;
   if (count == 0)
@@ -19,7 +19,7 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
   if (chunk == 0)
     chunk = count;
   auto t0 = std::chrono::steady_clock::now();
-  auto keys = cs::hash_chunks(cs::chunk_key::algo::xxh3_128, src, count, chunk, 0);
+  auto keys = cs::hash_chunks(algo, src, count, chunk, 0);
   st.hash_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   st.chunks += keys.size();
   auto size_of = [&](size_t i) { return std::min(chunk, count - i * chunk); };

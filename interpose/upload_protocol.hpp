@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "actors/proto/ops.pb.h"
+#include "cache_store/hash.hpp"
 
 namespace gleam::interpose {
 
@@ -43,7 +44,8 @@ constexpr size_t max_keys_per_fill = 65536;
 constexpr uint64_t max_upload_batch_bytes = uint64_t{16} << 20;
 
 /// The hash-first upload of `count` bytes at `src` to device address `dst`:
-/// hashes chunks of `chunk` bytes (XXH3-128, on all hardware threads for
+/// hashes chunks of `chunk` bytes (with `algo`: XXH3-128 by default,
+/// SHA-256 for chunks shared across tenants; on all hardware threads for
 /// large copies), sends their keys in CacheFill messages (one for up to
 /// max_keys_per_fill chunks), then one CacheUpload per chunk the server
 /// lacks, batched up to max_upload_batch_bytes a message. `progress` may be null. cudaErrorNotSupported when the server has
@@ -51,7 +53,8 @@ constexpr uint64_t max_upload_batch_bytes = uint64_t{16} << 20;
 /// with the reason in `stats->error`.
 cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, size_t count,
                           size_t chunk, uint64_t stream, bool async, upload_stats* stats,
-                          transfer_progress* progress);
+                          transfer_progress* progress,
+                          cache_store::chunk_key::algo algo = cache_store::chunk_key::algo::xxh3_128);
 
 /// Loads a module key-first: sends `op` (a ModuleLoad without image) with
 /// the image's key, and the image itself only when the server answers

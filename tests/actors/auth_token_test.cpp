@@ -18,3 +18,28 @@ TEST_CASE("a server with a token admits only that token", "[actors][auth]") {
   CHECK_FALSE(auth_token_matches("s3cret", "S3cret"));
   CHECK_FALSE(auth_token_matches("s3cret", std::string("s3cret\0", 7)));
 }
+
+TEST_CASE("a token names the session's tenant; without tenants the node token decides",
+          "[actors][auth][tenant]") {
+  using gleam::actors::tenant_of;
+  std::vector<std::pair<std::string, std::string>> tenants{{"alice", "a-secret"},
+                                                           {"bob", "b-secret"}};
+  auto with = [](const std::string& token) {
+    gleam::proto::OpenSession req;
+    req.set_auth_token(token);
+    return req;
+  };
+  CHECK(*tenant_of("", tenants, with("a-secret")) == "alice");
+  CHECK(*tenant_of("", tenants, with("b-secret")) == "bob");
+  CHECK(*tenant_of("node", tenants, with("node")) == "");
+  CHECK_FALSE(tenant_of("", tenants, with("")));
+  CHECK_FALSE(tenant_of("", tenants, with("c-secret")));
+  CHECK_FALSE(tenant_of("node", tenants, with("a-secre")));
+  auto refused = tenant_of("", tenants, with("wrong"));
+  REQUIRE_FALSE(refused);
+  CHECK(caf::to_string(refused.error()).find("wrong") != std::string::npos);
+  // No tenants: the node's auth-token, as before.
+  CHECK(*tenant_of("", {}, with("anything")) == "");
+  CHECK(*tenant_of("node", {}, with("node")) == "");
+  CHECK_FALSE(tenant_of("node", {}, with("other")));
+}

@@ -341,3 +341,54 @@ TEST_CASE("sizes and durations too large for their type are refused, not fatal",
   REQUIRE_FALSE(long_beat);
   CHECK_THAT(describe(long_beat.error()), Catch::Contains("too long"));
 }
+
+TEST_CASE("tenants are NAME:TOKEN pairs, each with its own name and token", "[config]") {
+  SECTION("two tenants") {
+    auto cfg = parse_node_config("[node]\nroles = [\"all\"]\n"
+                                 "tenants = [\"alice:a-secret\", \"bob:b:with:colons\"]\n"
+                                 "[cache]\ndir = \"/tmp/c\"\n",
+                                 "n.conf");
+    REQUIRE(cfg);
+    REQUIRE(cfg->tenants.size() == 2);
+    CHECK(cfg->tenants[0] == std::pair<std::string, std::string>{"alice", "a-secret"});
+    CHECK(cfg->tenants[1] == std::pair<std::string, std::string>{"bob", "b:with:colons"});
+  }
+  for (const char* bad : {"[\"no-colon-secret\"]", "[\":secret\"]", "[\"alice:\"]",
+                          "[\"alice:x\", \"alice:y\"]", "[\"alice:x\", \"bob:x\"]",
+                          "[\"alice:node-secret\"]"}) {
+    INFO(bad);
+    auto cfg = parse_node_config("[node]\nroles = [\"all\"]\nauth-token = \"node-secret\"\n"
+                                 "tenants = " + std::string{bad} + "\n[cache]\ndir = \"/tmp/c\"\n",
+                                 "n.conf");
+    REQUIRE_FALSE(cfg);
+    auto text = caf::to_string(cfg.error());
+    CHECK(text.find("n.conf") != std::string::npos);
+    CHECK(text.find("tenants") != std::string::npos);
+    // A secret is never echoed.
+    CHECK(text.find("no-colon-secret") == std::string::npos);
+    CHECK(text.find("node-secret") == std::string::npos);
+  }
+}
+
+TEST_CASE("the client's cache hash: xxh3 by default, sha256 to share across tenants",
+          "[config][tenant]") {
+  fake_env.clear();
+  auto plain = parse_client_config("", "", fake_getenv);
+  REQUIRE(plain);
+  CHECK_FALSE(plain->cache_sha256);
+  auto file = parse_client_config("[client]\ncache-hash = \"sha256\"\n", "c.conf", fake_getenv);
+  REQUIRE(file);
+  CHECK(file->cache_sha256);
+  fake_env = {{"GLEAM_CACHE_HASH", "xxh3"}};
+  auto env = parse_client_config("[client]\ncache-hash = \"sha256\"\n", "c.conf", fake_getenv);
+  REQUIRE(env);
+  CHECK_FALSE(env->cache_sha256);
+  fake_env = {{"GLEAM_CACHE_HASH", "md5"}};
+  auto bad_env = parse_client_config("", "", fake_getenv);
+  REQUIRE_FALSE(bad_env);
+  CHECK(caf::to_string(bad_env.error()).find("GLEAM_CACHE_HASH") != std::string::npos);
+  fake_env.clear();
+  auto bad = parse_client_config("[client]\ncache-hash = \"crc\"\n", "c.conf", fake_getenv);
+  REQUIRE_FALSE(bad);
+  CHECK(caf::to_string(bad.error()).find("c.conf") != std::string::npos);
+}

@@ -196,10 +196,10 @@ struct client {
   uint64_t payload_bytes = 0;
   size_t batches = 0;
 
-  explicit client(executor& e) : ex(e) {
+  explicit client(executor& e, const std::string& tenant = {}) : ex(e) {
     proto::OpenSession req;
     req.set_client_id("cpu:1");
-    auto opened = ex.open_session(req);
+    auto opened = ex.open_session(req, tenant);
     REQUIRE(opened);
     session = opened->session();
   }
@@ -257,9 +257,10 @@ struct client {
   }
 
   cudaError_t upload(uint64_t dst, const std::string& data, size_t chunk,
-                     gleam::interpose::upload_stats* st) {
+                     gleam::interpose::upload_stats* st,
+                     cs::chunk_key::algo algo = cs::chunk_key::algo::xxh3_128) {
     return gleam::interpose::upload_chunks(sender(), dst, data.data(), data.size(), chunk, 0,
-                                           false, st, nullptr);
+                                           false, st, nullptr, algo);
   }
 
   std::string device_bytes(uint64_t p, size_t n) {
@@ -637,4 +638,80 @@ TEST_CASE("a CacheFill outside the session's memory or with oversized chunks is 
   uneven.mutable_cache_fill()->set_dst(p);
   uneven.mutable_cache_fill()->add_keys(key);
   CHECK(a.run(uneven).status() == CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("an XXH3 chunk serves only the tenants that uploaded its bytes", "[weight_cache][tenant]") {
+  fixture f;
+  auto weights = pattern(21, 2 * mib);
+  auto sent_by = [&](const std::string& tenant) {
+    client c{*f.exec, tenant};
+    auto p = c.alloc(weights.size());
+    gleam::interpose::upload_stats st;
+    REQUIRE(c.upload(p, weights, mib, &st) == cudaSuccess);
+    CHECK(c.device_bytes(p, weights.size()) == weights);
+    return st.sent_bytes;
+  };
+  CHECK(sent_by("alice") == weights.size());
+  CHECK(sent_by("alice") == 0);
+  // Bob's keys find alice's chunks, but bob must show he has the bytes.
+  CHECK(sent_by("bob") == weights.size());
+  CHECK(sent_by("bob") == 0);
+  // The unnamed tenant is a tenant like the others.
+  CHECK(sent_by("") == weights.size());
+  CHECK(sent_by("") == 0);
+}
+
+TEST_CASE("SHA-256 chunks are shared by every tenant", "[weight_cache][tenant]") {
+  fixture f;
+  auto weights = pattern(22, 2 * mib);
+  auto sent_by = [&](const std::string& tenant) {
+    client c{*f.exec, tenant};
+    auto p = c.alloc(weights.size());
+    gleam::interpose::upload_stats st;
+    REQUIRE(c.upload(p, weights, mib, &st, cs::chunk_key::algo::sha256) == cudaSuccess);
+    CHECK(c.device_bytes(p, weights.size()) == weights);
+    return st.sent_bytes;
+  };
+  CHECK(sent_by("alice") == weights.size());
+  CHECK(sent_by("bob") == 0);
+}
+
+TEST_CASE("other bytes under a stored XXH3 key are not cached for their uploader",
+          "[weight_cache][tenant]") {
+  fixture f;
+  auto weights = pattern(23, mib);
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, weights.data(), mib);
+  {
+    client a{*f.exec, "alice"};
+    auto p = a.alloc(mib);
+    REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
+  }
+  // As if mallory had found bytes that collide with alice's key (the
+  // upload's own hash check passed).
+  auto planted = pattern(24, mib);
+  auto rejected = f.cache->stats().rejected_chunks();
+  f.cache->accept_upload(key, planted.data(), planted.size(), "mallory");
+  CHECK(f.cache->stats().rejected_chunks() == rejected + 1);
+  CHECK_FALSE(f.cache->may_serve(key, "mallory"));
+  CHECK(f.cache->may_serve(key, "alice"));
+  // Alice still gets her bytes.
+  client a{*f.exec, "alice"};
+  auto q = a.alloc(mib);
+  gleam::interpose::upload_stats st;
+  REQUIRE(a.upload(q, weights, mib, &st) == cudaSuccess);
+  CHECK(st.sent_bytes == 0);
+  CHECK(a.device_bytes(q, mib) == weights);
+}
+
+TEST_CASE("a session resumes only for its own tenant", "[weight_cache][tenant]") {
+  fixture f;
+  proto::OpenSession req;
+  auto opened = f.exec->open_session(req, "alice");
+  REQUIRE(opened);
+  proto::OpenSession resume;
+  resume.set_resume_session(opened->session());
+  CHECK_FALSE(f.exec->open_session(resume, "bob"));
+  CHECK_FALSE(f.exec->open_session(resume, ""));
+  CHECK(f.exec->open_session(resume, "alice"));
+  f.exec->close_session(opened->session());
 }
