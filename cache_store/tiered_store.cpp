@@ -168,6 +168,18 @@ caf::error tiered_store::add_to_tier(const chunk_key& key, entry& e,
   return {};
 }
 
+caf::error tiered_store::add_to_tiers(const chunk_key& key, entry& e, uint8_t tiers,
+                                      const void* data, size_t size) {
+  caf::error last;
+  for (auto t : all_tiers) {
+    if ((tiers & tier_bit(t)) == 0 || !tiers_[idx(t)])
+      continue;
+    if (auto err = add_to_tier(key, e, t, data, size))
+      last = std::move(err);
+  }
+  return last;
+}
+
 bool tiered_store::contains(const chunk_key& key) {
   std::lock_guard<std::mutex> guard{mtx_};
   return index_.count(key) > 0;
@@ -198,13 +210,7 @@ caf::error tiered_store::put(const chunk_key& key, const void* data,
   auto& e = i->second;
   if (added)
     e.info.size = size;
-  caf::error last;
-  for (auto t : all_tiers) {
-    if ((tiers & tier_bit(t)) == 0 || !tiers_[idx(t)])
-      continue;
-    if (auto err = add_to_tier(key, e, t, data, size))
-      last = std::move(err);
-  }
+  auto last = add_to_tiers(key, e, tiers, data, size);
   if (e.info.tiers == 0) {
     index_.erase(key);
     if (last)
@@ -227,14 +233,7 @@ caf::error tiered_store::extend(const chunk_key& key, const void* data, size_t s
   if (i == index_.end())
     return not_found(key);
   auto& e = i->second;
-  caf::error last;
-  for (auto t : all_tiers) {
-    if ((tiers & tier_bit(t)) == 0 || !tiers_[idx(t)])
-      continue;
-    if (auto err = add_to_tier(key, e, t, data, size))
-      last = std::move(err);
-  }
-  return last;
+  return add_to_tiers(key, e, tiers, data, size);
 }
 
 caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,

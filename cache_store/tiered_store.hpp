@@ -133,6 +133,10 @@ private:
   // All below require mtx_.
   caf::error add_to_tier(const chunk_key& key, entry& e, tier_kind t,
                          const void* data, size_t size);
+  /// add_to_tier for every configured tier in `tiers` (tier_bit flags);
+  /// the last tier's error, if any.
+  caf::error add_to_tiers(const chunk_key& key, entry& e, uint8_t tiers, const void* data,
+                          size_t size);
   caf::error make_room(tier_kind t, uint64_t need, const chunk_key* keep);
   caf::error drop_from_tier(const chunk_key& key, tier_kind t);
   void touch(entry& e);
