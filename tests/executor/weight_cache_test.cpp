@@ -270,6 +270,18 @@ struct client {
 
 constexpr size_t mib = size_t{1} << 20;
 
+/// Bytes a session of `tenant` sends to upload `weights` (in 1 MiB chunks
+/// keyed by `algo`); checks that the device then holds them.
+uint64_t bytes_sent_by(fixture& f, const std::string& weights, const std::string& tenant,
+                       cs::chunk_key::algo algo = cs::chunk_key::algo::xxh3_128) {
+  client c{*f.exec, tenant};
+  auto p = c.alloc(weights.size());
+  gleam::interpose::upload_stats st;
+  REQUIRE(c.upload(p, weights, mib, &st, algo) == cudaSuccess);
+  CHECK(c.device_bytes(p, weights.size()) == weights);
+  return st.sent_bytes;
+}
+
 } // namespace
 
 TEST_CASE("a second upload of the same weights sends only keys", "[weight_cache]") {
@@ -643,14 +655,7 @@ TEST_CASE("a CacheFill outside the session's memory or with oversized chunks is 
 TEST_CASE("an XXH3 chunk serves only the tenants that uploaded its bytes", "[weight_cache][tenant]") {
   fixture f;
   auto weights = pattern(21, 2 * mib);
-  auto sent_by = [&](const std::string& tenant) {
-    client c{*f.exec, tenant};
-    auto p = c.alloc(weights.size());
-    gleam::interpose::upload_stats st;
-    REQUIRE(c.upload(p, weights, mib, &st) == cudaSuccess);
-    CHECK(c.device_bytes(p, weights.size()) == weights);
-    return st.sent_bytes;
-  };
+  auto sent_by = [&](const std::string& tenant) { return bytes_sent_by(f, weights, tenant); };
   CHECK(sent_by("alice") == weights.size());
   CHECK(sent_by("alice") == 0);
   // Bob's keys find alice's chunks, but bob must show he has the bytes.
@@ -665,12 +670,7 @@ TEST_CASE("SHA-256 chunks are shared by every tenant", "[weight_cache][tenant]")
   fixture f;
   auto weights = pattern(22, 2 * mib);
   auto sent_by = [&](const std::string& tenant) {
-    client c{*f.exec, tenant};
-    auto p = c.alloc(weights.size());
-    gleam::interpose::upload_stats st;
-    REQUIRE(c.upload(p, weights, mib, &st, cs::chunk_key::algo::sha256) == cudaSuccess);
-    CHECK(c.device_bytes(p, weights.size()) == weights);
-    return st.sent_bytes;
+    return bytes_sent_by(f, weights, tenant, cs::chunk_key::algo::sha256);
   };
   CHECK(sent_by("alice") == weights.size());
   CHECK(sent_by("bob") == 0);
