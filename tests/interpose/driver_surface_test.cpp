@@ -3,13 +3,12 @@
 // libcudart.so.13, which hand out its functions. No GPU, no server.
 #include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
+#include "tests/support/process.hpp"
 
 #include <catch2/catch.hpp>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -27,6 +26,7 @@ using gleam::test::lines_of;
 using gleam::test::read_file;
 
 using gleam::test::build_path;
+using gleam::test::free_port;
 using gleam::test::run_command;
 using gleam::test::source_path;
 
@@ -60,18 +60,6 @@ void* driver() {
 template <class F>
 F sym(void* lib, const char* name) {
   return reinterpret_cast<F>(dlsym(lib, name));
-}
-
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 using get_proc_t = CUresult (*)(const char*, void**, int, cuuint64_t,

@@ -4,30 +4,31 @@
 // synchronous mode (GLEAM_ASYNC=off).
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
+#include "tests/support/process.hpp"
 
 namespace {
 
 using gleam::test::build_path;
+using gleam::test::free_port;
+using gleam::test::port_open;
+using gleam::test::read_file;
 using gleam::test::run_command;
 using gleam::test::source_path;
+using gleam::test::spawn_logged;
+using gleam::test::stop_process;
 
 /// function -> `call` class, from interpose/spec/<spec>.
 std::map<std::string, std::string> spec_call_classes(const std::string& spec = "cudart.spec") {
@@ -47,36 +48,6 @@ std::map<std::string, std::string> spec_call_classes(const std::string& spec = "
   return out;
 }
 
-int unused_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-bool accepting(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 /// fake_gpu_server in a child process; SIGTERM at the end.
 class fake_server {
 public:
@@ -85,28 +56,17 @@ public:
     const char* dir = ::mkdtemp(tmpl);
     REQUIRE(dir != nullptr);
     dir_ = dir;
-    port_ = unused_port();
-    auto bin = build_path("tests/fake_gpu_server");
-    auto stats = stats_path();
-    auto log = dir_ + "/server.log";
-    auto port = std::to_string(port_);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::freopen(log.c_str(), "w", stdout);
-      std::freopen(log.c_str(), "a", stderr);
-      ::execl(bin.c_str(), bin.c_str(), port.c_str(), stats.c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+    port_ = free_port();
+    pid_ = spawn_logged({build_path("tests/fake_gpu_server"), std::to_string(port_),
+                         stats_path()},
+                        dir_ + "/server.log");
     // Bounded wait for the listener (not a timing assertion).
-    for (int i = 0; i < 200 && !accepting(port_); ++i)
+    for (int i = 0; i < 200 && !port_open(port_); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds{25});
-    REQUIRE(accepting(port_));
+    REQUIRE(port_open(port_));
   }
   ~fake_server() {
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    stop_process(pid_);
   }
   std::string stats_path() const {
     return dir_ + "/stats.txt";
@@ -124,24 +84,24 @@ public:
                + build_path("lib/libcudart.so.13") + " " + scenario + " 2>" + dir_
                + "/probe.err";
     auto rc = run_command(cmd, out);
-    INFO("probe stderr: " << slurp(dir_ + "/probe.err"));
+    INFO("probe stderr: " << read_file(dir_ + "/probe.err"));
     CHECK(rc == 0);
     return out;
   }
   /// The probe's stderr of the last run.
   std::string probe_errors() const {
-    return slurp(dir_ + "/probe.err");
+    return read_file(dir_ + "/probe.err");
   }
   std::string dir() const {
     return dir_;
   }
   /// The server's per-batch statistics of the last session.
   std::string stats() const {
-    return slurp(stats_path());
+    return read_file(stats_path());
   }
   /// Batches the server saw in the last session.
   long batches() const {
-    auto text = slurp(stats_path());
+    auto text = read_file(stats_path());
     auto pos = text.find("batches ");
     return pos == std::string::npos ? -1 : std::atol(text.c_str() + pos + 8);
   }
@@ -157,29 +117,18 @@ private:
 class link_process {
 public:
   link_process(int target, const std::vector<std::string>& args) {
-    port_ = unused_port();
-    auto bin = build_path("bin/gleam-link");
-    std::vector<std::string> argv{bin, "--listen", std::to_string(port_), "--target",
+    port_ = free_port();
+    std::vector<std::string> argv{build_path("bin/gleam-link"), "--listen",
+                                  std::to_string(port_), "--target",
                                   "127.0.0.1:" + std::to_string(target)};
     argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::freopen("/dev/null", "w", stdout);
-      std::vector<char*> raw;
-      for (auto& a : argv)
-        raw.push_back(a.data());
-      raw.push_back(nullptr);
-      ::execv(bin.c_str(), raw.data());
-      ::_exit(127);
-    }
-    for (int i = 0; i < 200 && !accepting(port_); ++i)
+    pid_ = spawn_logged(argv, "/dev/null");
+    for (int i = 0; i < 200 && !port_open(port_); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds{25});
-    REQUIRE(accepting(port_));
+    REQUIRE(port_open(port_));
   }
   ~link_process() {
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    stop_process(pid_);
   }
   int port() const {
     return port_;

@@ -21,6 +21,7 @@
 
 #include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
+#include "tests/support/process.hpp"
 
 namespace {
 
@@ -28,32 +29,10 @@ using gleam::test::lines_of;
 using gleam::test::read_file;
 
 using gleam::test::build_path;
+using gleam::test::free_port;
+using gleam::test::port_open;
 using gleam::test::run_command;
-
-/// A TCP port that was free a moment ago (bound to 0, then closed).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-bool port_open(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
+using gleam::test::spawn_logged;
 
 std::string temp_dir() {
   char tmpl[] = "/tmp/gleam-runtime-test-XXXXXX";
@@ -289,25 +268,6 @@ TEST_CASE("GLEAM_CHECK_NO_DRIVER accepts Gleam's libcuda.so.1 and no other",
 // --- security and reliability (issue #10) ------------------------------------
 
 namespace {
-
-/// Starts `argv` with stdout and stderr into `log`; returns its pid.
-pid_t spawn_logged(const std::vector<std::string>& args, const std::string& log,
-                   const std::string& env_name = "", const std::string& env_value = "") {
-  auto pid = ::fork();
-  if (pid == 0) {
-    std::freopen(log.c_str(), "w", stdout);
-    ::dup2(STDOUT_FILENO, STDERR_FILENO);
-    if (!env_name.empty())
-      ::setenv(env_name.c_str(), env_value.c_str(), 1);
-    std::vector<char*> argv;
-    for (const auto& a : args)
-      argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
 
 /// Waits up to `limit` for `pid`; its wait status, or -1 when still running.
 int wait_for(pid_t pid, std::chrono::milliseconds limit) {
