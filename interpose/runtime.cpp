@@ -104,8 +104,6 @@ struct client {
   std::unique_ptr<caf::actor_system> system;
   std::unique_ptr<caf::scoped_actor> self;
   actors::gpu_server_actor server;
-  /// The untyped handle of `server`, for the batch requests.
-  caf::actor server_untyped;
   /// The in-app actor that opened the session and watches the server (client_proxy).
   caf::actor proxy;
   std::shared_ptr<server_watch> watch = std::make_shared<server_watch>();
@@ -216,12 +214,18 @@ std::string render(client& c, const caf::error& e) {
   return c.system ? c.system->render(e) : std::string{"error"};
 }
 
+/// `c.server` untyped: batches travel as a kept caf::message, which the
+/// typed handle does not take.
+caf::actor untyped_server(const client& c) {
+  return caf::actor_cast<caf::actor>(c.server);
+}
+
 void teardown(client* c) {
   // From the blocking actor, as the batches: the close never overtakes the
   // last batch sent at exit.
   if (c->state == cudaSuccess && c->self && c->server && !c->watch->down) {
     (*c->self)
-      ->request(c->server_untyped, caf::duration{std::chrono::seconds{1}},
+      ->request(untyped_server(*c), caf::duration{std::chrono::seconds{1}},
                 actors::close_atom::value, c->opened.session())
       .receive([](bool) {}, [](caf::error&) {});
   }
@@ -229,7 +233,6 @@ void teardown(client* c) {
     caf::anon_send_exit(c->proxy, caf::exit_reason::user_shutdown);
   c->proxy = nullptr;
   c->server = nullptr;
-  c->server_untyped = nullptr;
   c->self.reset();
   // Destroying the actor system joins its threads; bound the wait so that a
   // stuck connection never hangs the app's exit.
@@ -354,7 +357,6 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   if (c.proxy)
     caf::anon_send_exit(c.proxy, caf::exit_reason::user_shutdown);
   c.server = server;
-  c.server_untyped = caf::actor_cast<caf::actor>(server);
   c.proxy = proxy;
   c.watch = std::move(watch);
   return attach_result::ok;
@@ -602,7 +604,7 @@ bool reconnect(client& c, std::string& why) {
     backoff = std::min(backoff * 2, std::chrono::milliseconds{1000});
   }
   for (auto& f : c.flights)
-    f.handle = (*c.self)->request(c.server_untyped, caf::duration{c.cfg.request_timeout},
+    f.handle = (*c.self)->request(untyped_server(c), caf::duration{c.cfg.request_timeout},
                                   f.batch);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
               std::chrono::steady_clock::now() - start)
@@ -676,7 +678,7 @@ void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* s
   // Kept (a reference, not a copy) until its reply is reconciled: a
   // reconnect sends it again.
   auto msg = caf::make_message(std::move(batch));
-  auto handle = (*c.self)->request(c.server_untyped, caf::duration{c.cfg.request_timeout}, msg);
+  auto handle = (*c.self)->request(untyped_server(c), caf::duration{c.cfg.request_timeout}, msg);
   c.flights.push_back({*id, std::move(handle), std::move(msg), last, std::move(sink), status,
                        owned_from});
 }
