@@ -181,7 +181,7 @@ gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
           log(log_level::info, "gpu {}: session {} op {} failed with CUresult {}: {}",
               st.exec->ordinal(), batch->session(), r.seq(), r.status(), r.error());
       const auto* sess = st.exec->find_session(batch->session());
-      auto allocated = sess != nullptr ? sess->memory.allocated_bytes() : 0;
+      auto allocated = sess != nullptr ? sess->device_bytes() : 0;
       if (st.meter.on_batch(batch.value, begin, unix_ns(), allocated))
         post_telemetry(self); // the scheduler sees the compute phase begin
       return pb<proto::BatchReply>{std::move(reply)};

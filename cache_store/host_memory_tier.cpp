@@ -154,4 +154,13 @@ caf::error fake_device_tier::erase(const chunk_key& key) {
   return impl_.erase(key);
 }
 
+caf::error fake_device_tier::put_from_device(const chunk_key& key, const void* device_src,
+                                             size_t size) {
+  // The fake's device addresses are host memory.
+  auto err = impl_.put(key, device_src, size);
+  if (!err && impl_.contains(key))
+    from_device_ += size;
+  return err;
+}
+
 } // namespace gleam::cache_store

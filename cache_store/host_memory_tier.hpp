@@ -90,9 +90,17 @@ public:
   read(const chunk_key& key, void* dst, size_t capacity) override;
   [[nodiscard]] caf::expected<chunk_view> view(const chunk_key& key) override;
   [[nodiscard]] caf::error erase(const chunk_key& key) override;
+  [[nodiscard]] caf::error put_from_device(const chunk_key& key, const void* device_src,
+                                           size_t size) override;
+
+  /// Bytes that came in through `put_from_device`.
+  uint64_t bytes_from_device() const {
+    return from_device_;
+  }
 
 private:
   host_memory_tier impl_;
+  uint64_t from_device_ = 0;
 };
 
 } // namespace gleam::cache_store

@@ -91,6 +91,13 @@ public:
   tier_kind kind() const final {
     return tier_kind::gpu;
   }
+
+  /// `put` from device memory: copies `size` bytes at device address
+  /// `device_src` (a CUdeviceptr of the same device) device to device, so a
+  /// chunk a fill just wrote to its destination joins the tier without a
+  /// second trip over PCIe. `error_code::no_space` as `put`.
+  [[nodiscard]] virtual caf::error put_from_device(const chunk_key& key, const void* device_src,
+                                                   size_t size) = 0;
 };
 
 } // namespace gleam::cache_store

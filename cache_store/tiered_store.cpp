@@ -1,5 +1,7 @@
 #include "cache_store/tiered_store.hpp"
 
+#include <algorithm>
+
 #include "cache_store/chunk_store.hpp"
 #include "cache_store/error.hpp"
 
@@ -148,7 +150,7 @@ caf::error tiered_store::make_room(tier_kind t, uint64_t need,
 
 caf::error tiered_store::add_to_tier(const chunk_key& key, entry& e,
                                      tier_kind t, const void* data,
-                                     size_t size) {
+                                     size_t size, bool device_src) {
   if (holds(e.info, t))
     return {};
   auto& tp = *tiers_[idx(t)];
@@ -159,7 +161,13 @@ caf::error tiered_store::add_to_tier(const chunk_key& key, entry& e,
                         + " (" + std::to_string(tp.capacity()) + " bytes)");
   if (auto err = make_room(t, size, &key))
     return err;
-  if (auto err = tp.put(key, data, size))
+  auto* device = device_src ? dynamic_cast<device_tier*>(&tp) : nullptr;
+  if (device_src && device == nullptr)
+    return make_error(error_code::invalid_argument,
+                      "tier " + tp.name() + " cannot take chunk " + key.to_string()
+                        + " from device memory");
+  if (auto err = device != nullptr ? device->put_from_device(key, data, size)
+                                   : tp.put(key, data, size))
     return err;
   e.pos[idx(t)] = lru_[idx(t)].insert(lru_[idx(t)].end(), key);
   e.info.tiers |= tier_bit(t);
@@ -236,12 +244,38 @@ caf::error tiered_store::extend(const chunk_key& key, const void* data, size_t s
   return add_to_tiers(key, e, tiers, data, size);
 }
 
+caf::error tiered_store::extend_from_device(const chunk_key& key, const void* device_src,
+                                            size_t size) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  if (i == index_.end())
+    return not_found(key);
+  if (!tiers_[idx(tier_kind::gpu)])
+    return make_error(error_code::invalid_argument,
+                      "no GPU tier for chunk " + key.to_string());
+  return add_to_tier(key, i->second, tier_kind::gpu, device_src, size, true);
+}
+
+uint64_t tiered_store::shed(tier_kind x, uint64_t bytes) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto* t = tiers_[idx(x)].get();
+  if (t == nullptr || bytes == 0)
+    return 0;
+  auto before = t->used();
+  auto free_now = t->capacity() > before ? t->capacity() - before : 0;
+  auto need = std::min<uint64_t>(t->capacity(), free_now + std::min(bytes, before));
+  static_cast<void>(make_room(x, need, nullptr));
+  return before - t->used();
+}
+
 caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,
                                             const std::vector<tier_kind>& order,
-                                            const fill_sink& sink) {
+                                            const fill_sink& sink,
+                                            const void* device_dst) {
   std::vector<uint8_t> staging;
   chunk_view src;
   tier_kind served = tier_kind::disk;
+  bool promote_later = false;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto i = index_.find(key);
@@ -261,6 +295,11 @@ caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,
     touch(e);
     served = order[pos];
     auto& from = *tiers_[idx(served)];
+    // The GPU tier is filled from the destination after the sink.
+    for (size_t k = 0; k < pos && device_dst != nullptr; ++k)
+      if (order[k] == tier_kind::gpu
+          && dynamic_cast<device_tier*>(tiers_[idx(tier_kind::gpu)].get()) != nullptr)
+        promote_later = true;
     // Host bytes for promotions and for tiers without addressable memory.
     auto view = from.view(key);
     if (!view || (view->where == tier_kind::gpu && pos > 0)) {
@@ -273,7 +312,7 @@ caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,
                                                      : staging.data();
     for (size_t k = 0; k < pos; ++k) {
       auto t = order[k];
-      if (!tiers_[idx(t)])
+      if (!tiers_[idx(t)] || (t == tier_kind::gpu && promote_later))
         continue;
       // Promotion is best effort: a full faster tier leaves the chunk where
       // it is.
@@ -301,6 +340,10 @@ caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,
     auto i = index_.find(key);
     if (i != index_.end() && i->second.info.refcount > 0)
       --i->second.info.refcount;
+    // Best effort, as above: a full GPU tier leaves the chunk where it is.
+    if (!err && promote_later && i != index_.end())
+      static_cast<void>(add_to_tier(key, i->second, tier_kind::gpu, device_dst,
+                                    i->second.info.size, true));
   }
   if (err)
     return err;

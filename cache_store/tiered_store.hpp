@@ -84,14 +84,33 @@ public:
   [[nodiscard]] caf::error extend(const chunk_key& key, const void* data, size_t size,
                                   uint8_t tiers);
 
+  /// Adds the GPU tier's copy of a chunk the store holds from device memory
+  /// at `device_src` that holds its bytes (the caller vouches for them: a
+  /// destination it just wrote from checked bytes). Best effort like a
+  /// promotion; `error_code::not_found` when the entry is gone,
+  /// `error_code::invalid_argument` without a device_tier.
+  [[nodiscard]] caf::error extend_from_device(const chunk_key& key, const void* device_src,
+                                              size_t size);
+
+  /// Evicts least recently used chunks without holders from tier `x` until
+  /// `bytes` are free of it or nothing more can go (a chunk in no other
+  /// tier leaves the store). Returns the bytes freed: memory for an
+  /// allocation of the app that the GPU tier stood in the way of.
+  uint64_t shed(tier_kind x, uint64_t bytes);
+
   /// Hands the chunk under `key` to `sink` from the fastest tier among
   /// `order` (fastest first) that holds it, after promoting it into the
   /// tiers listed before that one. Returns the tier it was found in;
   /// `error_code::not_found` when no tier of `order` holds it; the sink's
   /// error when the sink fails.
+  ///
+  /// `device_dst` (optional) is the device address the sink writes the
+  /// chunk to. The GPU tier (a device_tier) is then filled from there after
+  /// the sink succeeded, device to device, instead of from host bytes before
+  /// it: a hit in the host tier crosses PCIe once.
   [[nodiscard]] caf::expected<tier_kind>
   fill(const chunk_key& key, const std::vector<tier_kind>& order,
-       const fill_sink& sink);
+       const fill_sink& sink, const void* device_dst = nullptr);
 
   /// A host copy of the chunk, read from the fastest host-readable tier
   /// (host, then disk, then GPU); no promotion.
@@ -131,8 +150,10 @@ private:
   }
 
   // All below require mtx_.
+  /// `data` is device memory for `device_src` (the tier then is a
+  /// device_tier).
   caf::error add_to_tier(const chunk_key& key, entry& e, tier_kind t,
-                         const void* data, size_t size);
+                         const void* data, size_t size, bool device_src = false);
   /// add_to_tier for every configured tier in `tiers` (tier_bit flags);
   /// the last tier's error, if any.
   caf::error add_to_tiers(const chunk_key& key, entry& e, uint8_t tiers, const void* data,

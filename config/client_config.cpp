@@ -60,6 +60,7 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     GLEAM_CONFIG_TRY(cfg.cache, f.get_bool("client.cache", cfg.cache));
     GLEAM_CONFIG_TRY(cfg.cache_threshold, f.get_bytes("client.cache-threshold", cfg.cache_threshold));
     GLEAM_CONFIG_TRY(cfg.cache_chunk, f.get_bytes("client.cache-chunk", cfg.cache_chunk));
+    GLEAM_CONFIG_TRY(cfg.alloc_slab, f.get_bytes("client.alloc-slab", cfg.alloc_slab));
     std::string hash;
     GLEAM_CONFIG_TRY(hash, f.get_string("client.cache-hash", "xxh3"));
     if (hash != "xxh3" && hash != "sha256")
@@ -118,7 +119,8 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     }
   }
   for (auto [var, field] : {std::pair{"GLEAM_CACHE_THRESHOLD", &cfg.cache_threshold},
-                            std::pair{"GLEAM_CACHE_CHUNK", &cfg.cache_chunk}}) {
+                            std::pair{"GLEAM_CACHE_CHUNK", &cfg.cache_chunk},
+                            std::pair{"GLEAM_ALLOC_SLAB", &cfg.alloc_slab}}) {
     if (const char* v = getenv_fn(var); v != nullptr && *v != '\0') {
       auto n = parse_bytes(v);
       if (!n)
@@ -131,6 +133,11 @@ caf::expected<client_config> parse_client_config(const std::string& text,
                       "cache chunk size " + std::to_string(cfg.cache_chunk)
                         + " bytes (GLEAM_CACHE_CHUNK or [client] cache-chunk) is out of range: "
                           "use 4KiB..16MiB");
+  if (cfg.alloc_slab != 0 && (cfg.alloc_slab < (uint64_t{2} << 20) || cfg.alloc_slab > (uint64_t{64} << 30)))
+    return make_error(error_code::bad_value,
+                      "slab size " + std::to_string(cfg.alloc_slab)
+                        + " bytes (GLEAM_ALLOC_SLAB or [client] alloc-slab) is out of range: "
+                          "use 0 (off) or 2MiB..64GiB");
   if (const char* v = getenv_fn("GLEAM_TASK"); v != nullptr)
     cfg.task_signature = v;
   if (const char* v = getenv_fn("GLEAM_LOG"); v != nullptr && *v != '\0')

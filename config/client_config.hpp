@@ -35,6 +35,10 @@ struct client_config {
   /// tenants of the server may share them (GLEAM_CACHE_HASH=sha256|xxh3,
   /// [client] cache-hash).
   bool cache_sha256 = false;
+  /// Largest slab of device memory the client carves cudaMalloc's from
+  /// without a round trip (interpose/slab_pool.hpp); 0: every cudaMalloc
+  /// asks the server (GLEAM_ALLOC_SLAB, [client] alloc-slab).
+  uint64_t alloc_slab = uint64_t{1} << 30;
   uint32_t max_pending_batch = 8; // [client] max-pending-batch
   std::chrono::milliseconds connect_timeout{5000}; // [client] connect-timeout
   std::chrono::milliseconds request_timeout{120000}; // [client] request-timeout

@@ -40,6 +40,19 @@ std::optional<range_entry> allocation_table::erase(uint64_t base) {
   return entry;
 }
 
+bool allocation_table::overlaps(uint64_t base, uint64_t size) const {
+  if (size == 0)
+    return false;
+  auto end = base > max_u64 - size ? max_u64 : base + size;
+  auto next = by_base_.lower_bound(base);
+  if (next != by_base_.end() && next->first < end)
+    return true;
+  if (next == by_base_.begin())
+    return false;
+  auto prev = std::prev(next);
+  return prev->first + prev->second.size > base;
+}
+
 std::optional<range_entry> allocation_table::find_base(uint64_t base) const {
   auto i = by_base_.find(base);
   if (i == by_base_.end())

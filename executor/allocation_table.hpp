@@ -14,6 +14,9 @@ enum class range_kind : uint8_t {
   /// A __device__ / __constant__ variable of a loaded module; readable and
   /// writable by copies, never freed by MemFree (ModuleUnload drops it).
   module_variable,
+  /// An allocation the client carved from one of the session's slabs
+  /// (session::slabs): MemFree drops it without a driver call.
+  carved,
 };
 
 /// One registered device range [base, base + size).
@@ -53,6 +56,9 @@ public:
   /// neither is one whose end overflows 64 bits.
   [[nodiscard]] bool contains(uint64_t ptr, uint64_t len) const;
 
+  /// True when some entry overlaps [base, base + size).
+  [[nodiscard]] bool overlaps(uint64_t base, uint64_t size) const;
+
   /// Removes every module variable of client module `module`; returns how
   /// many entries went.
   size_t erase_module(uint64_t module);
@@ -60,7 +66,8 @@ public:
   /// Every entry, by ascending base address.
   [[nodiscard]] std::vector<range_entry> entries() const;
 
-  /// Bytes in entries of kind `allocation`.
+  /// Bytes in entries of kind `allocation` (not `carved`: their memory is
+  /// a slab's).
   [[nodiscard]] uint64_t allocated_bytes() const noexcept {
     return allocated_bytes_;
   }

@@ -74,7 +74,7 @@ void cache_ops::fill(const proto::CacheFill& op, CUstream stream) {
         wrote = write(dst, v.data, size, v.where == cs::tier_kind::gpu, stream, "CacheFill");
         return {};
       },
-      &from_peer, s_.tenant);
+      &from_peer, s_.tenant, reinterpret_cast<const void*>(static_cast<uintptr_t>(dst)));
     if (wrote) {
       cache_->add_filled(size);
       out->set_filled_bytes(out->filled_bytes() + size);
@@ -114,7 +114,8 @@ void cache_ops::upload(const proto::CacheUpload& op, CUstream stream) {
     return;
   if (!write(op.dst(), data.data(), data.size(), false, stream, "CacheUpload"))
     return;
-  cache_->accept_upload(*key, data.data(), data.size(), s_.tenant);
+  cache_->accept_upload(*key, data.data(), data.size(), s_.tenant,
+                        reinterpret_cast<const void*>(static_cast<uintptr_t>(op.dst())));
   s_.placed[op.dst()] = placed_chunk{*key, data.size()};
 }
 

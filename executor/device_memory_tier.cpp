@@ -39,6 +39,16 @@ caf::error device_memory_tier::driver_error(CUresult rc, const char* what,
 }
 
 caf::error device_memory_tier::put(const cs::chunk_key& key, const void* data, size_t size) {
+  return store(key, data, size, false);
+}
+
+caf::error device_memory_tier::put_from_device(const cs::chunk_key& key, const void* device_src,
+                                               size_t size) {
+  return store(key, device_src, size, true);
+}
+
+caf::error device_memory_tier::store(const cs::chunk_key& key, const void* data, size_t size,
+                                     bool from_device) {
   if (blocks_.count(key) > 0)
     return {};
   if (used_ + size > capacity_)
@@ -52,11 +62,27 @@ caf::error device_memory_tier::put(const cs::chunk_key& key, const void* data, s
     return cs::make_error(cs::error_code::no_space,
                           fmt::format("{}: cuMemAlloc of {} bytes failed: {}", name_, size,
                                       api_.describe(rc)));
-  if (size > 0)
-    if (auto rc = api_.cuMemcpyHtoD(p, data, size); rc != CUDA_SUCCESS) {
-      static_cast<void>(api_.cuMemFree(p));
-      return driver_error(rc, "cuMemcpyHtoD", key);
+  if (size > 0) {
+    CUresult rc = CUDA_SUCCESS;
+    if (!from_device) {
+      rc = api_.cuMemcpyHtoD(p, data, size);
+    } else {
+      // On the tier's own non-blocking stream, waited for here: it neither
+      // joins an app stream nor the legacy stream (a capture elsewhere is
+      // not disturbed), and no later op can overwrite the source first.
+      if (copy_stream_ == nullptr)
+        rc = api_.cuStreamCreateWithPriority(&copy_stream_, CU_STREAM_NON_BLOCKING, 0);
+      if (rc == CUDA_SUCCESS)
+        rc = api_.cuMemcpyDtoDAsync(p, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(data)),
+                                    size, copy_stream_);
+      if (rc == CUDA_SUCCESS)
+        rc = api_.cuStreamSynchronize(copy_stream_);
     }
+    if (rc != CUDA_SUCCESS) {
+      static_cast<void>(api_.cuMemFree(p));
+      return driver_error(rc, from_device ? "cuMemcpyDtoD" : "cuMemcpyHtoD", key);
+    }
+  }
   blocks_.emplace(key, block{p, size});
   used_ += size;
   return {};

@@ -38,8 +38,14 @@ public:
   [[nodiscard]] caf::expected<cache_store::chunk_view>
   view(const cache_store::chunk_key& key) override;
   [[nodiscard]] caf::error erase(const cache_store::chunk_key& key) override;
+  [[nodiscard]] caf::error put_from_device(const cache_store::chunk_key& key,
+                                           const void* device_src, size_t size) override;
 
 private:
+  /// `put` of host (`from_device` false) or device memory.
+  caf::error store(const cache_store::chunk_key& key, const void* src, size_t size,
+                   bool from_device);
+
   struct block {
     CUdeviceptr ptr = 0;
     size_t size = 0;
@@ -52,6 +58,8 @@ private:
   uint64_t capacity_;
   std::string name_;
   uint64_t used_ = 0;
+  /// For put_from_device, created on first use (freed with the context).
+  CUstream copy_stream_ = nullptr;
   std::unordered_map<cache_store::chunk_key, block> blocks_;
 };
 

@@ -118,6 +118,9 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
     if (e.kind == range_kind::allocation)
       note(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
   s.memory.clear();
+  for (const auto& e : s.slabs.entries())
+    note(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
+  s.slabs.clear();
   return first;
 }
 
@@ -497,10 +500,50 @@ private:
   // --- memory -------------------------------------------------------------
 
   void mem_alloc(const proto::MemAlloc& op) {
+    if (op.at() != 0)
+      return mem_carve(op);
     CUdeviceptr p = 0;
-    if (check(api_.cuMemAlloc(&p, op.size()), "cuMemAlloc")
-        && register_allocation(p, op.size()))
+    if (!check(alloc_device(&p, op.size()), "cuMemAlloc"))
+      return;
+    if (op.slab()) {
+      // Fresh driver memory never overlaps a slab this session holds.
+      static_cast<void>(s_.slabs.insert(range_entry{p, op.size(), range_kind::allocation, 0}));
       r_.set_dptr(p);
+      return;
+    }
+    if (register_allocation(p, op.size()))
+      r_.set_dptr(p);
+  }
+
+  /// cuMemAlloc; when the device is full and the weight cache's GPU tier
+  /// holds memory, the tier gives way (its chunks stay on the host) and the
+  /// allocation is tried again: the app comes before the cache.
+  CUresult alloc_device(CUdeviceptr* p, uint64_t size) {
+    auto rc = api_.cuMemAlloc(p, size);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY && cache_ != nullptr
+        && cache_->shed_gpu(size + (uint64_t{64} << 20)) > 0)
+      rc = api_.cuMemAlloc(p, size);
+    return rc;
+  }
+
+  /// An allocation the client carved from one of its slabs: it must lie in
+  /// one slab and overlap nothing the session holds.
+  void mem_carve(const proto::MemAlloc& op) {
+    if (op.size() == 0 || !s_.slabs.contains(op.at(), op.size())) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("MemAlloc at {:#x} + {} bytes does not lie inside one slab of this "
+                       "session",
+                       op.at(), op.size()));
+      return;
+    }
+    if (!s_.memory.insert(range_entry{op.at(), op.size(), range_kind::carved, 0})) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("MemAlloc at {:#x} + {} bytes overlaps an allocation this session "
+                       "holds",
+                       op.at(), op.size()));
+      return;
+    }
+    r_.set_dptr(op.at());
   }
 
   bool register_allocation(CUdeviceptr p, uint64_t size) {
@@ -521,6 +564,20 @@ private:
     if (op.dptr() == 0)
       return;
     auto e = s_.memory.find_base(op.dptr());
+    if (!e)
+      if (auto slab = s_.slabs.find_base(op.dptr()))
+        return slab_free(*slab);
+    if (e && e->kind == range_kind::carved) {
+      cache_ops::verify_placed(api_, s_, cache_, e->base, e->size);
+      // cuMemFree waits for the device; so does this, or a later carve of
+      // the same bytes could be written before earlier work read them. Not
+      // while the session captures: that would break the capture, and
+      // captured work does not run until its graph is launched.
+      if (s_.captures.empty() && !check(api_.cuCtxSynchronize(), "cuMemFree"))
+        return;
+      static_cast<void>(s_.memory.erase(e->base));
+      return;
+    }
     if (!e || e->kind != range_kind::allocation) {
       fail(CUDA_ERROR_INVALID_VALUE,
            fmt::format("cuMemFree: address {:#x} is not the start of an "
@@ -532,6 +589,17 @@ private:
     cache_ops::verify_placed(api_, s_, cache_, e->base, e->size);
     if (check(api_.cuMemFree(static_cast<CUdeviceptr>(op.dptr())), "cuMemFree"))
       static_cast<void>(s_.memory.erase(op.dptr()));
+  }
+
+  void slab_free(const range_entry& slab) {
+    if (s_.memory.overlaps(slab.base, slab.size)) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("cuMemFree: slab {:#x} still holds allocations; free them first",
+                       slab.base));
+      return;
+    }
+    if (check(api_.cuMemFree(static_cast<CUdeviceptr>(slab.base)), "cuMemFree"))
+      static_cast<void>(s_.slabs.erase(slab.base));
   }
 
   void mem_alloc_pitch(const proto::MemAllocPitch& op) {
@@ -553,6 +621,9 @@ private:
     size_t total = 0;
     if (!check(api_.cuMemGetInfo(&free, &total), "cuMemGetInfo"))
       return;
+    // The GPU tier gives way to the app's allocations (alloc_device).
+    if (cache_ != nullptr)
+      free = static_cast<size_t>(std::min<uint64_t>(free + cache_->gpu_bytes(), total));
     auto* info = r_.mutable_mem_info();
     info->set_free(free);
     info->set_total(total);
@@ -1583,7 +1654,7 @@ std::vector<proto::SessionSummary> executor::sessions() const {
     x.set_client_id(s.client_id);
     x.set_gpu_index(static_cast<uint32_t>(ordinal_));
     x.set_ops_executed(s.ops_executed);
-    x.set_allocated_bytes(s.memory.allocated_bytes());
+    x.set_allocated_bytes(s.device_bytes());
     x.set_opened_time_ns(s.opened_time_ns);
     x.set_resumes(s.resumes);
     out.push_back(std::move(x));

@@ -74,6 +74,14 @@ struct session {
   uint64_t opened_time_ns = 0;
   /// Device memory and module variables the session may touch.
   allocation_table memory;
+  /// Slabs (MemAlloc.slab): device memory the client carves allocations
+  /// from; those allocations are `memory` entries of kind `carved`.
+  allocation_table slabs;
+
+  /// Device memory the session holds: its own allocations and its slabs.
+  uint64_t device_bytes() const noexcept {
+    return memory.allocated_bytes() + slabs.total_bytes();
+  }
   /// Client stream handle -> driver stream (created ones only; 0, 1, 2 are
   /// implicit, see stream_handle).
   std::unordered_map<uint64_t, CUstream> streams;

@@ -223,15 +223,25 @@ bool weight_cache::claim(const cs::chunk_key& key, const void* data, size_t size
   return true;
 }
 
+uint64_t weight_cache::gpu_bytes() {
+  return store_->stats().tier_bytes[static_cast<size_t>(cs::tier_kind::gpu)];
+}
+
 void weight_cache::accept_upload(const cs::chunk_key& key, const void* data, size_t size,
-                                 const std::string& tenant) {
+                                 const std::string& tenant, const void* device_dst) {
   received_bytes_ += size;
   if (!claim(key, data, size, tenant))
     return;
+  // Best effort: a full GPU tier leaves the chunk in the slower tiers.
+  auto on_device = [&] {
+    if (device_dst != nullptr && store_->find_tier(cs::tier_kind::gpu) != nullptr)
+      static_cast<void>(store_->extend_from_device(key, device_dst, size));
+  };
   // A full store only means the chunk is not cached; the copy itself succeeded.
   if (!persist_) {
     auto where = store_->find_tier(cs::tier_kind::host) != nullptr ? host_bit : disk_bit;
     static_cast<void>(store_->put(key, data, size, where));
+    on_device();
     return;
   }
   // Into the host tier now; onto the disk by the background writer while
@@ -241,6 +251,7 @@ void weight_cache::accept_upload(const cs::chunk_key& key, const void* data, siz
   // and the GPU server never waits for the disk during the upload either.
   if (!store_->put(key, data, size, host_bit))
     persist_->push(key);
+  on_device();
 }
 
 weight_cache::verify_outcome weight_cache::verify(const cs::chunk_key& key,
@@ -280,7 +291,8 @@ bool weight_cache::is_verified(const cs::chunk_key& key) {
 
 caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
                                                 const cs::tiered_store::fill_sink& sink,
-                                                bool* from_peer, const std::string& tenant) {
+                                                bool* from_peer, const std::string& tenant,
+                                                const void* device_dst) {
   if (from_peer != nullptr)
     *from_peer = false;
   // Another tenant's XXH3 chunk is a miss: the client proves it has the
@@ -290,7 +302,7 @@ caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
                           "chunk " + key.to_string() + " is not cached for this tenant");
   static const std::vector<cs::tier_kind> order{cs::tier_kind::gpu, cs::tier_kind::host,
                                                 cs::tier_kind::disk};
-  auto found = store_->fill(key, order, sink);
+  auto found = store_->fill(key, order, sink, device_dst);
   if (found || !cs::is(found.error(), cs::error_code::not_found))
     return found;
   peer_fetch peer;

@@ -94,9 +94,21 @@ public:
 
   /// Stores an uploaded chunk after `check` passed, as an unverified entry.
   /// A full store is not an error for the upload (the chunk is only not
-  /// cached); counts the bytes as received.
+  /// cached); counts the bytes as received. `device_dst`: the device memory
+  /// the upload was just written to; the GPU tier (if any) copies it from
+  /// there, so the next load of the same weights is device to device.
   void accept_upload(const cache_store::chunk_key& key, const void* data, size_t size,
-                     const std::string& tenant = {});
+                     const std::string& tenant = {}, const void* device_dst = nullptr);
+
+  /// Frees up to `bytes` of the GPU tier (least recently used first; the
+  /// chunks stay in the slower tiers). Returns the bytes freed. For an app
+  /// allocation that did not fit: the app comes before the cache.
+  uint64_t shed_gpu(uint64_t bytes) {
+    return store_->shed(cache_store::tier_kind::gpu, bytes);
+  }
+
+  /// Bytes the GPU tier holds (shed_gpu can give them to the app).
+  uint64_t gpu_bytes();
 
   /// Whether chunk `key` may serve `tenant` (the tenant rule above).
   bool may_serve(const cache_store::chunk_key& key, const std::string& tenant);
@@ -132,9 +144,12 @@ public:
   /// local miss asks `peer_fetch` (then stores what came back). Returns the
   /// tier it came from (`tier_kind::disk` for a peer's chunk); not_found on a
   /// miss everywhere. `from_peer` is set when a peer supplied it.
+  /// `device_dst`: where the sink writes (tiered_store::fill: the GPU tier
+  /// is then filled from there, device to device).
   [[nodiscard]] caf::expected<cache_store::tier_kind>
   fill(const cache_store::chunk_key& key, const cache_store::tiered_store::fill_sink& sink,
-       bool* from_peer = nullptr, const std::string& tenant = {});
+       bool* from_peer = nullptr, const std::string& tenant = {},
+       const void* device_dst = nullptr);
 
   /// A fatbin image by key, or not_found (also when it may not serve
   /// `tenant`).

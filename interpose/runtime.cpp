@@ -153,6 +153,7 @@ void after_fork_in_child() {
   for (auto& m : r.modules)
     forget_server_state(*m);
   r.allocations.clear();
+  r.slabs.clear();
   r.streams.clear();
   r.events.clear();
 }

@@ -13,6 +13,7 @@
 
 #include "actors/proto/control.pb.h"
 #include "actors/proto/ops.pb.h"
+#include "interpose/slab_pool.hpp"
 
 namespace gleam::interpose {
 
@@ -191,6 +192,10 @@ struct registry {
   std::map<const void*, variable_record*> variables;
   /// Device allocations: base -> size in bytes.
   std::map<uint64_t, uint64_t> allocations;
+  /// Slabs the allocations above are carved from (when they are); set up
+  /// from the config at the first cudaMalloc (slabs_configured).
+  slab_pool slabs{0};
+  bool slabs_configured = false;
   /// A host range the app allocated or registered through us.
   struct host_range {
     size_t size = 0;

@@ -47,11 +47,17 @@ std::atomic<bool> server_has_cache{true};
 /// filled from its cache, for GLEAM_CACHE_REPORT=1.
 std::atomic<uint64_t> total_sent{0};
 std::atomic<uint64_t> total_cached{0};
+/// Microseconds spent hashing, and waiting for the answers to keys.
+std::atomic<uint64_t> total_hash_us{0};
+std::atomic<uint64_t> total_key_wait_us{0};
 
 void print_report() {
-  std::printf("result gleam_sent_bytes %llu\nresult gleam_cached_bytes %llu\n",
+  std::printf("result gleam_sent_bytes %llu\nresult gleam_cached_bytes %llu\n"
+              "result gleam_hash_s %.6f\nresult gleam_key_wait_s %.6f\n",
               static_cast<unsigned long long>(total_sent.load()),
-              static_cast<unsigned long long>(total_cached.load()));
+              static_cast<unsigned long long>(total_cached.load()),
+              static_cast<double>(total_hash_us.load()) / 1e6,
+              static_cast<double>(total_key_wait_us.load()) / 1e6);
   std::fflush(stdout);
 }
 
@@ -149,6 +155,8 @@ cudaError_t cached_upload(void* dst, const void* src, size_t count, cudaStream_t
   }
   total_sent += st.sent_bytes;
   total_cached += st.cached_bytes;
+  total_hash_us += static_cast<uint64_t>(st.hash_seconds * 1e6);
+  total_key_wait_us += static_cast<uint64_t>(st.key_seconds * 1e6);
   if (err != cudaSuccess && !st.error.empty())
     std::fprintf(stderr, "gleam: a cached upload of %zu bytes to %p failed: %s\n", count, dst,
                  st.error.c_str());

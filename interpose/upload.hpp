@@ -18,8 +18,10 @@ size_t cached_upload_threshold() noexcept;
 /// bar on a terminal for transfers longer than a second. A plain copy when
 /// the cache is off (GLEAM_CACHE=off) or the server has none. Returns when
 /// the bytes are on the device (the source may be reused at once). With
-/// GLEAM_CACHE_REPORT=1 the process prints `result gleam_sent_bytes N` and
-/// `result gleam_cached_bytes N` to stdout at exit (for gleam-bench).
+/// GLEAM_CACHE_REPORT=1 the process prints `result gleam_sent_bytes N`,
+/// `result gleam_cached_bytes N`, and the seconds spent hashing and waiting
+/// for key answers (`gleam_hash_s`, `gleam_key_wait_s`) to stdout at exit
+/// (for gleam-bench).
 cudaError_t cached_upload(void* dst, const void* src, size_t count, cudaStream_t stream,
                           bool async);
 

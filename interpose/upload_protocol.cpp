@@ -40,7 +40,10 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
     ops.clear();
     ops.push_back(std::move(op));
     ++st.key_messages;
+    auto k0 = std::chrono::steady_clock::now();
     auto err = send(ops, &results);
+    st.key_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - k0).count();
     if (err != cudaSuccess) {
       if (!results.empty())
         st.error = results.front().error();

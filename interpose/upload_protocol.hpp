@@ -33,6 +33,9 @@ struct upload_stats {
   uint64_t key_messages = 0;
   /// Seconds spent hashing on the client.
   double hash_seconds = 0;
+  /// Seconds spent waiting for the answers to key messages (the round trip
+  /// and the server's fills from its cache).
+  double key_seconds = 0;
   /// The server's reason when it refused the copy (empty on success).
   std::string error;
 };

@@ -3,6 +3,7 @@
 #define __CUDA_API_VERSION_INTERNAL
 #include "interpose/export.hpp"
 
+#include <algorithm>
 #include <cuda.h>
 
 #include <cstdio>
@@ -344,6 +345,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceReset(void) {
       auto& r = reg();
       std::lock_guard<std::recursive_mutex> guard{r.mutex};
       r.allocations.clear();
+      r.slabs.clear();
       r.streams.clear();
       r.events.clear();
       for (auto& m : r.modules)
@@ -363,7 +365,11 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
     proto::OpResult result;
     auto err = run_op(std::move(op), &result);
     if (err == cudaSuccess) {
-      *free = result.mem_info().free();
+      // Slab memory no allocation uses is the app's to allocate.
+      auto& r = reg();
+      std::lock_guard<std::recursive_mutex> guard{r.mutex};
+      *free = std::min<size_t>(result.mem_info().free() + r.slabs.unused_bytes(),
+                               result.mem_info().total());
       *total = result.mem_info().total();
     }
     return err;

@@ -11,12 +11,75 @@
 #include <cstring>
 #include <string>
 
+#include "config/client_config.hpp"
+#include "interpose/capture_state.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
 namespace proto = gleam::proto;
 
 namespace {
+
+/// The slab pool, set up from the config on first use; call with
+/// reg().mutex held. Carving needs async forwarding (GLEAM_ASYNC=off keeps
+/// one round trip per cudaMalloc, as the naive mode measures).
+slab_pool& pool(registry& r) {
+  if (!r.slabs_configured) {
+    auto cfg = gleam::config::load_client_config();
+    uint64_t max_slab = cfg ? cfg->alloc_slab : 0;
+    r.slabs = slab_pool{async_enabled() ? max_slab : 0};
+    r.slabs_configured = true;
+  }
+  return r.slabs;
+}
+
+/// A server allocation of `size` bytes, a slab when `slab`.
+cudaError_t server_alloc(uint64_t size, bool slab, uint64_t* dptr) {
+  proto::Op op;
+  op.mutable_mem_alloc()->set_size(size);
+  op.mutable_mem_alloc()->set_slab(slab);
+  proto::OpResult result;
+  auto err = run_op(std::move(op), &result);
+  if (err == cudaSuccess)
+    *dptr = result.dptr();
+  return err;
+}
+
+/// cudaMalloc without a round trip: an address carved from a slab (one
+/// round trip for a new slab when none has room), registered on the server
+/// by a queued MemAlloc.at. 0 when not carved: outside a capture only (the
+/// server decides what an allocation during capture does), and never when
+/// the slab itself does not fit.
+uint64_t carve(size_t size) {
+  auto& r = reg();
+  std::unique_lock<std::recursive_mutex> lock{r.mutex};
+  auto& p = pool(r);
+  if (!p.carves(size) || captures().any())
+    return 0;
+  auto addr = p.carve(size);
+  if (!addr) {
+    auto slab_size = p.next_slab_size(size);
+    lock.unlock();
+    uint64_t base = 0;
+    if (server_alloc(slab_size, true, &base) != cudaSuccess)
+      return 0; // the plain allocation below reports what the device says
+    lock.lock();
+    p.add_slab(base, slab_size);
+    addr = p.carve(size);
+    if (!addr)
+      return 0;
+  }
+  proto::Op op;
+  op.mutable_mem_alloc()->set_size(size);
+  op.mutable_mem_alloc()->set_at(*addr);
+  if (submit(std::move(op)) != cudaSuccess) {
+    uint64_t empty = 0;
+    p.release(*addr, &empty);
+    return 0;
+  }
+  r.allocations[*addr] = size;
+  return *addr;
+}
 
 cudaError_t alloc(void** ptr, size_t size) {
   if (ptr == nullptr)
@@ -25,16 +88,33 @@ cudaError_t alloc(void** ptr, size_t size) {
     *ptr = nullptr;
     return cudaSuccess;
   }
-  proto::Op op;
-  op.mutable_mem_alloc()->set_size(size);
-  proto::OpResult result;
-  auto err = run_op(std::move(op), &result);
+  if (auto addr = carve(size); addr != 0) {
+    *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(addr));
+    return cudaSuccess;
+  }
+  uint64_t dptr = 0;
+  auto err = server_alloc(size, false, &dptr);
+  if (err == cudaErrorMemoryAllocation) {
+    // The newest slab may be holding the memory empty: give it back, retry.
+    uint64_t empty = 0;
+    {
+      auto& r = reg();
+      std::lock_guard<std::recursive_mutex> guard{r.mutex};
+      empty = r.slabs.take_empty();
+    }
+    if (empty != 0) {
+      proto::Op op;
+      op.mutable_mem_free()->set_dptr(empty);
+      if (run_op(std::move(op)) == cudaSuccess)
+        err = server_alloc(size, false, &dptr);
+    }
+  }
   if (err != cudaSuccess)
     return err;
-  *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(result.dptr()));
+  *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(dptr));
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
-  r.allocations[result.dptr()] = size;
+  r.allocations[dptr] = size;
   return cudaSuccess;
 }
 
@@ -209,14 +289,21 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaFree(void* devPtr) {
     proto::Op op;
     op.mutable_mem_free()->set_dptr(addr);
     // Safe to queue: the server frees in op order, after every earlier use,
-    // and before any later allocation that could reuse the address.
+    // and before any later allocation that could reuse the address (a
+    // carved one: after the device is idle, as cuMemFree).
+    auto& r = reg();
+    std::lock_guard<std::recursive_mutex> guard{r.mutex};
     auto err = submit(std::move(op));
-    if (err == cudaSuccess) {
-      auto& r = reg();
-      std::lock_guard<std::recursive_mutex> guard{r.mutex};
-      r.allocations.erase(addr);
+    if (err != cudaSuccess)
+      return err;
+    r.allocations.erase(addr);
+    uint64_t empty = 0;
+    if (r.slabs.release(addr, &empty) && empty != 0) {
+      proto::Op slab;
+      slab.mutable_mem_free()->set_dptr(empty);
+      return submit(std::move(slab));
     }
-    return err;
+    return cudaSuccess;
   });
 }
 

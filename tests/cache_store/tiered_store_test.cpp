@@ -99,6 +99,71 @@ TEST_CASE("fill serves the fastest tier and promotes the chunk",
   CHECK(store->stats().hits == 3);
 }
 
+TEST_CASE("a fill with a device destination fills the GPU tier from there afterwards",
+          "[cache_store][tiered]") {
+  auto store = make_store(8 * kib, 8 * kib, 64 * kib);
+  auto* gpu = dynamic_cast<fake_device_tier*>(store->find_tier(tier_kind::gpu));
+  REQUIRE(gpu != nullptr);
+  auto a = make_chunk(5);
+  REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size()));
+  // The destination the sink writes to (the fake's device memory is host
+  // memory); sized first so the sink's copy stays in place.
+  recording_sink sink;
+  sink.dst.resize(a.bytes.size());
+  auto first = store->fill(a.key, all_order, sink.fn(), sink.dst.data());
+  REQUIRE(first);
+  CHECK(*first == tier_kind::host);
+  // The sink read the host copy: nothing crossed to the GPU tier before it.
+  CHECK(sink.where == tier_kind::host);
+  CHECK(sink.dst == a.bytes);
+  // Then the GPU tier took the chunk from the destination.
+  CHECK(gpu->bytes_from_device() == a.bytes.size());
+  CHECK(store->entry_info(a.key)->tiers == 0x7);
+  recording_sink again;
+  auto second = store->fill(a.key, all_order, again.fn(), nullptr);
+  REQUIRE(second);
+  CHECK(*second == tier_kind::gpu);
+  CHECK(again.dst == a.bytes);
+  // A failing sink leaves the GPU tier as it was.
+  auto b = make_chunk(6);
+  REQUIRE_FALSE(store->put(b.key, b.bytes.data(), b.bytes.size()));
+  std::vector<uint8_t> dst(b.bytes.size());
+  auto failed = store->fill(
+    b.key, all_order,
+    [](const chunk_view&) -> caf::error {
+      return make_error(error_code::tier_failed, "the device write failed");
+    },
+    dst.data());
+  CHECK_FALSE(failed);
+  CHECK_FALSE(gpu->contains(b.key));
+  CHECK(gpu->bytes_from_device() == a.bytes.size());
+}
+
+TEST_CASE("shed frees GPU-tier bytes and keeps the chunks in the slower tiers",
+          "[cache_store][tiered]") {
+  auto store = make_store(8 * kib, 8 * kib, 64 * kib);
+  auto a = make_chunk(7);
+  auto b = make_chunk(8);
+  for (auto* c : {&a, &b}) {
+    REQUIRE_FALSE(store->put(c->key, c->bytes.data(), c->bytes.size()));
+    REQUIRE_FALSE(store->extend_from_device(c->key, c->bytes.data(), c->bytes.size()));
+  }
+  REQUIRE(store->stats().tier_bytes[static_cast<size_t>(tier_kind::gpu)] == 2 * kib);
+  // A chunk the store lacks is not added.
+  auto gone = make_chunk(9);
+  CHECK(is(store->extend_from_device(gone.key, gone.bytes.data(), gone.bytes.size()),
+           error_code::not_found));
+  // One chunk's worth: the least recently used one goes.
+  CHECK(store->shed(tier_kind::gpu, kib) == kib);
+  CHECK(store->entry_info(a.key)->tiers == (tier_bit(tier_kind::host) | tier_bit(tier_kind::disk)));
+  CHECK(store->entry_info(b.key)->tiers == 0x7);
+  CHECK(store->shed(tier_kind::gpu, 64 * kib) == kib);
+  CHECK(store->shed(tier_kind::gpu, kib) == 0);
+  recording_sink sink;
+  REQUIRE(store->fill(a.key, {tier_kind::host}, sink.fn()));
+  CHECK(sink.dst == a.bytes);
+}
+
 TEST_CASE("a chunk only on disk is filled from disk and promoted to host",
           "[cache_store][tiered]") {
   auto store = make_store(0, 8 * kib, 64 * kib);

@@ -26,6 +26,11 @@ std::set<CUdeviceptr>& live_allocations() {
   return live;
 }
 
+int& ctx_syncs() {
+  static int n = 0;
+  return n;
+}
+
 int& context_retains() {
   static int n = 0;
   return n;
@@ -58,7 +63,10 @@ void install_fake_driver(driver_api& api) {
     return CUDA_SUCCESS;
   };
   api.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
-  api.cuCtxSynchronize = [] { return CUDA_SUCCESS; };
+  api.cuCtxSynchronize = [] {
+    ++ctx_syncs();
+    return CUDA_SUCCESS;
+  };
   api.cuDeviceGetName = [](char* name, int len, CUdevice) {
     std::strncpy(name, "Fake GPU", static_cast<size_t>(len));
     return CUDA_SUCCESS;
@@ -304,6 +312,78 @@ TEST_CASE("executor over a fake driver: close_session frees everything",
   // The executor's destructor closes what is still open.
   CHECK(live_allocations().size() == before);
   CHECK(context_retains() == 0);
+}
+
+TEST_CASE("executor over a fake driver: allocations carved from slabs are checked like "
+          "cudaMalloc's",
+          "[executor][fake]") {
+  auto before = live_allocations().size();
+  fake_gpu g;
+  fake_client c{*g.exec};
+  fake_client other{*g.exec};
+  auto slab = c.run([](proto::Op& op) {
+    op.mutable_mem_alloc()->set_size(4096);
+    op.mutable_mem_alloc()->set_slab(true);
+  });
+  REQUIRE(slab.status() == CUDA_SUCCESS);
+  auto base = slab.dptr();
+  auto carve = [&](fake_client& who, uint64_t at, uint64_t n) {
+    return who.run([&](proto::Op& op) {
+      op.mutable_mem_alloc()->set_size(n);
+      op.mutable_mem_alloc()->set_at(at);
+    });
+  };
+  // The slab itself is no allocation the app may touch.
+  CHECK(c.htod(base, "x") == CUDA_ERROR_INVALID_VALUE);
+  auto a = carve(c, base, 1024);
+  REQUIRE(a.status() == CUDA_SUCCESS);
+  CHECK(a.dptr() == base);
+  auto b = carve(c, base + 1024, 512);
+  REQUIRE(b.status() == CUDA_SUCCESS);
+  // No driver allocation for a carve.
+  CHECK(live_allocations().size() == before + 1);
+  REQUIRE(c.htod(base + 1024, std::string(512, 'q')) == CUDA_SUCCESS);
+  CHECK(c.dtoh(base + 1024, 512).data() == std::string(512, 'q'));
+  SECTION("a copy from one carved allocation into its neighbour is refused") {
+    CHECK(c.htod(base + 1000, std::string(100, 'z')) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(c.dtoh(base + 1024, 512).data() == std::string(512, 'q'));
+  }
+  SECTION("carves outside a slab, across its end or over another are refused") {
+    auto overlap = carve(c, base + 512, 1024);
+    CHECK(overlap.status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK_THAT(overlap.error(), Catch::Contains("overlaps"));
+    CHECK(carve(c, base + 3584, 1024).status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK(carve(c, base + 8192, 16).status() == CUDA_ERROR_INVALID_VALUE);
+    // Another session's slab is not this one's.
+    auto foreign = carve(other, base + 2048, 16);
+    CHECK(foreign.status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK_THAT(foreign.error(), Catch::Contains("inside one slab"));
+  }
+  SECTION("a carved free waits for the device and keeps the slab") {
+    auto syncs = ctx_syncs();
+    auto freed = c.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(base + 1024); });
+    CHECK(freed.status() == CUDA_SUCCESS);
+    CHECK(ctx_syncs() == syncs + 1);
+    CHECK(live_allocations().size() == before + 1);
+    CHECK(c.htod(base + 1024, "x") == CUDA_ERROR_INVALID_VALUE);
+    // The slab goes back only once it is empty.
+    auto early = c.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(base); });
+    REQUIRE(early.status() == CUDA_SUCCESS); // that was the carve at base
+    auto slab_free = c.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(base); });
+    CHECK(slab_free.status() == CUDA_SUCCESS);
+    CHECK(live_allocations().size() == before);
+  }
+  SECTION("a slab with live allocations is not freed; the session's end frees it") {
+    REQUIRE(c.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(base); }).status()
+            == CUDA_SUCCESS);
+    auto busy = c.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(base); });
+    CHECK(busy.status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK_THAT(busy.error(), Catch::Contains("still holds allocations"));
+    auto summaries = g.exec->sessions();
+    REQUIRE_FALSE(summaries.empty());
+    g.exec->close_session(c.session);
+    CHECK(live_allocations().size() == before);
+  }
 }
 
 TEST_CASE("executor over a fake driver: replay, unknown sessions, DeviceReset",

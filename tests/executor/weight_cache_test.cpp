@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -45,6 +46,24 @@ std::vector<std::string>& loaded_images() {
 int& dtod_copies() {
   static int n = 0;
   return n;
+}
+
+/// Host-to-device copies the fake driver ran.
+int& htod_copies() {
+  static int n = 0;
+  return n;
+}
+
+/// When non-zero: device bytes the fake driver still has room for (every
+/// cuMemAlloc takes from it, cuMemFree gives back); 0: unlimited.
+uint64_t& device_room() {
+  static uint64_t n = 0;
+  return n;
+}
+
+std::map<CUdeviceptr, size_t>& device_sizes() {
+  static std::map<CUdeviceptr, size_t> m;
+  return m;
 }
 
 /// Live pinned buffers of the fake driver.
@@ -105,18 +124,32 @@ void install_fake_driver(driver_api& api) {
     return CUDA_SUCCESS;
   };
   api.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
+    if (device_room() != 0) {
+      if (n > device_room())
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      device_room() -= n;
+    }
     *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n));
+    device_sizes()[*p] = n;
     return CUDA_SUCCESS;
   };
   api.cuMemFree = [](CUdeviceptr p) {
+    auto i = device_sizes().find(p);
+    if (i != device_sizes().end()) {
+      if (device_room() != 0)
+        device_room() += i->second;
+      device_sizes().erase(i);
+    }
     std::free(host(p));
     return CUDA_SUCCESS;
   };
   api.cuMemcpyHtoD = [](CUdeviceptr dst, const void* src, size_t n) {
+    ++htod_copies();
     std::memcpy(host(dst), src, n);
     return CUDA_SUCCESS;
   };
   api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n, CUstream) {
+    ++htod_copies();
     std::memcpy(host(dst), src, n);
     return CUDA_SUCCESS;
   };
@@ -130,6 +163,10 @@ void install_fake_driver(driver_api& api) {
     return CUDA_SUCCESS;
   };
   api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+  api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
+    *s = reinterpret_cast<CUstream>(uintptr_t{0x5000});
+    return CUDA_SUCCESS;
+  };
   api.cuModuleLoadData = [](CUmodule* m, const void* image) {
     loaded_images().emplace_back(static_cast<const char*>(image));
     *m = reinterpret_cast<CUmodule>(uintptr_t{0x7000 + loaded_images().size()});
@@ -585,21 +622,57 @@ TEST_CASE("with a GPU tier a hit is a device-to-device copy", "[weight_cache]") 
   REQUIRE_FALSE(f.cache->attach_device_tier(f.exec->make_device_tier(8 * mib)));
   auto weights = pattern(13, 2 * mib);
   {
+    // The upload's chunks join the GPU tier from their destination, device
+    // to device: nothing crosses PCIe twice.
+    htod_copies() = 0;
+    dtod_copies() = 0;
     client a{*f.exec};
     auto p = a.alloc(weights.size());
     REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
+    CHECK(htod_copies() == 2);
+    CHECK(dtod_copies() == 2);
+    CHECK(f.cache->stats().gpu_bytes() == 2 * mib);
   }
+  // The next load of the same weights is device to device only.
+  htod_copies() = 0;
   dtod_copies() = 0;
   client b{*f.exec};
   auto q = b.alloc(weights.size());
   gleam::interpose::upload_stats st;
   REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
   CHECK(st.sent_bytes == 0);
+  CHECK(htod_copies() == 0);
   CHECK(dtod_copies() == 2);
-  CHECK(f.cache->stats().gpu_bytes() == 2 * mib);
   CHECK(b.device_bytes(q, weights.size()) == weights);
   // A second tier of the same kind is refused.
   CHECK(f.cache->attach_device_tier(f.exec->make_device_tier(mib)));
+}
+
+TEST_CASE("the GPU tier gives way to an app allocation that does not fit", "[weight_cache]") {
+  fixture f;
+  REQUIRE_FALSE(f.cache->attach_device_tier(f.exec->make_device_tier(8 * mib)));
+  auto weights = pattern(17, 4 * mib);
+  {
+    client a{*f.exec};
+    auto p = a.alloc(weights.size());
+    REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
+  }
+  REQUIRE(f.cache->stats().gpu_bytes() == 4 * mib);
+  // A device with room for 70 MiB more, the tier's 4 MiB counted as used.
+  device_room() = 70 * mib;
+  client b{*f.exec};
+  // cudaMemGetInfo counts the tier's bytes as free: the app may have them.
+  proto::Op info;
+  info.mutable_mem_get_info();
+  CHECK(b.run(info).mem_info().free() == (size_t{70} << 30) + 4 * mib);
+  proto::Op big;
+  big.mutable_mem_alloc()->set_size(72 * mib);
+  auto r = b.run(big);
+  CHECK(r.status() == CUDA_SUCCESS);
+  CHECK(f.cache->stats().gpu_bytes() < 4 * mib);
+  // The weights are still cached (host tier): a load sends no byte.
+  device_room() = 0;
+  CHECK(bytes_sent_by(f, weights, "") == 0);
 }
 
 TEST_CASE("the host tier pins its buffers once the driver is given", "[weight_cache]") {

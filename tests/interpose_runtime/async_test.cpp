@@ -148,10 +148,11 @@ TEST_CASE("async and handle calls ride with the next sync call, local ones stay 
   auto out = server.probe("classes", "GLEAM_FLUSH_US=60000000");
   CHECK(out == "calls=cudaSuccess device=0 count=1 threads=1024 flags=0 type=2 "
                "sync=cudaSuccess byte=3\n");
-  // cudaMalloc twice (one batch each), then stream/event create, memset,
-  // event record, stream wait, two async copies, free, event destroy, stream
-  // destroy and the sync copy in one batch.
-  CHECK(server.stats() == "batch 1\nbatch 1\nbatch 11\nbatches 3 ops 13\n");
+  // The first cudaMalloc asks for a slab (one round trip); both carve their
+  // memory from it, and their registrations ride with stream/event create,
+  // memset, event record, stream wait, two async copies, free, event
+  // destroy, stream destroy and the sync copy in one batch.
+  CHECK(server.stats() == "batch 1\nbatch 13\nbatches 2 ops 14\n");
   // The spec's call classes say the same of the functions the probe used.
   auto classes = spec_call_classes();
   for (const char* fn : {"cudaMemsetAsync", "cudaEventRecord", "cudaStreamWaitEvent",
@@ -215,12 +216,23 @@ TEST_CASE("an async error is returned by the next synchronizing call, once",
 TEST_CASE("cudaGetLastError takes a reconciled async error, and only once",
           "[interpose_runtime]") {
   fake_server server;
-  CHECK(server.probe("lasterror") == "failing=cudaSuccess\n"
-                                     "malloc=cudaSuccess\n"
-                                     "peek=cudaErrorInvalidValue\n"
-                                     "last1=cudaErrorInvalidValue\n"
-                                     "last2=cudaSuccess\n"
-                                     "sync=cudaSuccess\n");
+  SECTION("a cudaMalloc with a round trip reconciles it") {
+    CHECK(server.probe("lasterror", "GLEAM_ALLOC_SLAB=0") == "failing=cudaSuccess\n"
+                                                             "malloc=cudaSuccess\n"
+                                                             "peek=cudaErrorInvalidValue\n"
+                                                             "last1=cudaErrorInvalidValue\n"
+                                                             "last2=cudaSuccess\n"
+                                                             "sync=cudaSuccess\n");
+  }
+  SECTION("a carved cudaMalloc waits for nothing: the next sync delivers it") {
+    // The probe's first cudaMalloc took the slab; this one is carved.
+    CHECK(server.probe("lasterror") == "failing=cudaSuccess\n"
+                                       "malloc=cudaSuccess\n"
+                                       "peek=cudaSuccess\n"
+                                       "last1=cudaSuccess\n"
+                                       "last2=cudaSuccess\n"
+                                       "sync=cudaErrorInvalidValue\n");
+  }
 }
 
 TEST_CASE("a sticky async error surfaces at the next sync and stays", "[interpose_runtime]") {
@@ -267,10 +279,11 @@ TEST_CASE("cuBLAS gemms and handle settings ride with the next sync call",
   const std::string expected = "calls=CUBLAS_STATUS_SUCCESS sync=cudaSuccess c=50,100,150,200\n";
   SECTION("async") {
     CHECK(server.probe("blas_batch", "GLEAM_FLUSH_US=60000000") == expected);
-    // cudaMalloc, the H2D copy and cublasCreate wait for their answers;
+    // The slab of the first cudaMalloc, the H2D copy (with the carved
+    // allocations' registration) and cublasCreate wait for their answers;
     // SetStream, SetMathMode, SetWorkspace, 50 SGEMMs, the cuBLASLt matmul,
     // cublasDestroy and the D2H copy leave as one batch.
-    CHECK(server.stats() == "batch 1\nbatch 1\nbatch 1\nbatch 56\nbatches 4 ops 59\n");
+    CHECK(server.stats() == "batch 1\nbatch 2\nbatch 1\nbatch 56\nbatches 4 ops 60\n");
   }
   SECTION("GLEAM_ASYNC=off sends every op alone") {
     CHECK(server.probe("blas_batch", "GLEAM_ASYNC=off") == expected);
@@ -349,9 +362,10 @@ TEST_CASE("cuBLAS argument checks fail at the call and send nothing", "[interpos
                                "sync=cudaSuccess\n";
   SECTION("async") {
     CHECK(server.probe("blas_checks", "GLEAM_FLUSH_US=60000000") == expected);
-    // cudaMalloc and cublasCreate; then only the empty gemm, the destroy
-    // and the sync copy reach the server.
-    CHECK(server.stats() == "batch 1\nbatch 1\nbatch 3\nbatches 3 ops 5\n");
+    // cudaMalloc's slab, and cublasCreate with the carved allocation's
+    // registration; then only the empty gemm, the destroy and the sync copy
+    // reach the server.
+    CHECK(server.stats() == "batch 1\nbatch 2\nbatch 3\nbatches 3 ops 6\n");
   }
   SECTION("GLEAM_ASYNC=off") {
     CHECK(server.probe("blas_checks", "GLEAM_ASYNC=off") == expected);
@@ -367,8 +381,11 @@ TEST_CASE("a repeated cuBLASLt heuristic query is answered on the client",
                                           "heuristic1=CUBLAS_STATUS_SUCCESS found=1 workspace=1001\n"
                                           "heuristic2=CUBLAS_STATUS_SUCCESS found=1 workspace=1002\n"
                                           "sync=cudaSuccess\n");
-  // cudaMalloc, cublasCreate, the two different queries, the sync copy.
-  CHECK(server.stats() == "batch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatches 5 ops 5\n");
+  // cudaMalloc's slab, the carved allocation's registration (queued, and
+  // sent at once after a quiet link), cublasCreate, the two different
+  // queries, the sync copy.
+  CHECK(server.stats()
+        == "batch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatches 6 ops 6\n");
 }
 
 TEST_CASE("a link cut of 3 s in the middle of a run is invisible to the app",

@@ -62,6 +62,8 @@ struct fake_state {
   uint64_t next_dptr = 0x7f0000000000;
   /// base -> (size, bytes; empty bytes when not backed)
   std::map<uint64_t, std::pair<uint64_t, std::string>> memory;
+  /// Allocations the client carved from slabs (MemAlloc.at).
+  std::set<uint64_t> carved;
   int32_t sticky = 0;
   /// Busy time of each memset, emulating GPU work (--op-us).
   std::chrono::microseconds op_time{0};
@@ -141,6 +143,15 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
   switch (op.kind_case()) {
     case proto::Op::kMemAlloc: {
       auto size = op.mem_alloc().size();
+      if (auto at_addr = op.mem_alloc().at(); at_addr != 0) {
+        // Carved by the client from a slab: it must lie inside one.
+        bool inside = false;
+        at(st, at_addr, size, &inside);
+        if (!inside || !st.carved.insert(at_addr).second)
+          r.set_status(invalid_value);
+        r.set_dptr(at_addr);
+        return;
+      }
       auto p = st.next_dptr;
       st.next_dptr += (size + 4095) / 4096 * 4096 + 4096;
       st.memory[p] = {size, size <= max_backed ? std::string(size, '\0') : std::string{}};
@@ -148,7 +159,7 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       return;
     }
     case proto::Op::kMemFree:
-      if (st.memory.erase(op.mem_free().dptr()) == 0)
+      if (st.carved.erase(op.mem_free().dptr()) == 0 && st.memory.erase(op.mem_free().dptr()) == 0)
         r.set_status(invalid_value);
       return;
     case proto::Op::kStreamBeginCapture:

@@ -4,9 +4,12 @@
 // how long the call took: "error=NAME waited_ms=N". Exit status 0.
 // With a second argument "loop" it instead allocates and frees 1 MiB in a
 // loop until a call fails (for a real gleamd killed mid-run), then prints
-// the same line for the failing call.
+// the same line for the failing call. Every cudaMalloc here is a round trip
+// (GLEAM_ALLOC_SLAB=0: none is carved from a slab), so the call that meets
+// the dead server is the one timed.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include <dlfcn.h>
 
@@ -17,6 +20,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s LIBCUDART [loop]\n", argv[0]);
     return 2;
   }
+  ::setenv("GLEAM_ALLOC_SLAB", "0", 1);
   void* lib = ::dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     std::fprintf(stderr, "dlopen: %s\n", ::dlerror());

@@ -1,7 +1,8 @@
 // Model load: reads a weights file as a sequence of tensors (sizes cycling
 // 1, 4, 16, 64 MiB), allocates each on the device and uploads it, then
 // checks a device-side checksum of every tensor against the host's. The file
-// is read into memory first; load_s times the device side only.
+// is read into memory first; load_s times the device side only, alloc_s and
+// copy_s the part of it spent in cudaMalloc and in cudaMemcpy.
 // Usage: model_load --file F
 #include "bench_util.cuh"
 
@@ -48,10 +49,16 @@ int main(int argc, char** argv) {
   double t0 = bench::now_us();
   GLEAM_BENCH_CHECK(cudaMalloc(&dev_sum, sizeof(*dev_sum)));
   GLEAM_BENCH_CHECK(cudaMemset(dev_sum, 0, sizeof(*dev_sum)));
+  double alloc_us = 0;
+  double copy_us = 0;
   for (const auto& t : host) {
     void* dev = nullptr;
+    double a0 = bench::now_us();
     GLEAM_BENCH_CHECK(cudaMalloc(&dev, t.size()));
+    double a1 = bench::now_us();
     GLEAM_BENCH_CHECK(cudaMemcpy(dev, t.data(), t.size(), cudaMemcpyHostToDevice));
+    copy_us += bench::now_us() - a1;
+    alloc_us += a1 - a0;
     sum_words<<<64, 256>>>(static_cast<const unsigned*>(dev), t.size() / 4, dev_sum);
     tensors.push_back(dev);
     total += t.size();
@@ -64,6 +71,9 @@ int main(int argc, char** argv) {
   GLEAM_BENCH_CHECK(cudaFree(dev_sum));
   bench::result("read_s", (r1 - r0) / 1e6);
   bench::result("load_s", (t1 - t0) / 1e6);
+  // Where load_s went: the cudaMalloc's and the cudaMemcpy's.
+  bench::result("alloc_s", alloc_us / 1e6);
+  bench::result("copy_s", copy_us / 1e6);
   bench::result("load_gbit_s", static_cast<double>(total) * 8 / ((t1 - t0) * 1e3));
   bench::result("bytes", static_cast<double>(total));
   bench::result("checksum_ok", dev_total == host_sum ? 1 : 0);
