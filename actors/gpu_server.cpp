@@ -8,6 +8,8 @@
 
 #include "actors/error.hpp"
 #include "actors/log.hpp"
+#include "actors/multiplexer_loop.hpp"
+#include "actors/polling_actor.hpp"
 #include "actors/session_meter.hpp"
 #include "config/error.hpp"
 #include "executor/driver_api.hpp"
@@ -25,210 +27,243 @@ uint64_t unix_ns() {
                                  .count());
 }
 
-struct gpu_server_state {
-  std::shared_ptr<executor::driver_api> driver; // keeps the driver loaded
-  std::shared_ptr<executor::executor> exec;
-  std::shared_ptr<telemetry_board> board;
-  size_t slot = 0;
-  std::chrono::milliseconds grace{30000};
-  std::string auth_token; // [node] auth-token; "" = sessions need none
-  std::vector<std::pair<std::string, std::string>> tenants; // [node] tenants
+/// One GPU's server: runs each session's op batches on the executor, in
+/// issue order, on its own thread. A blocking actor whose wait for mail
+/// polls for [node] poll after each message (polling_actor), so the next
+/// batch of a busy client finds it awake; the typed interface
+/// (gpu_server_actor) is the one its handlers below implement. While it
+/// executes a batch it holds the multiplexer loop, so the reply leaves
+/// without waking the network thread.
+class gpu_server final : public polling_actor {
+public:
+  gpu_server(caf::actor_config& cfg, std::shared_ptr<executor::driver_api> driver,
+             std::shared_ptr<executor::executor> exec, std::shared_ptr<telemetry_board> board,
+             size_t slot, const config::node_config& node, multiplexer_loop* loop)
+    : polling_actor(cfg, node.poll),
+      driver_(std::move(driver)),
+      exec_(std::move(exec)),
+      board_(std::move(board)),
+      slot_(slot),
+      grace_(node.session_grace),
+      auth_token_(node.auth_token),
+      tenants_(node.tenants),
+      loop_(loop) {
+  }
+
+  const char* name() const override {
+    return "gleam.gpu_server";
+  }
+
+  void act() override {
+    post_telemetry();
+    bool running = true;
+    receive_while(running)(
+      [&](open_atom, const pb<proto::OpenSession>& req) -> caf::result<pb<proto::SessionOpened>> {
+        return open(req.value);
+      },
+      [&](const pb<proto::OpBatch>& batch) -> caf::result<pb<proto::BatchReply>> {
+        return execute(batch.value);
+      },
+      [&](close_atom, uint64_t id) -> caf::result<bool> { return close(id); },
+      [&](status_atom) { return pb<proto::NodeStatus>{status()}; },
+      [&](tick_atom, uint64_t id) { expire(id); },
+      [&](const caf::down_msg& dm) { client_gone(dm.source); },
+      [&](const caf::exit_msg& em) {
+        running = false;
+        fail_state(em.reason);
+      },
+      // Anything else (a client speaking another protocol) is refused, not
+      // left in the mailbox.
+      caf::others >> [&](caf::message_view& x) -> caf::result<caf::message> {
+        log(log_level::warning, "gpu {}: refused an unexpected message {}", exec_->ordinal(),
+            caf::to_string(x.copy_content_to_message()));
+        return caf::sec::unexpected_message;
+      });
+  }
+
+private:
+  void post_telemetry() {
+    if (!board_)
+      return;
+    auto sessions = exec_->sessions();
+    proto::GpuTelemetry t;
+    t.set_index(static_cast<uint32_t>(exec_->ordinal()));
+    t.set_sessions(static_cast<uint32_t>(sessions.size()));
+    uint64_t used = 0;
+    for (auto& s : sessions) {
+      used += s.allocated_bytes();
+      meter_.annotate(s);
+      *t.add_running() = s;
+    }
+    t.set_used_memory(used);
+    board_->post(slot_, std::move(t), std::move(sessions));
+  }
+
+  /// Records the end of session `id` for the scheduler (before it is closed).
+  void report_end(uint64_t id) {
+    proto::SessionEnded ended;
+    if (!board_
+        || !meter_.on_close(id, unix_ns(), static_cast<uint32_t>(exec_->ordinal()),
+                            exec_->gpu_info().name(), ended))
+      return;
+    board_->post_ended(std::move(ended));
+  }
+
+  /// True when the current message comes from the client process that
+  /// opened session `id`, or `id` has no recorded owner (unknown sessions
+  /// are the executor's to refuse).
+  bool sender_owns(uint64_t id) {
+    auto i = session_owner_.find(id);
+    if (i == session_owner_.end())
+      return true;
+    auto sender = current_sender();
+    return sender && sender->node() == i->second;
+  }
+
+  caf::error refuse_foreign(uint64_t id, const char* what) {
+    auto sender = current_sender();
+    log(log_level::warning, "gpu {}: refused {} for session {} from {}: not its client",
+        exec_->ordinal(), what, id,
+        sender ? caf::to_string(sender->node()) : std::string{"an anonymous sender"});
+    return make_error(error_code::session_unknown,
+                      "session " + std::to_string(id)
+                        + " belongs to another client; open a session of your own");
+  }
+
+  caf::result<pb<proto::SessionOpened>> open(const proto::OpenSession& req) {
+    // --- client identity (issue #10) ---
+    auto tenant = tenant_of(auth_token_, tenants_, req);
+    if (!tenant) {
+      log(log_level::warning, "gpu {}: OpenSession from '{}' refused: {} auth token",
+          exec_->ordinal(), req.client_id(), req.auth_token().empty() ? "no" : "wrong");
+      return std::move(tenant.error());
+    }
+    auto client = current_sender();
+    // A resume (after the client lost its link) comes from the process
+    // that opened the session, nobody else.
+    if (auto resume = req.resume_session(); resume != 0 && !sender_owns(resume))
+      return refuse_foreign(resume, "a resume");
+    auto opened = exec_->open_session(req, *tenant);
+    if (!opened)
+      return std::move(opened.error());
+    if (client) {
+      auto addr = caf::actor_cast<caf::actor_addr>(client);
+      auto& ids = sessions_by_client_[addr];
+      if (ids.empty())
+        monitor(client);
+      ids.push_back(opened->session());
+      session_owner_[opened->session()] = client->node();
+      session_client_[opened->session()] = addr;
+    }
+    if (req.resume_session() != 0)
+      log(log_level::info, "gpu {}: session {} resumed by its client after a reconnect",
+          exec_->ordinal(), opened->session());
+    orphaned_.erase(opened->session());
+    meter_.on_open(opened->session(), req.client_id(), req.task_signature(), unix_ns());
+    log(log_level::info, "gpu {}: session {} opened for '{}'", exec_->ordinal(),
+        opened->session(), req.client_id());
+    post_telemetry();
+    return pb<proto::SessionOpened>{std::move(*opened)};
+  }
+
+  caf::result<pb<proto::BatchReply>> execute(const proto::OpBatch& batch) {
+    if (!sender_owns(batch.session()))
+      return refuse_foreign(batch.session(), "an op batch");
+    multiplexer_hold hold{loop_};
+    auto begin = unix_ns();
+    auto reply = exec_->execute(batch);
+    // A refused or failed op is logged with its reason (issue #10); answers
+    // such as CUDA_ERROR_NOT_READY carry no text and are not.
+    for (const auto& r : reply.results())
+      if (r.status() != 0 && !r.error().empty())
+        log(log_level::info, "gpu {}: session {} op {} failed with CUresult {}: {}",
+            exec_->ordinal(), batch.session(), r.seq(), r.status(), r.error());
+    const auto* sess = exec_->find_session(batch.session());
+    auto allocated = sess != nullptr ? sess->device_bytes() : 0;
+    if (meter_.on_batch(batch, begin, unix_ns(), allocated))
+      post_telemetry(); // the scheduler sees the compute phase begin
+    return pb<proto::BatchReply>{std::move(reply)};
+  }
+
+  caf::result<bool> close(uint64_t id) {
+    if (!sender_owns(id))
+      return refuse_foreign(id, "a close");
+    session_owner_.erase(id);
+    session_client_.erase(id);
+    bool known = exec_->find_session(id) != nullptr;
+    report_end(id);
+    exec_->close_session(id);
+    orphaned_.erase(id);
+    for (auto& [addr, ids] : sessions_by_client_)
+      ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+    if (known)
+      log(log_level::info, "gpu {}: session {} closed", exec_->ordinal(), id);
+    post_telemetry();
+    return known;
+  }
+
+  proto::NodeStatus status() {
+    post_telemetry();
+    proto::NodeStatus out;
+    *out.add_gpus() = exec_->gpu_info();
+    for (auto& s : exec_->sessions()) {
+      s.set_client_gone(orphaned_.count(s.session()) != 0);
+      *out.add_sessions() = std::move(s);
+    }
+    return out;
+  }
+
+  void client_gone(const caf::actor_addr& source) {
+    auto i = sessions_by_client_.find(source);
+    if (i == sessions_by_client_.end())
+      return;
+    for (auto id : i->second) {
+      auto c = session_client_.find(id);
+      if (c != session_client_.end() && c->second != source)
+        continue; // resumed by a newer proxy of its client
+      orphaned_[id] = true;
+      log(log_level::info, "gpu {}: client of session {} is gone; session kept for {} ms",
+          exec_->ordinal(), id, grace_.count());
+      caf::delayed_anon_send(caf::actor_cast<caf::actor>(this), grace_, tick_atom::value, id);
+    }
+    sessions_by_client_.erase(i);
+  }
+
+  void expire(uint64_t id) {
+    auto i = orphaned_.find(id);
+    if (i == orphaned_.end())
+      return;
+    orphaned_.erase(i);
+    report_end(id);
+    session_owner_.erase(id);
+    session_client_.erase(id);
+    exec_->close_session(id);
+    log(log_level::warning,
+        "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "
+        "freed",
+        exec_->ordinal(), id, grace_.count());
+    post_telemetry();
+  }
+
+  std::shared_ptr<executor::driver_api> driver_; // keeps the driver loaded
+  std::shared_ptr<executor::executor> exec_;
+  std::shared_ptr<telemetry_board> board_;
+  size_t slot_ = 0;
+  std::chrono::milliseconds grace_;
+  std::string auth_token_; // [node] auth-token; "" = sessions need none
+  std::vector<std::pair<std::string, std::string>> tenants_; // [node] tenants
+  multiplexer_loop* loop_; // may be null: CAF's own network thread
   /// Session -> the CAF node (client process) that opened or resumed it;
   /// ops and closes from any other node are refused (issue #10 isolation).
-  std::map<uint64_t, caf::node_id> session_owner;
-  std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client;
+  std::map<uint64_t, caf::node_id> session_owner_;
+  std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client_;
   /// Session -> the client actor that opened or last resumed it: only its
   /// going away orphans the session (an old connection's proxy may be
   /// reported down after the client reconnected).
-  std::map<uint64_t, caf::actor_addr> session_client;
-  std::map<uint64_t, bool> orphaned; // session -> client gone
-  session_meter meter;                // phases and overlaps for the scheduler
-  static inline const char* name = "gleam.gpu_server";
+  std::map<uint64_t, caf::actor_addr> session_client_;
+  std::map<uint64_t, bool> orphaned_; // session -> client gone
+  session_meter meter_;                // phases and overlaps for the scheduler
 };
-
-using server_ptr = gpu_server_actor::stateful_pointer<gpu_server_state>;
-
-void post_telemetry(server_ptr self) {
-  auto& st = self->state;
-  if (!st.board)
-    return;
-  auto sessions = st.exec->sessions();
-  proto::GpuTelemetry t;
-  t.set_index(static_cast<uint32_t>(st.exec->ordinal()));
-  t.set_sessions(static_cast<uint32_t>(sessions.size()));
-  uint64_t used = 0;
-  for (auto& s : sessions) {
-    used += s.allocated_bytes();
-    st.meter.annotate(s);
-    *t.add_running() = s;
-  }
-  t.set_used_memory(used);
-  st.board->post(st.slot, std::move(t), std::move(sessions));
-}
-
-/// Records the end of session `id` for the scheduler (before it is closed).
-void report_end(server_ptr self, uint64_t id) {
-  auto& st = self->state;
-  proto::SessionEnded ended;
-  if (!st.board
-      || !st.meter.on_close(id, unix_ns(), static_cast<uint32_t>(st.exec->ordinal()),
-                            st.exec->gpu_info().name(), ended))
-    return;
-  st.board->post_ended(std::move(ended));
-}
-
-/// True when the current message comes from the client process that opened
-/// session `id`, or `id` has no recorded owner (unknown sessions are the
-/// executor's to refuse).
-bool sender_owns(server_ptr self, uint64_t id) {
-  auto i = self->state.session_owner.find(id);
-  if (i == self->state.session_owner.end())
-    return true;
-  auto sender = self->current_sender();
-  return sender && sender->node() == i->second;
-}
-
-caf::error refuse_foreign(server_ptr self, uint64_t id, const char* what) {
-  auto sender = self->current_sender();
-  log(log_level::warning, "gpu {}: refused {} for session {} from {}: not its client",
-      self->state.exec->ordinal(), what, id,
-      sender ? caf::to_string(sender->node()) : std::string{"an anonymous sender"});
-  return make_error(error_code::session_unknown,
-                    "session " + std::to_string(id)
-                      + " belongs to another client; open a session of your own");
-}
-
-gpu_server_actor::behavior_type gpu_server_impl(server_ptr self,
-                                                std::shared_ptr<executor::driver_api> driver,
-                                                std::shared_ptr<executor::executor> exec,
-                                                std::shared_ptr<telemetry_board> board,
-                                                size_t slot, std::chrono::milliseconds grace,
-                                                std::string auth_token,
-                                                std::vector<std::pair<std::string, std::string>>
-                                                  tenants) {
-  auto& st = self->state;
-  st.driver = std::move(driver);
-  st.exec = std::move(exec);
-  st.board = std::move(board);
-  st.slot = slot;
-  st.grace = grace;
-  st.auth_token = std::move(auth_token);
-  st.tenants = std::move(tenants);
-  post_telemetry(self);
-  self->set_down_handler([=](const caf::down_msg& dm) {
-    auto i = self->state.sessions_by_client.find(dm.source);
-    if (i == self->state.sessions_by_client.end())
-      return;
-    for (auto id : i->second) {
-      auto c = self->state.session_client.find(id);
-      if (c != self->state.session_client.end() && c->second != dm.source)
-        continue; // resumed by a newer proxy of its client
-      self->state.orphaned[id] = true;
-      log(log_level::info, "gpu {}: client of session {} is gone; session kept for {} ms",
-          self->state.exec->ordinal(), id, self->state.grace.count());
-      self->delayed_send(self, self->state.grace, tick_atom::value, id);
-    }
-    self->state.sessions_by_client.erase(i);
-  });
-  return {
-    [=](open_atom, const pb<proto::OpenSession>& req) -> caf::result<pb<proto::SessionOpened>> {
-      // --- client identity (issue #10) ---
-      auto tenant = tenant_of(self->state.auth_token, self->state.tenants, req.value);
-      if (!tenant) {
-        log(log_level::warning, "gpu {}: OpenSession from '{}' refused: {} auth token",
-            self->state.exec->ordinal(), req->client_id(),
-            req->auth_token().empty() ? "no" : "wrong");
-        return std::move(tenant.error());
-      }
-      auto client = self->current_sender();
-      // A resume (after the client lost its link) comes from the process
-      // that opened the session, nobody else.
-      if (auto resume = req->resume_session(); resume != 0 && !sender_owns(self, resume))
-        return refuse_foreign(self, resume, "a resume");
-      auto opened = self->state.exec->open_session(req.value, *tenant);
-      if (!opened)
-        return std::move(opened.error());
-      if (client) {
-        auto addr = caf::actor_cast<caf::actor_addr>(client);
-        auto& ids = self->state.sessions_by_client[addr];
-        if (ids.empty())
-          self->monitor(client);
-        ids.push_back(opened->session());
-        self->state.session_owner[opened->session()] = client->node();
-        self->state.session_client[opened->session()] = addr;
-      }
-      if (req->resume_session() != 0)
-        log(log_level::info, "gpu {}: session {} resumed by its client after a reconnect",
-            self->state.exec->ordinal(), opened->session());
-      self->state.orphaned.erase(opened->session());
-      self->state.meter.on_open(opened->session(), req->client_id(), req->task_signature(),
-                                unix_ns());
-      log(log_level::info, "gpu {}: session {} opened for '{}'", self->state.exec->ordinal(),
-          opened->session(), req->client_id());
-      post_telemetry(self);
-      return pb<proto::SessionOpened>{std::move(*opened)};
-    },
-    [=](const pb<proto::OpBatch>& batch) -> caf::result<pb<proto::BatchReply>> {
-      if (!sender_owns(self, batch->session()))
-        return refuse_foreign(self, batch->session(), "an op batch");
-      auto& st = self->state;
-      auto begin = unix_ns();
-      auto reply = st.exec->execute(batch.value);
-      // A refused or failed op is logged with its reason (issue #10); answers
-      // such as CUDA_ERROR_NOT_READY carry no text and are not.
-      for (const auto& r : reply.results())
-        if (r.status() != 0 && !r.error().empty())
-          log(log_level::info, "gpu {}: session {} op {} failed with CUresult {}: {}",
-              st.exec->ordinal(), batch->session(), r.seq(), r.status(), r.error());
-      const auto* sess = st.exec->find_session(batch->session());
-      auto allocated = sess != nullptr ? sess->device_bytes() : 0;
-      if (st.meter.on_batch(batch.value, begin, unix_ns(), allocated))
-        post_telemetry(self); // the scheduler sees the compute phase begin
-      return pb<proto::BatchReply>{std::move(reply)};
-    },
-    [=](close_atom, uint64_t id) -> caf::result<bool> {
-      if (!sender_owns(self, id))
-        return refuse_foreign(self, id, "a close");
-      self->state.session_owner.erase(id);
-      self->state.session_client.erase(id);
-      bool known = self->state.exec->find_session(id) != nullptr;
-      report_end(self, id);
-      self->state.exec->close_session(id);
-      self->state.orphaned.erase(id);
-      for (auto& [addr, ids] : self->state.sessions_by_client)
-        ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
-      if (known)
-        log(log_level::info, "gpu {}: session {} closed", self->state.exec->ordinal(), id);
-      post_telemetry(self);
-      return known;
-    },
-    [=](status_atom) {
-      post_telemetry(self);
-      proto::NodeStatus status;
-      *status.add_gpus() = self->state.exec->gpu_info();
-      for (auto& s : self->state.exec->sessions()) {
-        s.set_client_gone(self->state.orphaned.count(s.session()) != 0);
-        *status.add_sessions() = std::move(s);
-      }
-      return pb<proto::NodeStatus>{std::move(status)};
-    },
-    [=](tick_atom, uint64_t id) {
-      auto i = self->state.orphaned.find(id);
-      if (i == self->state.orphaned.end())
-        return;
-      self->state.orphaned.erase(i);
-      report_end(self, id);
-      self->state.session_owner.erase(id);
-      self->state.session_client.erase(id);
-      self->state.exec->close_session(id);
-      log(log_level::warning,
-          "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "
-          "freed",
-          self->state.exec->ordinal(), id, self->state.grace.count());
-      post_telemetry(self);
-    },
-  };
-}
 
 caf::expected<std::vector<int>> device_list(executor::driver_api& api,
                                             const config::node_config& cfg) {
@@ -312,7 +347,8 @@ caf::expected<size_t> count_gpus(const config::node_config& cfg) {
 caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
                                              const config::node_config& cfg,
                                              const std::shared_ptr<telemetry_board>& board,
-                                             std::shared_ptr<executor::weight_cache> cache) {
+                                             std::shared_ptr<executor::weight_cache> cache,
+                                             multiplexer_loop* loop) {
   auto loaded = executor::driver_api::load();
   if (!loaded)
     return std::move(loaded.error());
@@ -338,9 +374,8 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     }
     service.infos.push_back((*exec)->gpu_info());
     std::shared_ptr<executor::executor> carried{std::move(*exec)};
-    service.servers.push_back(sys.spawn<caf::detached>(gpu_server_impl, service.driver, carried,
-                                                       board, slot, cfg.session_grace,
-                                                       cfg.auth_token, cfg.tenants));
+    service.servers.push_back(caf::actor_cast<gpu_server_actor>(
+      sys.spawn<gpu_server>(service.driver, carried, board, slot, cfg, loop)));
   }
   return service;
 }

@@ -18,6 +18,8 @@ class weight_cache;
 
 namespace gleam::actors {
 
+class multiplexer_loop;
+
 /// The GPU servers of one node and the driver they share. Keep it alive
 /// while the actor system runs; the actors hold references into it.
 struct gpu_service {
@@ -26,16 +28,20 @@ struct gpu_service {
   std::vector<proto::GpuInfo> infos;
 };
 
-/// Loads the CUDA driver and spawns one detached gpu_server actor per
+/// Loads the CUDA driver and spawns one gpu_server actor, on its own thread, per
 /// configured device (all devices when none are named). Each runs its ops on
 /// its own thread, in issue order per session, and posts telemetry to
 /// `board` slot i. Errors: no driver on this host, a configured device that
 /// does not exist.
 /// `cache` (may be null) is the node's weight cache, shared by its servers.
+/// `loop` (may be null) is the node's polling network loop: a server holds
+/// it while it executes a batch. Each server polls its mailbox for
+/// [node] poll after a message before it sleeps.
 [[nodiscard]] caf::expected<gpu_service>
 start_gpu_servers(caf::actor_system& sys, const config::node_config& cfg,
                   const std::shared_ptr<telemetry_board>& board,
-                  std::shared_ptr<executor::weight_cache> cache = nullptr);
+                  std::shared_ptr<executor::weight_cache> cache = nullptr,
+                  multiplexer_loop* loop = nullptr);
 
 /// Whether OpenSession's `given` token admits the client: true when the
 /// server has no token ([node] auth-token empty) or `given` equals it. The

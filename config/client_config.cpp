@@ -68,6 +68,7 @@ caf::expected<client_config> parse_client_config(const std::string& text,
                                                  + "' is not a cache hash: use xxh3 or sha256");
     cfg.cache_sha256 = hash == "sha256";
     GLEAM_CONFIG_TRY(pending, f.get_int("client.max-pending-batch", cfg.max_pending_batch, 1, 1024));
+    GLEAM_CONFIG_TRY(cfg.poll, f.get_duration("client.poll", cfg.poll));
     GLEAM_CONFIG_TRY(cfg.connect_timeout, f.get_duration("client.connect-timeout", cfg.connect_timeout));
     GLEAM_CONFIG_TRY(cfg.request_timeout, f.get_duration("client.request-timeout", cfg.request_timeout));
     GLEAM_CONFIG_TRY(cfg.reconnect_for, f.get_duration("client.reconnect-for", cfg.reconnect_for));
@@ -138,6 +139,17 @@ caf::expected<client_config> parse_client_config(const std::string& text,
                       "slab size " + std::to_string(cfg.alloc_slab)
                         + " bytes (GLEAM_ALLOC_SLAB or [client] alloc-slab) is out of range: "
                           "use 0 (off) or 2MiB..64GiB");
+  if (const char* v = getenv_fn("GLEAM_POLL"); v != nullptr && *v != '\0') {
+    auto d = parse_duration(v);
+    if (!d)
+      return bad_env("GLEAM_POLL", v, "expected a duration such as 2ms, 500us or 0");
+    cfg.poll = *d;
+  }
+  if (cfg.poll > std::chrono::seconds{1})
+    return make_error(error_code::bad_value,
+                      "poll " + std::to_string(cfg.poll.count())
+                        + " us (GLEAM_POLL or [client] poll) is out of range: use 0 (off) "
+                          "up to 1s");
   if (const char* v = getenv_fn("GLEAM_TASK"); v != nullptr)
     cfg.task_signature = v;
   if (const char* v = getenv_fn("GLEAM_LOG"); v != nullptr && *v != '\0')

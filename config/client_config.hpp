@@ -40,6 +40,12 @@ struct client_config {
   /// asks the server (GLEAM_ALLOC_SLAB, [client] alloc-slab).
   uint64_t alloc_slab = uint64_t{1} << 30;
   uint32_t max_pending_batch = 8; // [client] max-pending-batch
+  /// How long the client's network thread polls for the next event after
+  /// one instead of sleeping; an app thread waiting for a reply polls for up
+  /// to 10x this before it sleeps (unless the app asked
+  /// cudaDeviceScheduleBlockingSync). 0 = nothing polls, every wait sleeps.
+  /// GLEAM_POLL, [client] poll (actors/multiplexer_loop.hpp).
+  std::chrono::microseconds poll{2000};
   std::chrono::milliseconds connect_timeout{5000}; // [client] connect-timeout
   std::chrono::milliseconds request_timeout{120000}; // [client] request-timeout
   /// How long the client tries to get its session back after losing the

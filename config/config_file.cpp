@@ -232,8 +232,8 @@ caf::expected<bool> config_file::get_bool(const std::string& key, bool fallback)
                     where(key) + ": expected true or false, got '" + raw + "'");
 }
 
-caf::expected<std::chrono::milliseconds>
-config_file::get_duration(const std::string& key, std::chrono::milliseconds fallback) {
+caf::expected<std::chrono::microseconds>
+config_file::get_duration(const std::string& key, std::chrono::microseconds fallback) {
   mark(used_, known_, key);
   auto i = entries_.find(key);
   if (i == entries_.end())
@@ -241,6 +241,14 @@ config_file::get_duration(const std::string& key, std::chrono::milliseconds fall
   auto d = parse_duration(i->second.raw);
   if (!d)
     return make_error(error_code::bad_value, where(key) + ": " + describe(d.error()));
+  return *d;
+}
+
+caf::expected<std::chrono::milliseconds>
+config_file::get_duration(const std::string& key, std::chrono::milliseconds fallback) {
+  auto d = get_duration(key, std::chrono::microseconds{fallback});
+  if (!d)
+    return std::move(d.error());
   return std::chrono::duration_cast<std::chrono::milliseconds>(*d);
 }
 
@@ -306,6 +314,8 @@ caf::expected<std::chrono::microseconds> parse_duration(const std::string& text)
                       "bad duration '" + text + "': use e.g. 500ms, 2s, 1min");
   }
   double us_per_unit = 0;
+  if (unit.empty() && value == 0)
+    return std::chrono::microseconds{0}; // "0" needs no unit
   if (unit == "us")
     us_per_unit = 1;
   else if (unit == "ms")

@@ -47,6 +47,9 @@ public:
   [[nodiscard]] caf::expected<bool> get_bool(const std::string& key, bool fallback);
   [[nodiscard]] caf::expected<std::chrono::milliseconds>
   get_duration(const std::string& key, std::chrono::milliseconds fallback);
+  /// The same to the microsecond (e.g. poll = "500us").
+  [[nodiscard]] caf::expected<std::chrono::microseconds>
+  get_duration(const std::string& key, std::chrono::microseconds fallback);
   /// Byte sizes: plain integers or with a unit: 512MiB, 2GiB, 1GB, 64KiB.
   [[nodiscard]] caf::expected<uint64_t> get_bytes(const std::string& key, uint64_t fallback);
   /// A list of strings; a single string counts as a one-element list.

@@ -85,6 +85,11 @@ caf::expected<node_config> parse_node_config(const std::string& text,
   int64_t threads = 0;
   GLEAM_CONFIG_TRY(threads, f.get_int("node.threads", 2, 1, 256));
   cfg.threads = static_cast<uint32_t>(threads);
+  GLEAM_CONFIG_TRY(cfg.poll, f.get_duration("node.poll", cfg.poll));
+  if (cfg.poll > std::chrono::seconds{1})
+    return make_error(error_code::bad_value,
+                      f.where("node.poll") + ": at most 1s (a node polls that long after "
+                                             "each message); 0 turns polling off");
   GLEAM_CONFIG_TRY(cfg.log_level, f.get_string("node.log-level", "info"));
   if (cfg.log_level != "error" && cfg.log_level != "warning" && cfg.log_level != "info"
       && cfg.log_level != "debug")

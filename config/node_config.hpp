@@ -28,6 +28,10 @@ struct node_config {
   std::chrono::milliseconds heartbeat_interval{500}; // [node] heartbeat-interval
   std::chrono::milliseconds down_after{2000};        // [node] down-after
   uint32_t threads = 2;          // [node] threads: CAF scheduler workers
+  /// [node] poll: how long the network thread and each GPU server poll for
+  /// the next message after one, instead of sleeping (actors/multiplexer_loop.hpp);
+  /// 0 = they sleep at once, as CAF's threads do.
+  std::chrono::microseconds poll{2000};
   std::vector<int> devices;      // [gpu_server] devices: empty = all
   std::chrono::milliseconds session_grace{30000};    // [gpu_server] session-grace
   std::string cache_dir;         // [cache] dir

@@ -31,6 +31,7 @@
 #include "actors/error.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/log.hpp"
+#include "actors/multiplexer_loop.hpp"
 #include "actors/network.hpp"
 #include "actors/type_registry.hpp"
 #include "config/client_config.hpp"
@@ -101,6 +102,9 @@ struct client {
   config::client_config cfg;
   /// Referenced by `system` for its whole life.
   std::unique_ptr<caf::actor_system_config> system_config;
+  /// Runs the network, polling while replies are awaited ([client] poll).
+  /// Stopped before `system` is destroyed.
+  std::unique_ptr<actors::multiplexer_loop> network_loop;
   std::unique_ptr<caf::actor_system> system;
   std::unique_ptr<caf::scoped_actor> self;
   actors::gpu_server_actor server;
@@ -239,8 +243,12 @@ void teardown(client* c) {
   // stuck connection never hangs the app's exit.
   auto done = std::make_shared<std::atomic<bool>>(false);
   auto* sys = c->system.release();
-  std::thread destroyer{[sys, done] {
+  auto* loop = c->network_loop.release();
+  std::thread destroyer{[sys, loop, done] {
+    if (loop != nullptr)
+      loop->stop();
     delete sys;
+    delete loop;
     done->store(true);
   }};
   for (int i = 0; i < 300 && !done->load(); ++i)
@@ -393,7 +401,11 @@ void open_connection(client& c) {
   sc.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{2}});
   sc.set("logger.file-verbosity", caf::atom("quiet"));
   sc.set("logger.console-verbosity", caf::atom("quiet"));
+  // The network thread polls for [client] poll after each event, so the
+  // request of the next sync call and its reply find it awake.
+  c.network_loop = std::make_unique<actors::multiplexer_loop>(sc, c.cfg.poll);
   c.system = std::make_unique<caf::actor_system>(sc);
+  c.network_loop->start(*c.system);
   c.self = std::make_unique<caf::scoped_actor>(*c.system);
   auto& self = *c.self;
   auto timeout = caf::duration{c.cfg.request_timeout};
@@ -499,25 +511,46 @@ void lose(client& c, const std::string& why) {
   c.queued_bytes = 0;
 }
 
+/// Set by cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync): waits sleep.
+std::atomic<bool> wait_blocking{false};
+
 /// Waits for the reply to `f`: true with `reply`, false with `why` when
 /// the request failed or the client proxy saw the server go down.
 bool await_reply(client& c, const flight& f, proto::BatchReply& reply, std::string& why) {
   bool got = false;
   bool answered = false;
+  auto on_reply = [&](actors::pb<proto::BatchReply>& r) {
+    reply = std::move(r.value);
+    got = answered = true;
+  };
+  auto on_error = [&](caf::error& e) {
+    why = render(c, e);
+    answered = true;
+  };
+  // First polls, with the network thread held awake, for up to 10x
+  // [client] poll: a reply within that finds both threads running, no
+  // wake-up on its way (actors/multiplexer_loop.hpp). The mailbox is looked
+  // at without CAF's receive until something is there.
+  if (c.cfg.poll.count() > 0 && !wait_blocking.load(std::memory_order_relaxed)) {
+    actors::multiplexer_hold hold{c.network_loop.get()};
+    auto& self = *c.self;
+    auto deadline = std::chrono::steady_clock::now() + 10 * c.cfg.poll;
+    while (!answered && std::chrono::steady_clock::now() < deadline && !c.watch->down) {
+      if (self->mailbox().empty()) {
+        actors::cpu_relax();
+        continue;
+      }
+      caf::blocking_actor::accept_one_cond rc;
+      self->varargs_receive(rc, f.handle.id(), on_reply, on_error,
+                            caf::after(std::chrono::seconds{0}) >> [] {});
+    }
+  }
   // In slices, so that a server the proxy saw go down fails the wait at
   // once instead of at the request timeout.
   while (!answered) {
     caf::blocking_actor::accept_one_cond rc;
     (*c.self)->varargs_receive(
-      rc, f.handle.id(),
-      [&](actors::pb<proto::BatchReply>& r) {
-        reply = std::move(r.value);
-        got = answered = true;
-      },
-      [&](caf::error& e) {
-        why = render(c, e);
-        answered = true;
-      },
+      rc, f.handle.id(), on_reply, on_error,
       caf::after(watch_slice) >> [&] {
         if (!c.watch->down)
           return;
@@ -946,6 +979,10 @@ cudaError_t deliver_deferred(cudaError_t own) noexcept {
     return cudaErrorUnknown;
   }
   return own;
+}
+
+void set_wait_flags(unsigned flags) noexcept {
+  wait_blocking = (flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync;
 }
 
 bool async_enabled() noexcept {

@@ -123,6 +123,11 @@ cudaError_t deliver_deferred(cudaError_t own) noexcept;
 /// async). Connects first if needed.
 bool async_enabled() noexcept;
 
+/// How a thread waiting for the server's reply waits, from the app's
+/// cudaSetDeviceFlags: cudaDeviceScheduleBlockingSync makes it sleep at
+/// once; any other flag lets it poll first ([client] poll).
+void set_wait_flags(unsigned flags) noexcept;
+
 // --- registry -----------------------------------------------------------
 
 struct module_record;

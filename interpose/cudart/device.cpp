@@ -194,6 +194,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGetDevice(int* device) {
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) {
   return guarded([&] {
     reg().device_flags = flags;
+    set_wait_flags(flags);
     return cudaSuccess;
   });
 }

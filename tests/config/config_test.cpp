@@ -208,6 +208,41 @@ TEST_CASE("client config: bad environment values are named", "[config]") {
   CHECK_THAT(describe(cfg2.error()), Catch::Contains("GLEAM_SERVER"));
 }
 
+TEST_CASE("poll: a duration from the file or GLEAM_POLL, 0 turns it off, above 1s refused",
+          "[config]") {
+  using std::chrono::microseconds;
+  fake_env.clear();
+  auto def = parse_client_config("", "", fake_getenv);
+  REQUIRE(def);
+  CHECK(def->poll == microseconds{2000});
+  auto file = parse_client_config("[client]\npoll = 500us\n", "c.conf", fake_getenv);
+  REQUIRE(file);
+  CHECK(file->poll == microseconds{500});
+  fake_env = {{"GLEAM_POLL", "0"}};
+  auto off = parse_client_config("[client]\npoll = 500us\n", "c.conf", fake_getenv);
+  REQUIRE(off);
+  CHECK(off->poll == microseconds{0});
+  fake_env = {{"GLEAM_POLL", "fast"}};
+  auto bad = parse_client_config("", "", fake_getenv);
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(describe(bad.error()), Catch::Contains("GLEAM_POLL") && Catch::Contains("fast"));
+  fake_env = {{"GLEAM_POLL", "2s"}};
+  auto big = parse_client_config("", "", fake_getenv);
+  REQUIRE_FALSE(big);
+  CHECK_THAT(describe(big.error()), Catch::Contains("GLEAM_POLL"));
+  fake_env.clear();
+
+  auto node = parse_node_config("[node]\nroles = [\"scheduler\"]\n", "n.conf");
+  REQUIRE(node);
+  CHECK(node->poll == microseconds{2000});
+  auto node_off = parse_node_config("[node]\nroles = [\"scheduler\"]\npoll = 0\n", "n.conf");
+  REQUIRE(node_off);
+  CHECK(node_off->poll == microseconds{0});
+  auto node_big = parse_node_config("[node]\nroles = [\"scheduler\"]\npoll = 5s\n", "n.conf");
+  REQUIRE_FALSE(node_big);
+  CHECK_THAT(describe(node_big.error()), Catch::Contains("n.conf:3") && Catch::Contains("node.poll"));
+}
+
 TEST_CASE("the example configs in deploy/examples are valid", "[config]") {
   const char* src = std::getenv("GLEAM_SOURCE_DIR");
   REQUIRE(src != nullptr);

@@ -17,6 +17,7 @@
 #include "actors/cache_shard.hpp"
 #include "actors/gpu_server.hpp"
 #include "actors/log.hpp"
+#include "actors/multiplexer_loop.hpp"
 #include "actors/network.hpp"
 #include "actors/node.hpp"
 #include "actors/scheduler.hpp"
@@ -84,12 +85,16 @@ int main(int argc, char** argv) {
   // to a BASP worker: one thread hop less per client round trip (halves the
   // CAF overhead of a sync call on loopback, tools/bench/README.md).
   sys_cfg.set("middleman.workers", size_t{0});
+  // The network runs on a loop that polls for [node] poll after each event
+  // and while a GPU server executes, instead of sleeping between them.
+  actors::multiplexer_loop network_loop{sys_cfg, cfg->poll};
   sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
   sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
   int exit_code = 0;
   std::optional<tools::shutdown_watchdog> watchdog;
   {
     caf::actor_system sys{sys_cfg};
+    network_loop.start(sys);
     actors::node_roles roles;
     actors::gpu_service gpus;
     if (cfg->scheduler)
@@ -127,7 +132,7 @@ int main(int argc, char** argv) {
     if (cfg->gpu_server) {
       auto n = actors::count_gpus(*cfg);
       roles.board = std::make_shared<actors::telemetry_board>(n ? *n : 0);
-      auto started = actors::start_gpu_servers(sys, *cfg, roles.board, cache);
+      auto started = actors::start_gpu_servers(sys, *cfg, roles.board, cache, &network_loop);
       if (started) {
         gpus = std::move(*started);
         roles.gpus = gpus.servers;
@@ -180,6 +185,10 @@ int main(int argc, char** argv) {
     node = nullptr;
     roles = actors::node_roles{};
     gpus.servers.clear();
+    // The actors stop with the network still running (their last messages
+    // go out); ~actor_system then runs the network's last events here.
+    sys.await_all_actors_done();
+    network_loop.stop();
   } // ~actor_system waits for the actors; the watchdog bounds the wait
   return exit_code;
 }

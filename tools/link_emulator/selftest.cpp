@@ -245,36 +245,38 @@ caf::expected<selftest_result> run_selftest(const link_spec& spec,
 
   auto bulk_start = clock_type::now();
   auto cpu0 = (*em)->stats().cpu_ns;
-  {
-    int fd = connect_loopback(port);
-    if (fd < 0)
-      return fail("cannot connect to the emulator");
-    char mode = 'S';
-    std::vector<char> buf(1 << 20, 's');
-    bool ok = write_all(fd, &mode, 1);
-    auto end = clock_type::now() + opts.bulk_duration;
-    while (ok && clock_type::now() < end)
-      ok = write_all(fd, buf.data(), buf.size());
-    shutdown(fd, SHUT_WR);
-    ok = ok && read_all(fd, reinterpret_cast<char*>(&r.up_bps), sizeof(r.up_bps));
-    close(fd);
-    if (!ok)
-      return fail("upstream bulk transfer broke off");
-  }
-  {
-    int fd = connect_loopback(port);
-    if (fd < 0)
-      return fail("cannot connect to the emulator");
-    char hdr[9];
-    hdr[0] = 'G';
-    int64_t ns = opts.bulk_duration.count();
-    std::memcpy(hdr + 1, &ns, sizeof(ns));
-    bool ok = write_all(fd, hdr, sizeof(hdr));
-    if (ok)
-      r.down_bps = receive_rate(fd, opts.warmup);
-    close(fd);
-    if (!ok)
-      return fail("downstream bulk transfer broke off");
+  if (opts.bulk) {
+    {
+      int fd = connect_loopback(port);
+      if (fd < 0)
+        return fail("cannot connect to the emulator");
+      char mode = 'S';
+      std::vector<char> buf(1 << 20, 's');
+      bool ok = write_all(fd, &mode, 1);
+      auto end = clock_type::now() + opts.bulk_duration;
+      while (ok && clock_type::now() < end)
+        ok = write_all(fd, buf.data(), buf.size());
+      shutdown(fd, SHUT_WR);
+      ok = ok && read_all(fd, reinterpret_cast<char*>(&r.up_bps), sizeof(r.up_bps));
+      close(fd);
+      if (!ok)
+        return fail("upstream bulk transfer broke off");
+    }
+    {
+      int fd = connect_loopback(port);
+      if (fd < 0)
+        return fail("cannot connect to the emulator");
+      char hdr[9];
+      hdr[0] = 'G';
+      int64_t ns = opts.bulk_duration.count();
+      std::memcpy(hdr + 1, &ns, sizeof(ns));
+      bool ok = write_all(fd, hdr, sizeof(hdr));
+      if (ok)
+        r.down_bps = receive_rate(fd, opts.warmup);
+      close(fd);
+      if (!ok)
+        return fail("downstream bulk transfer broke off");
+    }
   }
   auto cpu1 = (*em)->stats().cpu_ns;
   auto ping_start = clock_type::now();

@@ -11,6 +11,8 @@ namespace gleam::tools::link_emulator {
 
 /// Knobs of the loopback self-measurement.
 struct selftest_options {
+  /// Whether to measure the rates (the bulk phases); false: pings only.
+  bool bulk = true;
   /// How long each bulk direction runs.
   std::chrono::nanoseconds bulk_duration{std::chrono::seconds{2}};
   /// Start-up time excluded from the rate measurement.

@@ -1,0 +1,106 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+namespace gleam::actors {
+
+/// Runs CAF's network multiplexer on a thread of ours instead of CAF's own
+/// (middleman.manual-multiplexing), so that it can poll its sockets without
+/// sleeping while traffic is expected.
+///
+/// Why: a sync call crosses four thread hand-offs that raw TCP does not
+/// have (app -> middleman, middleman -> GPU actor, GPU actor -> middleman,
+/// middleman -> app). Each hand-off to a sleeping thread costs its wake-up:
+/// 40-60 us on the GPU machine's virtual CPUs when the thread slept through
+/// a 1 ms round trip (tools/bench/README.md). A thread that polls pays none.
+///
+/// The loop polls (epoll with a zero timeout) while someone holds it (a
+/// thread waiting for a reply, the GPU actor executing a batch) and for
+/// `linger` after the last event it handled; otherwise it sleeps in epoll
+/// as CAF's own loop does. So a busy node burns one core on its network,
+/// as CUDA's default spin-wait burns one on a device sync, and an idle one
+/// none. A linger of 0 keeps CAF's own thread (nothing polls).
+///
+/// Lifetime: construct before the actor system (it sets the config), call
+/// start() right after the system exists and before any connect or publish,
+/// and stop() (or destroy it) before the system is destroyed. hold(),
+/// release() and touch() are thread-safe and cheap (one atomic).
+class multiplexer_loop {
+public:
+  /// Sets middleman.manual-multiplexing in `cfg` when `linger` > 0.
+  multiplexer_loop(caf::actor_system_config& cfg, std::chrono::microseconds linger);
+
+  multiplexer_loop(const multiplexer_loop&) = delete;
+  multiplexer_loop& operator=(const multiplexer_loop&) = delete;
+
+  ~multiplexer_loop();
+
+  /// Starts the thread over `sys`'s middleman (nothing when linger is 0).
+  void start(caf::actor_system& sys);
+
+  /// Stops and joins the thread; the network is silent afterwards. Idempotent.
+  void stop();
+
+  /// Poll without sleeping until the matching release().
+  void hold() noexcept {
+    holders_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() noexcept {
+    holders_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  /// Whether the loop polls (linger > 0 and started).
+  [[nodiscard]] bool polling() const noexcept {
+    return thread_.joinable();
+  }
+
+  /// How long the loop polls after an event.
+  [[nodiscard]] std::chrono::microseconds linger() const noexcept {
+    return linger_;
+  }
+
+private:
+  void run(caf::actor_system& sys);
+
+  std::chrono::microseconds linger_;
+  std::atomic<int> holders_{0};
+  std::atomic<bool> stop_{false};
+  caf::actor_system* sys_ = nullptr;
+  std::thread thread_;
+};
+
+/// Holds `loop` (may be null) for the scope.
+class multiplexer_hold {
+public:
+  explicit multiplexer_hold(multiplexer_loop* loop) noexcept : loop_(loop) {
+    if (loop_ != nullptr)
+      loop_->hold();
+  }
+  multiplexer_hold(const multiplexer_hold&) = delete;
+  multiplexer_hold& operator=(const multiplexer_hold&) = delete;
+  ~multiplexer_hold() {
+    if (loop_ != nullptr)
+      loop_->release();
+  }
+
+private:
+  multiplexer_loop* loop_;
+};
+
+/// Spins the calling thread for a moment without giving up the core (the
+/// CPU's pause hint).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+} // namespace gleam::actors
