@@ -21,7 +21,7 @@ void multiplexer_loop::start(caf::actor_system& sys) {
     return;
   sys_ = &sys;
   stop_ = false;
-  thread_ = std::thread{[this] { run(*sys_); }};
+  thread_ = std::thread{[this] { run(); }};
 }
 
 void multiplexer_loop::stop() {
@@ -33,8 +33,8 @@ void multiplexer_loop::stop() {
   thread_.join();
 }
 
-void multiplexer_loop::run(caf::actor_system& sys) {
-  auto& mpx = sys.middleman().backend();
+void multiplexer_loop::run() {
+  auto& mpx = sys_->middleman().backend();
   // dispatch() runs inline on the multiplexer's thread: this one now.
   mpx.thread_id(std::this_thread::get_id());
   using clock = std::chrono::steady_clock;

@@ -66,7 +66,7 @@ public:
   }
 
 private:
-  void run(caf::actor_system& sys);
+  void run();
 
   std::chrono::microseconds linger_;
   std::atomic<int> holders_{0};
