@@ -21,5 +21,11 @@ using explain_atom = caf::atom_constant<caf::atom("g_explain")>;
 using gamma_atom = caf::atom_constant<caf::atom("g_gamma")>;
 using queue_atom = caf::atom_constant<caf::atom("g_queue")>;
 using get_shard_atom = caf::atom_constant<caf::atom("g_getshard")>;
+/// A GPU server asks a client to run a host function of a graph
+/// (actors/host_call_router.hpp).
+using host_call_atom = caf::atom_constant<caf::atom("g_hostcall")>;
+/// A reconnecting client hands its new proxy to a GPU's host-call router,
+/// through the node actor (which a blocked GPU server does not hold up).
+using host_attach_atom = caf::atom_constant<caf::atom("g_hostatt")>;
 
 } // namespace gleam::actors

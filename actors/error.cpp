@@ -23,6 +23,8 @@ const char* to_string(error_code x) {
       return "session_unknown";
     case error_code::no_cache:
       return "no_cache";
+    case error_code::no_host_function:
+      return "no_host_function";
     case error_code::unauthorized:
       return "unauthorized";
   }

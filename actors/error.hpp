@@ -18,6 +18,7 @@ enum class error_code : uint8_t {
   session_unknown,
   no_cache,           // a node without a weight cache
   unauthorized,       // OpenSession without the server's auth token
+  no_host_function,   // a host call names a function the client never registered
 };
 
 const char* to_string(error_code x);

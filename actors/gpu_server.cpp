@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 
 #include "actors/error.hpp"
+#include "actors/host_call_router.hpp"
 #include "actors/log.hpp"
 #include "actors/multiplexer_loop.hpp"
 #include "actors/polling_actor.hpp"
@@ -38,7 +39,8 @@ class gpu_server final : public polling_actor {
 public:
   gpu_server(caf::actor_config& cfg, std::shared_ptr<executor::driver_api> driver,
              std::shared_ptr<executor::executor> exec, std::shared_ptr<telemetry_board> board,
-             size_t slot, const config::node_config& node, multiplexer_loop* loop)
+             size_t slot, const config::node_config& node, multiplexer_loop* loop,
+             std::shared_ptr<host_call_router> router)
     : polling_actor(cfg, node.poll),
       driver_(std::move(driver)),
       exec_(std::move(exec)),
@@ -47,7 +49,8 @@ public:
       grace_(node.session_grace),
       auth_token_(node.auth_token),
       tenants_(node.tenants),
-      loop_(loop) {
+      loop_(loop),
+      router_(std::move(router)) {
   }
 
   const char* name() const override {
@@ -154,6 +157,7 @@ private:
       ids.push_back(opened->session());
       session_owner_[opened->session()] = client->node();
       session_client_[opened->session()] = addr;
+      router_->attach(opened->session(), caf::actor_cast<caf::actor>(client));
     }
     if (req.resume_session() != 0)
       log(log_level::info, "gpu {}: session {} resumed by its client after a reconnect",
@@ -222,6 +226,7 @@ private:
       if (c != session_client_.end() && c->second != source)
         continue; // resumed by a newer proxy of its client
       orphaned_[id] = true;
+      router_->detach(id);
       log(log_level::info, "gpu {}: client of session {} is gone; session kept for {} ms",
           exec_->ordinal(), id, grace_.count());
       caf::delayed_anon_send(caf::actor_cast<caf::actor>(this), grace_, tick_atom::value, id);
@@ -253,6 +258,9 @@ private:
   std::string auth_token_; // [node] auth-token; "" = sessions need none
   std::vector<std::pair<std::string, std::string>> tenants_; // [node] tenants
   multiplexer_loop* loop_; // may be null: CAF's own network thread
+  /// Host nodes of the sessions' graphs call back into their clients
+  /// through it (actors/host_call_router.hpp); the executor holds it too.
+  std::shared_ptr<host_call_router> router_;
   /// Session -> the CAF node (client process) that opened or resumed it;
   /// ops and closes from any other node are refused (issue #10 isolation).
   std::map<uint64_t, caf::node_id> session_owner_;
@@ -372,10 +380,13 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
                               "node serves {} GPUs, hits fill from host memory and disk",
           devices->size());
     }
+    auto router = std::make_shared<host_call_router>(sys, cfg.session_grace);
+    (*exec)->set_host_calls(router);
     service.infos.push_back((*exec)->gpu_info());
+    service.host_calls.push_back(router);
     std::shared_ptr<executor::executor> carried{std::move(*exec)};
     service.servers.push_back(caf::actor_cast<gpu_server_actor>(
-      sys.spawn<gpu_server>(service.driver, carried, board, slot, cfg, loop)));
+      sys.spawn<gpu_server>(service.driver, carried, board, slot, cfg, loop, router)));
   }
   return service;
 }

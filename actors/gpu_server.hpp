@@ -18,6 +18,7 @@ class weight_cache;
 
 namespace gleam::actors {
 
+class host_call_router;
 class multiplexer_loop;
 
 /// The GPU servers of one node and the driver they share. Keep it alive
@@ -26,6 +27,8 @@ struct gpu_service {
   std::shared_ptr<executor::driver_api> driver;
   std::vector<gpu_server_actor> servers;
   std::vector<proto::GpuInfo> infos;
+  /// Each server's way back to its clients for host nodes, same order.
+  std::vector<std::shared_ptr<host_call_router>> host_calls;
 };
 
 /// Loads the CUDA driver and spawns one gpu_server actor, on its own thread, per

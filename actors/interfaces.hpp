@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include <caf/actor.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -61,6 +62,9 @@ using node_actor = caf::typed_actor<
   // The node's weight cache (gpu_server or cache_shard role with a store).
   caf::replies_to<get_shard_atom>::with<cache_shard_actor>,
   caf::replies_to<status_atom>::with<pb<proto::NodeStatus>>,
+  // (gpu, session, the client's new proxy): a reconnecting client of
+  // `session` takes back the host calls of its graphs (actors/host_call_router.hpp).
+  caf::replies_to<host_attach_atom, uint32_t, uint64_t, caf::actor>::with<bool>,
   // Internal timer: (re)connects to the scheduler, registers, heartbeats.
   caf::reacts_to<tick_atom>>;
 

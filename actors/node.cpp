@@ -8,6 +8,7 @@
 #include <caf/io/all.hpp>
 
 #include "actors/error.hpp"
+#include "actors/host_call_router.hpp"
 #include "actors/log.hpp"
 #include "actors/network.hpp"
 #include "config/error.hpp"
@@ -177,6 +178,14 @@ node_actor::behavior_type node_impl(node_ptr self, config::node_config cfg, node
                             + "' has no weight cache: give it the gpu_server or cache_shard "
                               "role and a [cache] dir");
       return self->state.roles.shard;
+    },
+    [=](host_attach_atom, uint32_t gpu, uint64_t session, caf::actor client) {
+      // Only the client's own process hands over its proxy.
+      auto sender = self->current_sender();
+      const auto& routers = self->state.roles.host_calls;
+      if (gpu >= routers.size() || !sender || !client || sender->node() != client.node())
+        return false;
+      return routers[gpu]->reattach(session, client);
     },
     [=](status_atom) {
       const auto& st = self->state;

@@ -11,6 +11,8 @@
 
 namespace gleam::actors {
 
+class host_call_router;
+
 /// The role actors a node runs, handed to its node actor.
 struct node_roles {
   scheduler_actor scheduler;              // invalid unless the scheduler role
@@ -18,6 +20,9 @@ struct node_roles {
   std::vector<proto::GpuInfo> gpu_infos;  // same order as gpus
   std::shared_ptr<telemetry_board> board; // posted by the gpu servers
   cache_shard_actor shard;                // invalid when the node has no cache
+  /// The gpus' host-call routers, same order: a reconnecting client
+  /// reattaches to them through the node (host_attach_atom).
+  std::vector<std::shared_ptr<host_call_router>> host_calls;
 };
 
 /// Spawns the node actor, the entry point published on the node's port. It

@@ -62,6 +62,25 @@ while read -r prog; do
     diff "$out/$name.local" "$out/$name.gleam" | head -12
   fi
 done < "$bundle/tests/programs/programs.txt"
+# Host nodes across a 3 s cut (issue #9): 300 replays of a graph whose host
+# node calls back into the client; the cut comes while the server's stream
+# waits on that call or between two replays. The client reattaches and every
+# replay's function runs exactly once, without an error at the app.
+"$bundle/bin/gleam-link" --listen 4796 --target 127.0.0.1:$port --cut-at 1s --cut-for 3s \
+  --cut-mode hold > "$out/link_host.log" 2>&1 &
+host_link_pid=$!
+sleep 0.3
+unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:4796 timeout 120 \
+  '$bundle/tests/interpose_async_probe' '$bundle/lib/libcudart.so.13' host_steady 300" \
+  > "$out/host_cut.out" 2> "$out/host_cut.err"
+if grep -qx "host_steady=cudaSuccess wrong=0" "$out/host_cut.out" \
+    && grep -q "reconnected to" "$out/host_cut.err"; then
+  same=$((same+1)); echo "same     host_nodes_cut: $(cat "$out/host_cut.out"), reconnected"
+else
+  differ=$((differ+1)); echo "DIFFERS  host_nodes_cut: $(cat "$out/host_cut.out")"
+  tail -5 "$out/host_cut.err"
+fi
+kill $host_link_pid 2>/dev/null; wait $host_link_pid 2>/dev/null
 # torch_check NAME ARGS...: a Python script of tests/programs locally and
 # through Gleam; stdout must be identical, stderr is kept apart (timings).
 # Both runs use PyTorch's own attention kernels (gleam-run sets

@@ -93,6 +93,10 @@ namespace gleam::executor {
   X(cuGraphAddDependencies)                                                    \
   X(cuGraphKernelNodeSetParams)                                                \
   X(cuGraphExecKernelNodeSetParams)                                            \
+  X(cuGraphAddHostNode)                                                        \
+  X(cuGraphHostNodeSetParams)                                                  \
+  X(cuGraphExecHostNodeSetParams)                                              \
+  X(cuLaunchHostFunc)                                                          \
   X(cuCtxGetCurrent)
 
 /// The CUDA driver, loaded at run time: libcuda.so.1 is opened with dlopen

@@ -77,6 +77,10 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
     if (first == CUDA_SUCCESS)
       first = rc;
   };
+  // Host nodes still waiting for the client return: the waits below must
+  // not depend on a client that is gone.
+  if (s.back_channel != nullptr)
+    s.back_channel->end(s.id);
   // Ongoing captures end first (their streams go next); then the graphs.
   for (auto& kv : s.captures) {
     auto st = s.streams.find(kv.first);
@@ -105,6 +109,7 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
       note(api.cuGraphDestroy(kv.second));
   s.graphs.clear();
   s.nodes.clear();
+  s.host_calls.clear();
   for (auto& kv : s.streams)
     note(api.cuStreamDestroy(kv.second));
   s.streams.clear();
@@ -289,6 +294,14 @@ private:
         return graph_kernel_node_set_params(op.graph_kernel_node_set_params());
       case k::kGraphExecKernelNodeSetParams:
         return graph_exec_kernel_node_set_params(op.graph_exec_kernel_node_set_params());
+      case k::kGraphAddHostNode:
+        return graph_add_host_node(op.graph_add_host_node());
+      case k::kGraphHostNodeSetParams:
+        return graph_host_node_set_params(op.graph_host_node_set_params());
+      case k::kGraphExecHostNodeSetParams:
+        return graph_exec_host_node_set_params(op.graph_exec_host_node_set_params());
+      case k::kStreamHostFunc:
+        return stream_host_func(op.stream_host_func());
       case k::KIND_NOT_SET:
         break;
     }
@@ -1422,6 +1435,89 @@ private:
       check(api_.cuGraphExecKernelNodeSetParams(e, n, &p), "cuGraphExecKernelNodeSetParams");
   }
 
+  // --- host functions in graphs --------------------------------------------
+
+  /// The driver's host function of every Gleam host node: asks the client
+  /// to run its function and returns once it did (host_call_port::call).
+  static void CUDA_CB run_host_call(void* data) {
+    auto* t = static_cast<host_call_target*>(data);
+    t->port->call(t->session, t->callback);
+  }
+
+  /// Fills `p` for a host node that runs the client's `callback`; false
+  /// (with the result set) when this server has no way back to its clients.
+  bool host_params(uint64_t callback, CUDA_HOST_NODE_PARAMS& p) {
+    if (s_.back_channel == nullptr) {
+      fail(CUDA_ERROR_NOT_SUPPORTED,
+           "host nodes need a way back to the client, and this executor has none "
+           "(executor::set_host_calls)");
+      return false;
+    }
+    if (callback == 0) {
+      fail(CUDA_ERROR_INVALID_VALUE, "host node: callback 0 names no client function");
+      return false;
+    }
+    auto& t = s_.host_calls[callback];
+    t.port = s_.back_channel;
+    t.session = s_.id;
+    t.callback = callback;
+    std::memset(&p, 0, sizeof(p));
+    p.fn = &op_runner::run_host_call;
+    p.userData = &t;
+    return true;
+  }
+
+  void graph_add_host_node(const proto::GraphAddHostNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    CUDA_HOST_NODE_PARAMS p;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps)
+        || !host_params(op.callback(), p))
+      return;
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddHostNode(&n, g, deps.data(), deps.size(), &p),
+              "cuGraphAddHostNode"))
+      s_.nodes[op.node()] = {op.graph(), n};
+  }
+
+  void graph_host_node_set_params(const proto::GraphHostNodeSetParams& op) {
+    CUgraphNode n = nullptr;
+    CUDA_HOST_NODE_PARAMS p;
+    if (lookup_node(op.node(), n) && host_params(op.callback(), p))
+      check(api_.cuGraphHostNodeSetParams(n, &p), "cuGraphHostNodeSetParams");
+  }
+
+  void graph_exec_host_node_set_params(const proto::GraphExecHostNodeSetParams& op) {
+    CUgraphExec e = nullptr;
+    CUgraphNode n = nullptr;
+    CUDA_HOST_NODE_PARAMS p;
+    if (lookup_exec(op.exec(), e) && lookup_node(op.node(), n) && host_params(op.callback(), p))
+      check(api_.cuGraphExecHostNodeSetParams(e, n, &p), "cuGraphExecHostNodeSetParams");
+  }
+
+  /// cudaLaunchHostFunc into a capturing stream: the capture gets a host
+  /// node. Outside a capture the client runs its host functions itself
+  /// (after a stream sync), so this op is refused there.
+  void stream_host_func(const proto::StreamHostFunc& op) {
+    CUstream stream = nullptr;
+    CUDA_HOST_NODE_PARAMS p;
+    if (!lookup_stream(op.stream(), stream))
+      return;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!check(api_.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing"))
+      return;
+    if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+      fail(status == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                                                          : CUDA_ERROR_INVALID_VALUE,
+           fmt::format("StreamHostFunc on stream {}, which does not capture: host functions "
+                       "outside a capture run in the client",
+                       op.stream()));
+      return;
+    }
+    if (host_params(op.callback(), p))
+      check(api_.cuLaunchHostFunc(stream, p.fn, p.userData), "cuLaunchHostFunc");
+  }
+
   void graph_exec_update(const proto::GraphExecUpdate& op) {
     CUgraphExec e = nullptr;
     CUgraph g = nullptr;
@@ -1577,6 +1673,7 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
     s.task_signature = request.task_signature();
     s.tenant = tenant;
     s.opened_time_ns = now_ns();
+    s.back_channel = host_calls_.get();
   }
   proto::SessionOpened out;
   out.set_session(id);

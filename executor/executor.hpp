@@ -13,6 +13,7 @@
 #include "actors/proto/ops.pb.h"
 #include "executor/blas_api.hpp"
 #include "executor/driver_api.hpp"
+#include "executor/host_calls.hpp"
 #include "executor/session.hpp"
 #include "executor/weight_cache.hpp"
 
@@ -102,6 +103,13 @@ public:
   /// driver_api must outlive it.
   [[nodiscard]] std::unique_ptr<cache_store::tier> make_device_tier(uint64_t capacity);
 
+  /// The way back to the clients for host nodes of their graphs, for
+  /// sessions opened from now on; null (the default) makes host nodes fail
+  /// with CUDA_ERROR_NOT_SUPPORTED.
+  void set_host_calls(std::shared_ptr<host_call_port> port) {
+    host_calls_ = std::move(port);
+  }
+
   /// The attached weight cache, or null.
   [[nodiscard]] const std::shared_ptr<weight_cache>& cache() const noexcept {
     return cache_;
@@ -125,6 +133,7 @@ private:
   uint64_t next_session_ = 1;
   std::map<uint64_t, session> sessions_;
   std::shared_ptr<weight_cache> cache_;
+  std::shared_ptr<host_call_port> host_calls_;
 };
 
 } // namespace gleam::executor

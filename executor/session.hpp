@@ -13,6 +13,7 @@
 #include "cache_store/hash.hpp"
 #include "consistency/replay_log.hpp"
 #include "executor/allocation_table.hpp"
+#include "executor/host_calls.hpp"
 
 namespace gleam::executor {
 
@@ -103,6 +104,12 @@ struct session {
   /// Client stream handle a capture began on -> client graph handle of that
   /// capture, while it is ongoing.
   std::unordered_map<uint64_t, uint64_t> captures;
+  /// Where host nodes of this session's graphs call the client; null when
+  /// the server has no way back (host nodes are then refused).
+  host_call_port* back_channel = nullptr;
+  /// Client callback id -> the user data of the server's host nodes that
+  /// run it. Kept until the session is released (after its graphs).
+  std::unordered_map<uint64_t, host_call_target> host_calls;
   /// Highest op seq executed; ops at or below it are skipped on replay.
   uint64_t executed_through = 0;
   /// Number of ops executed (skipped replays not counted).

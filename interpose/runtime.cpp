@@ -110,6 +110,9 @@ struct client {
   actors::gpu_server_actor server;
   /// The in-app actor that opened the session and watches the server (client_proxy).
   caf::actor proxy;
+  /// Runs the host functions of graph host nodes the server asks for
+  /// (host_call_runner); outlives reconnects.
+  caf::actor host_runner;
   std::shared_ptr<server_watch> watch = std::make_shared<server_watch>();
   proto::SessionOpened opened;
   uint64_t next_seq = 1;
@@ -180,7 +183,7 @@ struct client_proxy_state {
 caf::behavior client_proxy(caf::stateful_actor<client_proxy_state>* self,
                            actors::gpu_server_actor server,
                            std::shared_ptr<server_watch> watch,
-                           std::chrono::milliseconds timeout) {
+                           std::chrono::milliseconds timeout, caf::actor host_runner) {
   self->monitor(server);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto reason = "the GPU server went down: " + caf::to_string(dm.reason);
@@ -212,6 +215,26 @@ caf::behavior client_proxy(caf::stateful_actor<client_proxy_state>* self,
           });
       return rp;
     },
+    // A host node of the session's graph reached: host_call_runner runs the
+    // function, so this actor stays free to notice a lost server.
+    [=](actors::host_call_atom a, uint64_t session, uint64_t callback, uint64_t invocation) {
+      return self->delegate(host_runner, a, session, callback, invocation);
+    },
+  };
+}
+
+/// Runs the app's host functions for the server's host nodes, one at a
+/// time, on a thread of its own (CUDA runs them on a driver thread too).
+caf::behavior host_call_runner(caf::event_based_actor*) {
+  return {
+    [](actors::host_call_atom, uint64_t session, uint64_t callback,
+       uint64_t invocation) -> caf::result<bool> {
+      if (!run_host_call(session, callback, invocation))
+        return actors::make_error(actors::error_code::no_host_function,
+                                  "host function " + std::to_string(callback)
+                                    + " was never registered in this process");
+      return true;
+    },
   };
 }
 
@@ -236,7 +259,10 @@ void teardown(client* c) {
   }
   if (c->proxy)
     caf::anon_send_exit(c->proxy, caf::exit_reason::user_shutdown);
+  if (c->host_runner)
+    caf::anon_send_exit(c->host_runner, caf::exit_reason::user_shutdown);
   c->proxy = nullptr;
+  c->host_runner = nullptr;
   c->server = nullptr;
   c->self.reset();
   // Destroying the actor system joins its threads; bound the wait so that a
@@ -337,7 +363,7 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   }
   auto watch = std::make_shared<server_watch>();
   auto proxy = c.system->spawn<caf::detached>(client_proxy, server, watch,
-                                              c.cfg.request_timeout);
+                                              c.cfg.request_timeout, c.host_runner);
   actors::pb<proto::OpenSession> open;
   char hostname[256] = {};
   ::gethostname(hostname, sizeof(hostname) - 1);
@@ -346,6 +372,14 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   open->set_protocol_version(1);
   open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
   open->set_resume_session(resume);
+  if (resume != 0) {
+    // Host nodes of the session's graphs may hold the server's GPU work
+    // (and with it the server) until they reach this process again: the new
+    // proxy goes to their router first, through the node. A node that has
+    // none (a session without host nodes) changes nothing.
+    self->request(node, within, actors::host_attach_atom::value, c.server_gpu, resume, proxy)
+      .receive([](bool) {}, [](caf::error&) {});
+  }
   auto result = attach_result::unreachable;
   self->request(proxy, open_within, actors::open_atom::value, open)
     .receive(
@@ -407,6 +441,7 @@ void open_connection(client& c) {
   c.system = std::make_unique<caf::actor_system>(sc);
   c.network_loop->start(*c.system);
   c.self = std::make_unique<caf::scoped_actor>(*c.system);
+  c.host_runner = c.system->spawn<caf::detached>(host_call_runner);
   auto& self = *c.self;
   auto timeout = caf::duration{c.cfg.request_timeout};
   auto connect_timeout = caf::duration{c.cfg.connect_timeout};

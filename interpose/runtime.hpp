@@ -13,6 +13,7 @@
 
 #include "actors/proto/control.pb.h"
 #include "actors/proto/ops.pb.h"
+#include "interpose/host_calls.hpp"
 #include "interpose/slab_pool.hpp"
 
 namespace gleam::interpose {
@@ -37,9 +38,12 @@ cudaError_t sticky_error() noexcept;
 
 /// Runs `f` (returning cudaError_t) for an extern "C" entry point: returns
 /// the sticky error if one is set, maps any exception to cudaErrorUnknown,
-/// and records the result as the last error.
+/// and records the result as the last error. A host function of a graph
+/// (in_host_call) gets cudaErrorNotPermitted, as CUDA documents.
 template <class F>
 cudaError_t guarded(F&& f) noexcept {
+  if (in_host_call())
+    return record(cudaErrorNotPermitted);
   if (auto s = sticky_error(); s != cudaSuccess)
     return record(s);
   try {

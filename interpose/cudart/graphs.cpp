@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "interpose/capture_state.hpp"
+#include "interpose/host_calls.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
@@ -28,6 +29,9 @@ struct graph_tables {
   std::set<uint64_t> execs;
   /// Nodes built through the explicit API: handle -> (graph, type).
   std::map<uint64_t, std::pair<uint64_t, cudaGraphNodeType>> nodes;
+  /// Host nodes built through the explicit API: handle -> the callback id
+  /// of their (function, user data) (interpose/host_calls.hpp).
+  std::map<uint64_t, uint64_t> host_nodes;
 };
 
 graph_tables& tables() {
@@ -237,6 +241,19 @@ cudaError_t node_deps(cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
   return cudaSuccess;
 }
 
+/// The part every node-adding op `a` shares: checks `graph` and `deps`,
+/// fills graph, dependencies and a new node handle, returned in `*node`.
+template <class AddOp>
+cudaError_t new_node(AddOp* a, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                     uint64_t* node) {
+  if (auto err = node_deps(graph, deps, n, a->mutable_dependencies()); err != cudaSuccess)
+    return err;
+  *node = next_handle();
+  a->set_graph(handle_of(graph));
+  a->set_node(*node);
+  return cudaSuccess;
+}
+
 /// Runs the op that adds node `node` of `type` to `graph`, records it.
 cudaError_t add_node(proto::Op op, uint64_t node, cudaGraph_t graph, cudaGraphNodeType type,
                      cudaGraphNode_t* out) {
@@ -253,6 +270,26 @@ bool known_node(cudaGraphNode_t n) {
   auto& t = tables();
   std::lock_guard<std::mutex> guard{t.mutex};
   return t.nodes.count(handle_of(n)) != 0;
+}
+
+/// The callback id for the app's host node parameters; 0 when they are
+/// not usable (CUDA: cudaErrorInvalidValue).
+uint64_t host_callback(const cudaHostNodeParams* p) {
+  if (p == nullptr || p->fn == nullptr)
+    return 0;
+  return register_host_call(p->fn, p->userData);
+}
+
+/// Whether `n` is a host node the app built; its callback id in `*callback`.
+bool known_host_node(cudaGraphNode_t n, uint64_t* callback = nullptr) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  auto i = t.host_nodes.find(handle_of(n));
+  if (i == t.host_nodes.end())
+    return false;
+  if (callback != nullptr)
+    *callback = i->second;
+  return true;
 }
 
 } // namespace
@@ -287,14 +324,11 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGrap
       return cudaErrorInvalidValue;
     proto::Op op;
     auto* a = op.mutable_graph_add_kernel_node();
-    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
-        err != cudaSuccess)
+    uint64_t h = 0;
+    if (auto err = new_node(a, graph, pDependencies, numDependencies, &h); err != cudaSuccess)
       return err;
     if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
       return err;
-    auto h = next_handle();
-    a->set_graph(handle_of(graph));
-    a->set_node(h);
     return add_node(std::move(op), h, graph, cudaGraphNodeTypeKernel, pGraphNode);
   });
 }
@@ -309,12 +343,9 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGrap
       return cudaErrorInvalidValue;
     proto::Op op;
     auto* a = op.mutable_graph_add_memset_node();
-    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
-        err != cudaSuccess)
+    uint64_t h = 0;
+    if (auto err = new_node(a, graph, pDependencies, numDependencies, &h); err != cudaSuccess)
       return err;
-    auto h = next_handle();
-    a->set_graph(handle_of(graph));
-    a->set_node(h);
     a->set_dst(reinterpret_cast<uintptr_t>(pMemsetParams->dst));
     a->set_value(pMemsetParams->value);
     a->set_element_size(pMemsetParams->elementSize);
@@ -334,13 +365,84 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraph
       return cudaErrorInvalidValue;
     proto::Op op;
     auto* a = op.mutable_graph_add_empty_node();
-    if (auto err = node_deps(graph, pDependencies, numDependencies, a->mutable_dependencies());
+    uint64_t h = 0;
+    if (auto err = new_node(a, graph, pDependencies, numDependencies, &h); err != cudaSuccess)
+      return err;
+    return add_node(std::move(op), h, graph, cudaGraphNodeTypeEmpty, pGraphNode);
+  });
+}
+
+// Host nodes: the function stays in this process, and the server's node
+// asks for it at every replay (interpose/host_calls.hpp); the stream waits
+// until it ran here, as a local host node holds its stream.
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode,
+                                                        cudaGraph_t graph,
+                                                        const cudaGraphNode_t* pDependencies,
+                                                        size_t numDependencies,
+                                                        const cudaHostNodeParams* pNodeParams) {
+  return guarded([&] {
+    auto callback = host_callback(pNodeParams);
+    if (pGraphNode == nullptr || callback == 0)
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_add_host_node();
+    uint64_t h = 0;
+    if (auto err = new_node(a, graph, pDependencies, numDependencies, &h); err != cudaSuccess)
+      return err;
+    a->set_callback(callback);
+    if (auto err = add_node(std::move(op), h, graph, cudaGraphNodeTypeHost, pGraphNode);
         err != cudaSuccess)
       return err;
-    auto h = next_handle();
-    a->set_graph(handle_of(graph));
-    a->set_node(h);
-    return add_node(std::move(op), h, graph, cudaGraphNodeTypeEmpty, pGraphNode);
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.host_nodes[h] = callback;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
+                                                              cudaHostNodeParams* pNodeParams) {
+  return guarded([&] {
+    uint64_t callback = 0;
+    if (pNodeParams == nullptr || !known_host_node(node, &callback))
+      return cudaErrorInvalidValue;
+    if (!host_call_of(callback, &pNodeParams->fn, &pNodeParams->userData))
+      return cudaErrorInvalidValue;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node,
+                                                              const cudaHostNodeParams* pNodeParams) {
+  return guarded([&] {
+    auto callback = host_callback(pNodeParams);
+    if (callback == 0 || !known_host_node(node))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_host_node_set_params();
+    a->set_node(handle_of(node));
+    a->set_callback(callback);
+    if (auto err = run_op(std::move(op)); err != cudaSuccess)
+      return err;
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.host_nodes[handle_of(node)] = callback;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(
+  cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaHostNodeParams* pNodeParams) {
+  return guarded([&] {
+    auto callback = host_callback(pNodeParams);
+    if (callback == 0 || !known_exec(hGraphExec) || !known_host_node(node))
+      return cudaErrorInvalidValue;
+    proto::Op op;
+    auto* a = op.mutable_graph_exec_host_node_set_params();
+    a->set_exec(handle_of(hGraphExec));
+    a->set_node(handle_of(node));
+    a->set_callback(callback);
+    return run_op(std::move(op));
   });
 }
 
@@ -577,8 +679,14 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     auto& t = tables();
     std::lock_guard<std::mutex> guard{t.mutex};
     t.graphs.erase(handle_of(graph));
-    for (auto i = t.nodes.begin(); i != t.nodes.end();)
-      i = i->second.first == handle_of(graph) ? t.nodes.erase(i) : std::next(i);
+    for (auto i = t.nodes.begin(); i != t.nodes.end();) {
+      if (i->second.first != handle_of(graph)) {
+        ++i;
+        continue;
+      }
+      t.host_nodes.erase(i->first);
+      i = t.nodes.erase(i);
+    }
     return err;
   });
 }

@@ -262,31 +262,33 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream,
   return cudaStreamGetId(per_thread(hStream), streamId);
 }
 
-/// A host function cannot become a node of the server's graph (it would have
-/// to call back into this process at every replay): during a capture it
-/// fails with cudaErrorStreamCaptureUnsupported and invalidates the capture,
-/// so that no graph silently lacks it.
-cudaError_t refuse_host_callback_in_capture(cudaStream_t stream, const char* name) {
+/// cudaStreamAddCallback cannot be captured (CUDA refuses it too): during a
+/// capture it fails with cudaErrorStreamCaptureUnsupported and invalidates
+/// the capture.
+cudaError_t refuse_callback_in_capture(cudaStream_t stream) {
   if (captures().status(wire_stream(stream)) == cudaStreamCaptureStatusNone)
     return cudaSuccess;
-  report_unsupported(name, "host functions inside a stream capture are not "
-                           "remoted; run the callback outside the captured "
-                           "region");
   captures().invalidate(wire_stream(stream));
   return cudaErrorStreamCaptureUnsupported;
 }
 
-// Host functions run on the calling thread once everything issued to the
-// stream before them has completed (the stream is synchronized first), so
-// they cannot overlap later work on that stream.
+// Outside a capture, host functions run on the calling thread once
+// everything issued to the stream before them has completed (the stream is
+// synchronized first), so they cannot overlap later work on that stream.
+// Into a capturing stream, the function becomes a host node of the server's
+// graph, which calls back into this process at every replay
+// (interpose/host_calls.hpp).
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn,
                                                       void* userData) {
   return guarded([&] {
     if (fn == nullptr)
       return cudaErrorInvalidValue;
-    if (auto err = refuse_host_callback_in_capture(stream, "cudaLaunchHostFunc during capture");
-        err != cudaSuccess)
-      return err;
+    if (captures().status(wire_stream(stream)) != cudaStreamCaptureStatusNone) {
+      proto::Op op;
+      op.mutable_stream_host_func()->set_stream(wire_stream(stream));
+      op.mutable_stream_host_func()->set_callback(register_host_call(fn, userData));
+      return submit_on(stream, std::move(op));
+    }
     // The synchronization is Gleam's own, not the app's: the capture rules
     // do not apply to it.
     internal_ops internal;
@@ -308,8 +310,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream,
   return guarded([&] {
     if (callback == nullptr || flags != 0)
       return cudaErrorInvalidValue;
-    if (auto err = refuse_host_callback_in_capture(stream, "cudaStreamAddCallback during capture");
-        err != cudaSuccess)
+    if (auto err = refuse_callback_in_capture(stream); err != cudaSuccess)
       return err;
     internal_ops internal;
     auto status = stream_sync(stream);

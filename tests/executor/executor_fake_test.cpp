@@ -719,6 +719,112 @@ TEST_CASE("executor over a fake driver: explicit graphs check their handles",
 }
 
 
+/// The way back to the client, as the router gives it: records the calls.
+struct recording_port final : gleam::executor::host_call_port {
+  std::vector<std::pair<uint64_t, uint64_t>> calls; // (session, callback)
+  std::vector<uint64_t> ended;
+  void call(uint64_t session, uint64_t callback) override {
+    calls.emplace_back(session, callback);
+  }
+  void end(uint64_t session) override {
+    ended.push_back(session);
+  }
+};
+
+/// The host node functions the fake driver was given, as it would run them.
+std::vector<CUDA_HOST_NODE_PARAMS>& host_nodes_given() {
+  static std::vector<CUDA_HOST_NODE_PARAMS> v;
+  return v;
+}
+
+TEST_CASE("executor over a fake driver: host nodes call the client through the session's "
+          "port, which ends with the session",
+          "[executor][capture]") {
+  fake_gpu gpu;
+  install_fake_capture(gpu.api);
+  host_nodes_given().clear();
+  gpu.api.cuGraphCreate = [](CUgraph* g, unsigned) {
+    ++fake_capture::graphs_alive();
+    *g = reinterpret_cast<CUgraph>(uintptr_t{0x9100});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphAddHostNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t,
+                                  const CUDA_HOST_NODE_PARAMS* p) {
+    host_nodes_given().push_back(*p);
+    *n = reinterpret_cast<CUgraphNode>(uintptr_t{0x9300});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphHostNodeSetParams = [](CUgraphNode, const CUDA_HOST_NODE_PARAMS* p) {
+    host_nodes_given().push_back(*p);
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuLaunchHostFunc = [](CUstream, CUhostFn fn, void* data) {
+    host_nodes_given().push_back({fn, data});
+    return CUDA_SUCCESS;
+  };
+  auto host_node = [](uint64_t node, uint64_t callback) {
+    return [=](proto::Op& op) {
+      auto* a = op.mutable_graph_add_host_node();
+      a->set_graph(0x6000);
+      a->set_node(node);
+      a->set_callback(callback);
+    };
+  };
+  auto create = [](proto::Op& op) { op.mutable_graph_create()->set_graph(0x6000); };
+  SECTION("without a port, host nodes are refused") {
+    fake_client c{*gpu.exec};
+    REQUIRE(c.run(create).status() == CUDA_SUCCESS);
+    auto r = c.run(host_node(0x7000, 5));
+    CHECK(r.status() == CUDA_ERROR_NOT_SUPPORTED);
+    CHECK(r.error().find("host nodes") != std::string::npos);
+    CHECK(host_nodes_given().empty());
+  }
+  SECTION("with a port, each node's function asks it for the session's callback") {
+    auto port = std::make_shared<recording_port>();
+    gpu.exec->set_host_calls(port);
+    fake_client c{*gpu.exec};
+    REQUIRE(c.run(create).status() == CUDA_SUCCESS);
+    CHECK(c.run(host_node(0x7000, 0)).status() == CUDA_ERROR_INVALID_VALUE);
+    REQUIRE(c.run(host_node(0x7000, 5)).status() == CUDA_SUCCESS);
+    REQUIRE(c.run([](proto::Op& op) {
+               op.mutable_graph_host_node_set_params()->set_node(0x7000);
+               op.mutable_graph_host_node_set_params()->set_callback(9);
+             }).status()
+            == CUDA_SUCCESS);
+    CHECK(c.run([](proto::Op& op) {
+             op.mutable_graph_host_node_set_params()->set_node(0x7777);
+             op.mutable_graph_host_node_set_params()->set_callback(9);
+           }).status()
+          == CUDA_ERROR_INVALID_VALUE);
+    // A captured host function: refused outside a capture, a node inside.
+    REQUIRE(c.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); }).status()
+            == CUDA_SUCCESS);
+    auto host_func = [](proto::Op& op) {
+      op.mutable_stream_host_func()->set_stream(0x5000);
+      op.mutable_stream_host_func()->set_callback(11);
+    };
+    CHECK(c.run(host_func).status() == CUDA_ERROR_INVALID_VALUE);
+    REQUIRE(c.run([](proto::Op& op) {
+               auto* b = op.mutable_stream_begin_capture();
+               b->set_stream(0x5000);
+               b->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+               b->set_graph(0x6100);
+             }).status()
+            == CUDA_SUCCESS);
+    REQUIRE(c.run(host_func).status() == CUDA_SUCCESS);
+    // The driver replays the nodes: each asks the port, with its own callback.
+    REQUIRE(host_nodes_given().size() == 3);
+    for (const auto& p : host_nodes_given())
+      p.fn(p.userData);
+    using call = std::pair<uint64_t, uint64_t>;
+    CHECK(port->calls == std::vector<call>{{c.session, 5}, {c.session, 9}, {c.session, 11}});
+    CHECK(port->ended.empty());
+    gpu.exec->close_session(c.session);
+    CHECK(port->ended == std::vector<uint64_t>{c.session});
+    CHECK(fake_capture::capturing().empty());
+  }
+}
+
 TEST_CASE("executor over a fake driver: every invalid op class gets an error and the "
           "session keeps serving",
           "[executor][fake][validation]") {

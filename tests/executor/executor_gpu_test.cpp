@@ -4,11 +4,15 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <mutex>
 #include <random>
+#include <set>
+#include <thread>
 #include <sys/stat.h>
 
 #include "executor/error.hpp"
@@ -852,4 +856,93 @@ TEST_CASE("a captured kernel replays as a graph; capture rules come from the op"
   CHECK(y[n - 1] == 2047.0f);
   REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_exec_destroy()->set_exec(0x6020); })));
   REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_destroy()->set_graph(0x6010); })));
+}
+
+namespace {
+
+/// A way back to the client that records each call and, while closed,
+/// holds it until its session ends (a client that does not answer).
+struct gated_port final : gleam::executor::host_call_port {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool open = true;
+  std::vector<std::pair<uint64_t, uint64_t>> calls; // (session, callback)
+  std::set<uint64_t> ended;
+
+  void call(uint64_t session, uint64_t callback) override {
+    std::unique_lock<std::mutex> lock{mutex};
+    calls.emplace_back(session, callback);
+    changed.wait(lock, [&] { return open || ended.count(session) != 0; });
+  }
+  void end(uint64_t session) override {
+    std::lock_guard<std::mutex> guard{mutex};
+    ended.insert(session);
+    changed.notify_all();
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> guard{mutex};
+    return calls.size();
+  }
+};
+
+} // namespace
+
+TEST_CASE("host nodes replay on the driver's thread through the port, in order; closing a "
+          "session frees a host node that waits for its client",
+          "[gpu][executor][capture]") {
+  auto port = std::make_shared<gated_port>();
+  the_executor().set_host_calls(port);
+  auto ok = [](const proto::OpResult& r) {
+    INFO(r.error());
+    return r.status() == CUDA_SUCCESS;
+  };
+  uint64_t session = 0;
+  {
+    client c{the_executor()};
+    session = c.id();
+    REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); })));
+    REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_create()->set_graph(0x6000); })));
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      auto* a = op.mutable_graph_add_host_node();
+      a->set_graph(0x6000);
+      a->set_node(0x7000);
+      a->set_callback(5);
+    })));
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      auto* a = op.mutable_graph_add_host_node();
+      a->set_graph(0x6000);
+      a->set_node(0x7010);
+      a->add_dependencies(0x7000);
+      a->set_callback(6);
+    })));
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      op.mutable_graph_instantiate()->set_graph(0x6000);
+      op.mutable_graph_instantiate()->set_exec(0x6100);
+    })));
+    auto launch = [](proto::Op& op) {
+      op.mutable_graph_launch()->set_exec(0x6100);
+      op.mutable_graph_launch()->set_stream(0x5000);
+    };
+    for (int i = 0; i < 100; ++i)
+      REQUIRE(ok(c.run(launch)));
+    REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5000); })));
+    {
+      std::lock_guard<std::mutex> guard{port->mutex};
+      REQUIRE(port->calls.size() == 200);
+      for (size_t i = 0; i < port->calls.size(); ++i) {
+        CHECK(port->calls[i].first == session);
+        CHECK(port->calls[i].second == (i % 2 == 0 ? 5u : 6u));
+      }
+      port->open = false;
+    }
+    // The client stops answering: the next replay waits in its first node.
+    REQUIRE(ok(c.run(launch)));
+    for (int i = 0; i < 500 && port->count() < 201; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    CHECK(port->count() == 201);
+  } // closes the session: it must end the port's wait, not hang on it
+  std::lock_guard<std::mutex> guard{port->mutex};
+  CHECK(port->ended.count(session) == 1);
+  CHECK(port->calls.size() == 202); // the second node ran once its session ended
+  the_executor().set_host_calls(nullptr);
 }

@@ -33,6 +33,17 @@
 //              at once, then an empty gemm, a destroy and a sync
 //   blas_heuristic
 //              the same cuBLASLt heuristic query twice, another once, a sync
+//   host_nodes N
+//              host nodes of an explicit graph (A then B) replayed N times,
+//              their parameters read back, set on the exec and on the graph;
+//              a host function captured into a graph, replayed 3 times; a
+//              CUDA call from inside a host function; cudaStreamAddCallback
+//              during a capture; cudaLaunchHostFunc outside a capture
+//   host_steady N
+//              N times a replay of a graph of one host node, a stream sync
+//              and a 10 ms pause: the first error and the replays whose
+//              host function did not run exactly once (a link cut in the
+//              middle must change neither)
 //   tcp N [ECHO CONNECT]
 //              raw TCP ping-pong of 64 B over loopback, N times: median us;
 //              the echo side listens on port ECHO, the client connects to
@@ -49,6 +60,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,6 +113,57 @@ struct blas_api {
   decltype(&cublasLtMatmulPreferenceCreate) lt_pref_create;
   decltype(&cublasLtMatmulAlgoGetHeuristic) lt_heuristic;
 };
+
+/// The graph and host-function entry points of the host scenarios.
+struct graph_api {
+  decltype(&cudaGraphCreate) create;
+  decltype(&cudaGraphAddHostNode) add_host;
+  decltype(&cudaGraphHostNodeGetParams) get_host;
+  decltype(&cudaGraphHostNodeSetParams) set_host;
+  decltype(&cudaGraphExecHostNodeSetParams) exec_set_host;
+  decltype(&cudaGraphInstantiate) instantiate;
+  decltype(&cudaGraphLaunch) launch;
+  decltype(&cudaGraphExecDestroy) exec_destroy;
+  decltype(&cudaGraphDestroy) destroy;
+  decltype(&cudaStreamSynchronize) stream_sync;
+  decltype(&cudaLaunchHostFunc) launch_host;
+  decltype(&cudaStreamAddCallback) add_callback;
+};
+
+/// What the host functions of the host scenarios did: the tags they
+/// appended, in order, and what a CUDA call from inside one returned.
+struct host_log {
+  std::mutex mutex;
+  std::vector<int> tags;
+  cudaError_t (*malloc)(void**, size_t) = nullptr;
+  cudaError_t inside = cudaSuccess;
+};
+
+host_log& hlog() {
+  static host_log l;
+  return l;
+}
+
+void CUDART_CB record_tag(void* data) {
+  auto& l = hlog();
+  std::lock_guard<std::mutex> guard{l.mutex};
+  l.tags.push_back(*static_cast<int*>(data));
+}
+
+void CUDART_CB call_cuda(void*) {
+  void* p = nullptr;
+  hlog().inside = hlog().malloc(&p, 16);
+}
+
+/// The last `n` tags, comma-separated, and how many there are in all.
+std::string tags_tail(size_t n) {
+  auto& l = hlog();
+  std::lock_guard<std::mutex> guard{l.mutex};
+  std::string out = std::to_string(l.tags.size()) + ":";
+  for (size_t i = l.tags.size() > n ? l.tags.size() - n : 0; i < l.tags.size(); ++i)
+    out += (out.back() == ':' ? "" : ",") + std::to_string(l.tags[i]);
+  return out;
+}
 
 template <class F>
 bool bind(void* lib, const char* name, F& f) {
@@ -246,6 +309,22 @@ int main(int argc, char** argv) {
         || !bind(lt, "cublasLtMatmulAlgoGetHeuristic", b.lt_heuristic))
       return 4;
   }
+  graph_api g{};
+  if (scenario.rfind("host_", 0) == 0) {
+    if (!bind(lib, "cudaGraphCreate", g.create) || !bind(lib, "cudaGraphAddHostNode", g.add_host)
+        || !bind(lib, "cudaGraphHostNodeGetParams", g.get_host)
+        || !bind(lib, "cudaGraphHostNodeSetParams", g.set_host)
+        || !bind(lib, "cudaGraphExecHostNodeSetParams", g.exec_set_host)
+        || !bind(lib, "cudaGraphInstantiate", g.instantiate)
+        || !bind(lib, "cudaGraphLaunch", g.launch)
+        || !bind(lib, "cudaGraphExecDestroy", g.exec_destroy)
+        || !bind(lib, "cudaGraphDestroy", g.destroy)
+        || !bind(lib, "cudaStreamSynchronize", g.stream_sync)
+        || !bind(lib, "cudaLaunchHostFunc", g.launch_host)
+        || !bind(lib, "cudaStreamAddCallback", g.add_callback))
+      return 4;
+    hlog().malloc = a.malloc;
+  }
   void* p = nullptr;
   auto err = a.malloc(&p, 4096);
   if (err != cudaSuccess) {
@@ -362,6 +441,111 @@ int main(int argc, char** argv) {
     std::printf("after=%s\n", name(a, a.memset_async(p, 3, 4096, nullptr)));
     auto e = read_byte();
     std::printf("sync=%s byte=%d\n", name(a, e), byte);
+  } else if (scenario == "host_nodes") {
+    int n = argc > 3 ? std::atoi(argv[3]) : 10;
+    static int tag[] = {0, 1, 2, 3, 4, 5};
+    cudaStream_t s = nullptr;
+    a.stream_create(&s);
+    cudaGraph_t graph = nullptr;
+    g.create(&graph, 0);
+    cudaGraphNode_t na = nullptr, nb = nullptr;
+    cudaHostNodeParams pa{record_tag, &tag[1]}, pb{record_tag, &tag[2]};
+    std::printf("add=%s", name(a, g.add_host(&na, graph, nullptr, 0, &pa)));
+    std::printf(" %s\n", name(a, g.add_host(&nb, graph, &na, 1, &pb)));
+    cudaHostNodeParams got{};
+    auto e = g.get_host(nb, &got);
+    std::printf("get=%s same=%d\n", name(a, e), got.fn == record_tag && got.userData == &tag[2]);
+    cudaGraphExec_t exec = nullptr;
+    std::printf("instantiate=%s\n", name(a, g.instantiate(&exec, graph, 0)));
+    for (int i = 0; i < n; ++i)
+      g.launch(exec, s);
+    e = g.stream_sync(s);
+    int ordered = 1;
+    {
+      auto& l = hlog();
+      std::lock_guard<std::mutex> guard{l.mutex};
+      for (size_t i = 0; i < l.tags.size(); ++i)
+        ordered &= l.tags[i] == (i % 2 == 0 ? 1 : 2);
+    }
+    std::printf("replays=%s tags=%s ordered=%d\n", name(a, e), tags_tail(2).c_str(), ordered);
+    // On the exec only: B becomes 3 there, the graph keeps B.
+    cudaHostNodeParams pc{record_tag, &tag[3]}, pd{record_tag, &tag[4]};
+    std::printf("exec_set=%s", name(a, g.exec_set_host(exec, nb, &pc)));
+    g.launch(exec, s);
+    e = g.stream_sync(s);
+    std::printf(" sync=%s tags=%s\n", name(a, e), tags_tail(2).c_str());
+    std::printf("graph_set=%s", name(a, g.set_host(na, &pd)));
+    cudaGraphExec_t exec2 = nullptr;
+    g.instantiate(&exec2, graph, 0);
+    g.launch(exec2, s);
+    e = g.stream_sync(s);
+    std::printf(" sync=%s tags=%s\n", name(a, e), tags_tail(2).c_str());
+    std::printf("bad_params=%s\n", name(a, g.add_host(&na, graph, nullptr, 0, nullptr)));
+    // Captured: cudaLaunchHostFunc in a capturing stream is a host node.
+    a.begin_capture(s, cudaStreamCaptureModeGlobal);
+    std::printf("captured_func=%s", name(a, g.launch_host(s, record_tag, &tag[5])));
+    cudaGraph_t captured = nullptr;
+    std::printf(" end=%s", name(a, a.end_capture(s, &captured)));
+    cudaGraphExec_t exec3 = nullptr;
+    g.instantiate(&exec3, captured, 0);
+    for (int i = 0; i < 3; ++i)
+      g.launch(exec3, s);
+    e = g.stream_sync(s);
+    std::printf(" sync=%s tags=%s\n", name(a, e), tags_tail(3).c_str());
+    // A CUDA call from a host function is not permitted.
+    a.begin_capture(s, cudaStreamCaptureModeGlobal);
+    g.launch_host(s, call_cuda, nullptr);
+    cudaGraph_t calls = nullptr;
+    a.end_capture(s, &calls);
+    cudaGraphExec_t exec4 = nullptr;
+    g.instantiate(&exec4, calls, 0);
+    g.launch(exec4, s);
+    e = g.stream_sync(s);
+    std::printf("inside_sync=%s inside=%s\n", name(a, e), name(a, hlog().inside));
+    // cudaStreamAddCallback cannot be captured; it invalidates the capture.
+    a.begin_capture(s, cudaStreamCaptureModeGlobal);
+    auto cb = g.add_callback(
+      s, [](cudaStream_t, cudaError_t, void*) {}, nullptr, 0);
+    cudaGraph_t refused = nullptr;
+    std::printf("add_callback=%s end=%s\n", name(a, cb), name(a, a.end_capture(s, &refused)));
+    a.get_last_error();
+    // Outside a capture the client runs the function itself.
+    e = g.launch_host(s, record_tag, &tag[1]);
+    std::printf("outside=%s tags=%s\n", name(a, e), tags_tail(1).c_str());
+    for (auto x : {exec, exec2, exec3, exec4})
+      g.exec_destroy(x);
+    for (auto x : {graph, captured, calls})
+      g.destroy(x);
+    std::printf("final=%s\n", name(a, g.stream_sync(s)));
+  } else if (scenario == "host_steady") {
+    int n = argc > 3 ? std::atoi(argv[3]) : 100;
+    static int one = 1;
+    cudaStream_t s = nullptr;
+    a.stream_create(&s);
+    cudaGraph_t graph = nullptr;
+    g.create(&graph, 0);
+    cudaGraphNode_t node = nullptr;
+    cudaHostNodeParams params{record_tag, &one};
+    g.add_host(&node, graph, nullptr, 0, &params);
+    cudaGraphExec_t exec = nullptr;
+    cudaError_t first = g.instantiate(&exec, graph, 0);
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) {
+      auto e = g.launch(exec, s);
+      if (e == cudaSuccess)
+        e = g.stream_sync(s);
+      if (e != cudaSuccess && first == cudaSuccess)
+        first = e;
+      size_t ran = 0;
+      {
+        std::lock_guard<std::mutex> guard{hlog().mutex};
+        ran = hlog().tags.size();
+      }
+      if (e == cudaSuccess && ran != static_cast<size_t>(i) + 1)
+        ++wrong;
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    std::printf("host_steady=%s wrong=%d\n", name(a, first), wrong);
   } else if (scenario == "reuse") {
     std::vector<unsigned char> buf(4096, 'A');
     std::printf("copy=%s\n",

@@ -388,20 +388,52 @@ TEST_CASE("a repeated cuBLASLt heuristic query is answered on the client",
         == "batch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatches 6 ops 6\n");
 }
 
-TEST_CASE("a link cut of 3 s in the middle of a run is invisible to the app",
-          "[interpose_runtime][reconnect]") {
-  // The probe runs ~4 s (300 rounds of a memset, a read-back and 10 ms);
-  // the link goes away 1 s in, for 3 s.
+/// Runs probe `scenario` through a gleam-link that cuts the link 1 s in, for
+/// 3 s, in each cut mode: the app prints `expected` as without a cut, and
+/// its client got the session back once.
+void check_cut_invisible(const std::string& scenario, const std::string& expected) {
   for (const char* mode : {"hold", "reset"}) {
     INFO("cut mode " << mode);
     fake_server server;
     link_process link{server.port(), {"--cut-at", "1s", "--cut-for", "3s", "--cut-mode", mode}};
-    auto out = server.probe("steady 300", "", link.port());
-    CHECK(out == "steady=cudaSuccess wrong=0\n");
-    auto err = server.probe_errors();
-    CHECK(err.find("reconnected to") != std::string::npos);
+    CHECK(server.probe(scenario, "", link.port()) == expected);
+    CHECK(server.probe_errors().find("reconnected to") != std::string::npos);
     CHECK(server.stats().find("resumes 1") != std::string::npos);
   }
+}
+
+TEST_CASE("a link cut of 3 s in the middle of a run is invisible to the app",
+          "[interpose_runtime][reconnect]") {
+  // The probe runs ~4 s (300 rounds of a memset, a read-back and 10 ms).
+  check_cut_invisible("steady 300", "steady=cudaSuccess wrong=0\n");
+}
+
+TEST_CASE("graph host nodes run in the client at every replay, in order, once each",
+          "[interpose_runtime][graphs]") {
+  const std::string expected = "add=cudaSuccess cudaSuccess\n"
+                               "get=cudaSuccess same=1\n"
+                               "instantiate=cudaSuccess\n"
+                               "replays=cudaSuccess tags=20:1,2 ordered=1\n"
+                               "exec_set=cudaSuccess sync=cudaSuccess tags=22:1,3\n"
+                               "graph_set=cudaSuccess sync=cudaSuccess tags=24:4,2\n"
+                               "bad_params=cudaErrorInvalidValue\n"
+                               "captured_func=cudaSuccess end=cudaSuccess sync=cudaSuccess "
+                               "tags=27:5,5,5\n"
+                               "inside_sync=cudaSuccess inside=cudaErrorNotPermitted\n"
+                               "add_callback=cudaErrorStreamCaptureUnsupported "
+                               "end=cudaErrorStreamCaptureInvalidated\n"
+                               "outside=cudaSuccess tags=28:1\n"
+                               "final=cudaSuccess\n";
+  fake_server server;
+  CHECK(server.probe("host_nodes 10") == expected);
+  CHECK(server.probe("host_nodes 10", "GLEAM_ASYNC=off") == expected);
+}
+
+TEST_CASE("a link cut of 3 s while graphs with host nodes replay is invisible to the app",
+          "[interpose_runtime][reconnect][graphs]") {
+  // ~300 replays of 10 ms; the cut comes while the server waits on a host
+  // function or between two replays.
+  check_cut_invisible("host_steady 300", "host_steady=cudaSuccess wrong=0\n");
 }
 
 TEST_CASE("a cut longer than reconnect-for gives a CUDA error, not a hang",

@@ -19,6 +19,11 @@
 // CUBLAS_STATUS_INVALID_VALUE (as gleamd's range check does), and a plain
 // SGEMM is computed on the host bytes. A cuBLASLt heuristic query gets one
 // result whose workspaceSize is 1000 + the requested count.
+// Graphs hold host nodes only (other nodes do nothing on host memory): a
+// GraphLaunch runs its exec's host nodes in the order they were added,
+// each through the real host-call router (actors/host_call_router.hpp),
+// before the launch's batch goes on; host functions captured
+// (StreamHostFunc) are nodes of the capture's graph.
 // A batch whose first op is a MemAlloc of 4242 bytes is never answered (as
 // if the GPU hung): the lost-server test SIGKILLs the server meanwhile.
 // With GLEAM_TLS_CERT, GLEAM_TLS_KEY and GLEAM_TLS_CA set it listens with
@@ -43,6 +48,7 @@
 #include <caf/io/all.hpp>
 
 #include "actors/gpu_server.hpp"
+#include "actors/host_call_router.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/network.hpp"
 #include "actors/type_registry.hpp"
@@ -68,8 +74,14 @@ struct fake_state {
   /// Busy time of each memset, emulating GPU work (--op-us).
   std::chrono::microseconds op_time{0};
   std::vector<int> batch_sizes;
-  /// Streams between StreamBeginCapture and StreamEndCapture.
-  std::set<uint64_t> capturing;
+  /// Streams between StreamBeginCapture and StreamEndCapture -> the graph.
+  std::map<uint64_t, uint64_t> capturing;
+  /// Graph or exec -> its host nodes in order: (node, callback); captured
+  /// ones have node 0.
+  using host_nodes = std::vector<std::pair<uint64_t, uint64_t>>;
+  std::map<uint64_t, host_nodes> graphs;
+  std::map<uint64_t, host_nodes> execs;
+  std::shared_ptr<actors::host_call_router> router;
   /// Replay after a reconnect, as gleamd's executor does it: ops at or below
   /// executed_through are skipped, a batch run before is answered again.
   uint64_t executed_through = 0;
@@ -163,10 +175,51 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         r.set_status(invalid_value);
       return;
     case proto::Op::kStreamBeginCapture:
-      st.capturing.insert(op.stream_begin_capture().stream());
+      st.capturing[op.stream_begin_capture().stream()] = op.stream_begin_capture().graph();
+      st.graphs[op.stream_begin_capture().graph()];
       return;
     case proto::Op::kStreamEndCapture:
       st.capturing.erase(op.stream_end_capture().stream());
+      return;
+    case proto::Op::kGraphCreate:
+      st.graphs[op.graph_create().graph()];
+      return;
+    case proto::Op::kGraphAddHostNode:
+      st.graphs[op.graph_add_host_node().graph()].emplace_back(
+        op.graph_add_host_node().node(), op.graph_add_host_node().callback());
+      return;
+    case proto::Op::kGraphHostNodeSetParams:
+      for (auto& g : st.graphs)
+        for (auto& n : g.second)
+          if (n.first == op.graph_host_node_set_params().node())
+            n.second = op.graph_host_node_set_params().callback();
+      return;
+    case proto::Op::kStreamHostFunc: {
+      auto c = st.capturing.find(op.stream_host_func().stream());
+      if (c == st.capturing.end()) {
+        r.set_status(invalid_value);
+        return;
+      }
+      st.graphs[c->second].emplace_back(0, op.stream_host_func().callback());
+      return;
+    }
+    case proto::Op::kGraphInstantiate:
+      st.execs[op.graph_instantiate().exec()] = st.graphs[op.graph_instantiate().graph()];
+      return;
+    case proto::Op::kGraphExecHostNodeSetParams:
+      for (auto& n : st.execs[op.graph_exec_host_node_set_params().exec()])
+        if (n.first == op.graph_exec_host_node_set_params().node())
+          n.second = op.graph_exec_host_node_set_params().callback();
+      return;
+    case proto::Op::kGraphLaunch:
+      for (const auto& n : st.execs[op.graph_launch().exec()])
+        st.router->call(1, n.second);
+      return;
+    case proto::Op::kGraphDestroy:
+      st.graphs.erase(op.graph_destroy().graph());
+      return;
+    case proto::Op::kGraphExecDestroy:
+      st.execs.erase(op.graph_exec_destroy().exec());
       return;
     case proto::Op::kMemset: {
       const auto& m = op.memset();
@@ -303,8 +356,10 @@ void write_stats(const fake_state& st) {
 
 actors::gpu_server_actor::behavior_type
 fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::string stats,
-         std::chrono::microseconds op_time, std::string token) {
+         std::chrono::microseconds op_time, std::string token,
+         std::shared_ptr<actors::host_call_router> router) {
   self->state.stats_path = std::move(stats);
+  self->state.router = std::move(router);
   self->state.op_time = op_time;
   return {
     [=](actors::open_atom, const actors::pb<proto::OpenSession>& req)
@@ -312,6 +367,7 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       if (auto refused = actors::check_auth_token(token, req.value))
         return refused;
       // One session at a time; a resume continues it.
+      self->state.router->attach(1, caf::actor_cast<caf::actor>(self->current_sender()));
       if (req->resume_session() == 0) {
         self->state.executed_through = 0;
         self->state.replies = gleam::consistency::replay_log<proto::BatchReply>{};
@@ -349,7 +405,8 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
 }
 
 actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
-                                            actors::gpu_server_actor gpu) {
+                                            actors::gpu_server_actor gpu,
+                                            std::shared_ptr<actors::host_call_router> router) {
   return {
     [=](actors::get_scheduler_atom) -> caf::result<actors::scheduler_actor> {
       return caf::make_error(caf::sec::unexpected_message);
@@ -360,6 +417,9 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
       return caf::make_error(caf::sec::unexpected_message);
     },
     [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },
+    [=](actors::host_attach_atom, uint32_t, uint64_t session, caf::actor client) {
+      return router->reattach(session, client);
+    },
     [=](actors::tick_atom) {},
   };
 }
@@ -418,12 +478,14 @@ int main(int argc, char** argv) {
   std::optional<tools::shutdown_watchdog> watchdog;
   {
     caf::actor_system sys{cfg};
+    // As gleamd's default session grace.
+    auto router = std::make_shared<actors::host_call_router>(sys, std::chrono::seconds{30});
     // Detached, like the real GPU server.
     auto gpu = scheduled
-                 ? sys.spawn(fake_gpu, stats, std::chrono::microseconds{op_us}, token)
+                 ? sys.spawn(fake_gpu, stats, std::chrono::microseconds{op_us}, token, router)
                  : sys.spawn<caf::detached>(fake_gpu, stats, std::chrono::microseconds{op_us},
-                                            token);
-    auto node = sys.spawn(fake_node, gpu);
+                                            token, router);
+    auto node = sys.spawn(fake_node, gpu, router);
     auto bound = actors::publish(sys, node, port, "127.0.0.1", tls.enabled);
     if (!bound) {
       std::fprintf(stderr, "fake_gpu_server: cannot listen on %u: %s\n", port,

@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
         gpus = std::move(*started);
         roles.gpus = gpus.servers;
         roles.gpu_infos = gpus.infos;
+        roles.host_calls = gpus.host_calls;
         for (const auto& g : gpus.infos)
           log(log_level::info, "serving gpu {}: {} ({} MiB)", g.index(), g.name(),
               g.total_memory() >> 20);

@@ -1,0 +1,153 @@
+#include "actors/host_call_router.hpp"
+
+#include <thread>
+
+#include <caf/all.hpp>
+
+#include "actors/atoms.hpp"
+#include "actors/error.hpp"
+#include "actors/log.hpp"
+
+namespace gleam::actors {
+
+host_call_router::host_call_router(caf::actor_system& sys, std::chrono::milliseconds grace,
+                                   std::chrono::milliseconds retry)
+  : sys_(sys), grace_(grace), retry_(retry) {
+}
+
+void host_call_router::attach(uint64_t session, caf::actor client) {
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    auto& e = sessions_[session];
+    if (e.owner == caf::node_id{} && client)
+      e.owner = client.node();
+    e.client = std::move(client);
+    e.gone_since = {};
+  }
+  changed_.notify_all();
+}
+
+bool host_call_router::reattach(uint64_t session, caf::actor client) {
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    auto i = sessions_.find(session);
+    if (i == sessions_.end() || !client || client.node() != i->second.owner)
+      return false;
+    i->second.client = std::move(client);
+    i->second.gone_since = {};
+  }
+  changed_.notify_all();
+  return true;
+}
+
+void host_call_router::detach(uint64_t session) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto i = sessions_.find(session);
+  if (i == sessions_.end())
+    return;
+  i->second.client = nullptr;
+  if (i->second.gone_since == clock::time_point{})
+    i->second.gone_since = clock::now();
+}
+
+void host_call_router::end(uint64_t session) {
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    sessions_.erase(session);
+  }
+  changed_.notify_all();
+}
+
+uint64_t host_call_router::answered() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return answered_;
+}
+
+bool host_call_router::unreachable(uint64_t session) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto i = sessions_.find(session);
+  if (i == sessions_.end())
+    return true;
+  auto now = clock::now();
+  if (i->second.gone_since == clock::time_point{})
+    i->second.gone_since = now;
+  return now - i->second.gone_since > grace_;
+}
+
+void host_call_router::call(uint64_t session, uint64_t callback) {
+  uint64_t invocation = 0;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    auto i = sessions_.find(session);
+    if (i == sessions_.end())
+      return;
+    invocation = i->second.next_invocation++;
+  }
+  auto skip = [&] {
+    log(log_level::warning,
+        "session {}: host function {} skipped: its client was unreachable for {} ms", session,
+        callback, grace_.count());
+  };
+  caf::scoped_actor self{sys_};
+  for (;;) {
+    caf::actor client;
+    {
+      std::unique_lock<std::mutex> lock{mutex_};
+      // The client is gone for now: wait for its resume, the session's end,
+      // or the end of its grace.
+      for (;;) {
+        auto i = sessions_.find(session);
+        if (i == sessions_.end())
+          return;
+        if (i->second.client) {
+          client = i->second.client;
+          break;
+        }
+        if (clock::now() - i->second.gone_since > grace_)
+          break;
+        changed_.wait_for(lock, retry_);
+      }
+    }
+    if (!client) {
+      skip();
+      return;
+    }
+    bool done = false;
+    bool lost = false;
+    self->request(client, caf::duration{retry_}, host_call_atom::value, session, callback,
+                  invocation)
+      .receive([&](bool) { done = true; },
+               [&](caf::error& e) {
+                 // The client's refusal (it knows no such function) will not
+                 // change. A timeout (a slow function): ask again. Any other
+                 // failure: this handle of the client is dead (the link
+                 // dropped); ask again until it reattaches or its grace ends.
+                 if (e.category() == caf::atom("gleam_act")) {
+                   log(log_level::warning,
+                       "session {}: the client refused host function {}: {}", session,
+                       callback, sys_.render(e));
+                   done = true;
+                 } else if (e != caf::sec::request_timeout) {
+                   lost = true;
+                 }
+               });
+    if (done) {
+      std::lock_guard<std::mutex> guard{mutex_};
+      ++answered_;
+      auto i = sessions_.find(session);
+      if (i != sessions_.end())
+        i->second.gone_since = {};
+      return;
+    }
+    if (lost) {
+      if (unreachable(session)) {
+        skip();
+        return;
+      }
+      std::unique_lock<std::mutex> lock{mutex_};
+      changed_.wait_for(lock, retry_ / 20);
+    }
+  }
+}
+
+} // namespace gleam::actors

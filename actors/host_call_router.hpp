@@ -1,0 +1,85 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/node_id.hpp>
+
+#include "executor/host_calls.hpp"
+
+namespace gleam::actors {
+
+/// The server's way back to its clients for host nodes (executor/host_calls.hpp):
+/// `call` asks the session's client proxy to run a host function,
+/// `(host_call_atom, session, callback, invocation) -> bool`, and waits for
+/// its answer. The client runs each invocation once, however often it is
+/// asked (a request that timed out is asked again), so a call outlives a
+/// slow function and a reconnect: while the session has no client (the
+/// link dropped) the call waits for the resumed one, until the session
+/// ends or its client stayed unreachable for `grace` (the function is then
+/// skipped, logged, and the session is freed as any orphan is).
+///
+/// The router lives outside the GPU server's mailbox: a GPU server blocked
+/// in a stream sync whose stream waits on a host node cannot take the
+/// resume of the client it waits for, so a reconnecting client reattaches
+/// through the node actor first (reattach). One router per GPU server;
+/// thread-safe.
+class host_call_router final : public executor::host_call_port {
+public:
+  /// `retry`: how long one request waits for its answer before the client
+  /// is asked again (and whether it is still attached is looked at).
+  /// `grace`: how long a call waits for a client that is unreachable.
+  host_call_router(caf::actor_system& sys, std::chrono::milliseconds grace,
+                   std::chrono::milliseconds retry = std::chrono::milliseconds{500});
+
+  /// Session `session`'s client proxy is `client` from now on (open, and
+  /// resume after a reconnect); the first attach fixes the session's
+  /// owner, the CAF node of `client`.
+  void attach(uint64_t session, caf::actor client);
+
+  /// attach for a reconnecting client, which only the session's owner may
+  /// do, and only while the session lives: false otherwise.
+  bool reattach(uint64_t session, caf::actor client);
+
+  /// The client of `session` is gone: calls wait for attach or end.
+  void detach(uint64_t session);
+
+  void call(uint64_t session, uint64_t callback) override;
+
+  void end(uint64_t session) override;
+
+  /// Host calls the clients answered, for tests and the console.
+  [[nodiscard]] uint64_t answered() const;
+
+private:
+  using clock = std::chrono::steady_clock;
+
+  struct entry {
+    caf::actor client;
+    caf::node_id owner;
+    /// Since when the client cannot be reached (its handle failed, or it
+    /// was detached); unset while it answers.
+    clock::time_point gone_since{};
+    uint64_t next_invocation = 1;
+  };
+
+  /// Marks the client of `session` unreachable (first time: now); true
+  /// once it has been so for longer than grace_.
+  bool unreachable(uint64_t session);
+
+  caf::actor_system& sys_;
+  std::chrono::milliseconds grace_;
+  std::chrono::milliseconds retry_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  /// Sessions attached and not ended; a call of any other returns at once.
+  std::map<uint64_t, entry> sessions_;
+  uint64_t answered_ = 0;
+};
+
+} // namespace gleam::actors
