@@ -17,6 +17,10 @@ enum class range_kind : uint8_t {
   /// An allocation the client carved from one of the session's slabs
   /// (session::slabs): MemFree drops it without a driver call.
   carved,
+  /// Graph memory (an allocation node, or cudaMallocAsync captured): its
+  /// address is fixed by the graph; a free node or MemFree ends it. The
+  /// driver may hand the address out again once no graph holds it.
+  graph_allocation,
 };
 
 /// One registered device range [base, base + size).

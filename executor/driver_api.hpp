@@ -97,6 +97,11 @@ namespace gleam::executor {
   X(cuGraphHostNodeSetParams)                                                  \
   X(cuGraphExecHostNodeSetParams)                                              \
   X(cuLaunchHostFunc)                                                          \
+  X(cuMemAllocAsync)                                                           \
+  X(cuMemFreeAsync)                                                            \
+  X(cuGraphAddMemAllocNode)                                                    \
+  X(cuGraphAddMemFreeNode)                                                     \
+  X(cuDeviceGraphMemTrim)                                                      \
   X(cuCtxGetCurrent)
 
 /// The CUDA driver, loaded at run time: libcuda.so.1 is opened with dlopen

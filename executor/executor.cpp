@@ -69,9 +69,10 @@ uint64_t now_ns() {
     duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count());
 }
 
-/// Frees every driver object of `s` and empties its tables. Returns the
-/// first failure, CUDA_SUCCESS when everything went.
-CUresult release_session_resources(driver_api& api, session& s, weight_cache* cache) {
+/// Frees every driver object of `s` (on `device`) and empties its tables.
+/// Returns the first failure, CUDA_SUCCESS when everything went.
+CUresult release_session_resources(driver_api& api, session& s, weight_cache* cache,
+                                   CUdevice device) {
   CUresult first = CUDA_SUCCESS;
   auto note = [&first](CUresult rc) {
     if (first == CUDA_SUCCESS)
@@ -119,9 +120,17 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   for (auto& kv : s.modules)
     note(api.cuModuleUnload(kv.second.handle));
   s.modules.clear();
-  for (const auto& e : s.memory.entries())
+  for (const auto& e : s.memory.entries()) {
     if (e.kind == range_kind::allocation)
       note(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
+    // Graph memory a launched graph left allocated; refused (and nothing
+    // to free) when its graph never ran.
+    if (e.kind == range_kind::graph_allocation)
+      static_cast<void>(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
+  }
+  // The graph memory pool keeps what the session's graphs used.
+  if (api.cuDeviceGraphMemTrim != nullptr)
+    note(api.cuDeviceGraphMemTrim(device));
   s.memory.clear();
   for (const auto& e : s.slabs.entries())
     note(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
@@ -155,8 +164,8 @@ private:
 class op_runner {
 public:
   op_runner(driver_api& api, blas_api* blas, session& s, proto::OpResult& r,
-            weight_cache* cache = nullptr)
-    : api_(api), blas_(blas), s_(s), r_(r), cache_(cache) {
+            weight_cache* cache = nullptr, CUdevice device = 0)
+    : api_(api), blas_(blas), s_(s), r_(r), cache_(cache), device_(device) {
   }
 
   void run(const proto::Op& op) {
@@ -230,7 +239,7 @@ private:
         check(api_.cuCtxSynchronize(), "cuCtxSynchronize");
         return;
       case k::kDeviceReset:
-        check(release_session_resources(api_, s_, cache_), "DeviceReset");
+        check(release_session_resources(api_, s_, cache_, device_), "DeviceReset");
         return;
       case k::kCtxSetLimit:
         return ctx_set_limit(op.ctx_set_limit());
@@ -302,6 +311,17 @@ private:
         return graph_exec_host_node_set_params(op.graph_exec_host_node_set_params());
       case k::kStreamHostFunc:
         return stream_host_func(op.stream_host_func());
+      case k::kMemAllocAsync:
+        return mem_alloc_async(op.mem_alloc_async());
+      case k::kMemFreeAsync:
+        return mem_free_async(op.mem_free_async());
+      case k::kGraphAddMemAllocNode:
+        return graph_add_mem_alloc_node(op.graph_add_mem_alloc_node());
+      case k::kGraphAddMemFreeNode:
+        return graph_add_mem_free_node(op.graph_add_mem_free_node());
+      case k::kGraphMemTrim:
+        check(api_.cuDeviceGraphMemTrim(device_), "cuDeviceGraphMemTrim");
+        return;
       case k::KIND_NOT_SET:
         break;
     }
@@ -591,7 +611,7 @@ private:
       static_cast<void>(s_.memory.erase(e->base));
       return;
     }
-    if (!e || e->kind != range_kind::allocation) {
+    if (!e || (e->kind != range_kind::allocation && e->kind != range_kind::graph_allocation)) {
       fail(CUDA_ERROR_INVALID_VALUE,
            fmt::format("cuMemFree: address {:#x} is not the start of an "
                        "allocation of this session; free only pointers "
@@ -1518,6 +1538,111 @@ private:
       check(api_.cuLaunchHostFunc(stream, p.fn, p.userData), "cuLaunchHostFunc");
   }
 
+  // --- graph memory --------------------------------------------------------
+
+  /// Registers graph memory [p, p + size). The driver may give a graph the
+  /// address of graph memory whose lifetime ended (its free node ran, or
+  /// its graph is gone): such entries are dropped first.
+  bool register_graph_allocation(CUdeviceptr p, uint64_t size) {
+    std::vector<uint64_t> stale;
+    for (const auto& e : s_.memory.entries())
+      if (e.kind == range_kind::graph_allocation && e.base < p + size && p < e.base + e.size)
+        stale.push_back(e.base);
+    for (auto base : stale)
+      static_cast<void>(s_.memory.erase(base));
+    if (!s_.memory.insert(range_entry{p, size, range_kind::graph_allocation, 0})) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("graph memory at {:#x} + {} bytes overlaps memory this session holds",
+                       p, size));
+      return false;
+    }
+    r_.set_dptr(p);
+    return true;
+  }
+
+  /// cudaMallocAsync: on a capturing stream an allocation node of the
+  /// capture; otherwise stream-ordered memory of the session.
+  void mem_alloc_async(const proto::MemAllocAsync& op) {
+    CUstream stream = nullptr;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!lookup_stream(op.stream(), stream)
+        || !check(api_.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing"))
+      return;
+    if (op.size() == 0) {
+      fail(CUDA_ERROR_INVALID_VALUE, "MemAllocAsync of 0 bytes");
+      return;
+    }
+    CUdeviceptr p = 0;
+    if (!check(api_.cuMemAllocAsync(&p, op.size(), stream), "cuMemAllocAsync"))
+      return;
+    if (status != CU_STREAM_CAPTURE_STATUS_NONE) {
+      register_graph_allocation(p, op.size());
+    } else if (register_allocation(p, op.size())) {
+      r_.set_dptr(p);
+    }
+  }
+
+  /// cudaFreeAsync: on a capturing stream a free node of graph memory.
+  void mem_free_async(const proto::MemFreeAsync& op) {
+    CUstream stream = nullptr;
+    if (!lookup_stream(op.stream(), stream))
+      return;
+    auto e = s_.memory.find_base(op.dptr());
+    if (!e || (e->kind != range_kind::allocation && e->kind != range_kind::graph_allocation)) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("cuMemFreeAsync: address {:#x} is not the start of an allocation of "
+                       "this session",
+                       op.dptr()));
+      return;
+    }
+    if (check(api_.cuMemFreeAsync(static_cast<CUdeviceptr>(op.dptr()), stream),
+              "cuMemFreeAsync"))
+      static_cast<void>(s_.memory.erase(op.dptr()));
+  }
+
+  void graph_add_mem_alloc_node(const proto::GraphAddMemAllocNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps))
+      return;
+    if (op.size() == 0) {
+      fail(CUDA_ERROR_INVALID_VALUE, "memory allocation node of 0 bytes");
+      return;
+    }
+    CUDA_MEM_ALLOC_NODE_PARAMS p;
+    std::memset(&p, 0, sizeof(p));
+    p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.poolProps.location.id = static_cast<int>(device_);
+    p.bytesize = op.size();
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddMemAllocNode(&n, g, deps.data(), deps.size(), &p),
+              "cuGraphAddMemAllocNode")
+        && register_graph_allocation(p.dptr, op.size()))
+      s_.nodes[op.node()] = {op.graph(), n};
+  }
+
+  void graph_add_mem_free_node(const proto::GraphAddMemFreeNode& op) {
+    CUgraph g = nullptr;
+    std::vector<CUgraphNode> deps;
+    if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps))
+      return;
+    auto e = s_.memory.find_base(op.dptr());
+    if (!e || e->kind != range_kind::graph_allocation) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("memory free node: address {:#x} is not graph memory of this session",
+                       op.dptr()));
+      return;
+    }
+    CUgraphNode n = nullptr;
+    if (check(api_.cuGraphAddMemFreeNode(&n, g, deps.data(), deps.size(),
+                                         static_cast<CUdeviceptr>(op.dptr())),
+              "cuGraphAddMemFreeNode")) {
+      s_.nodes[op.node()] = {op.graph(), n};
+      static_cast<void>(s_.memory.erase(op.dptr()));
+    }
+  }
+
   void graph_exec_update(const proto::GraphExecUpdate& op) {
     CUgraphExec e = nullptr;
     CUgraph g = nullptr;
@@ -1565,6 +1690,7 @@ private:
   session& s_;
   proto::OpResult& r_;
   weight_cache* cache_;
+  CUdevice device_; // this executor's GPU
 };
 
 } // namespace
@@ -1633,7 +1759,7 @@ caf::expected<std::unique_ptr<executor>> executor::make(driver_api& api,
 executor::~executor() {
   if (make_current() == CUDA_SUCCESS)
     for (auto& kv : sessions_)
-      static_cast<void>(release_session_resources(api_, kv.second, cache_.get()));
+      static_cast<void>(release_session_resources(api_, kv.second, cache_.get(), device_));
   sessions_.clear();
   static_cast<void>(api_.cuDevicePrimaryCtxRelease(device_));
 }
@@ -1720,7 +1846,7 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
       continue;
     auto* r = reply.add_results();
     r->set_seq(op.seq());
-    op_runner{api_, blas_, s, *r, cache_.get()}.run(op);
+    op_runner{api_, blas_, s, *r, cache_.get(), device_}.run(op);
     s.executed_through = op.seq();
     ++s.ops_executed;
     if (is_sticky(static_cast<CUresult>(r->status())))
@@ -1737,7 +1863,7 @@ void executor::close_session(uint64_t id) {
   if (i == sessions_.end())
     return;
   if (make_current() == CUDA_SUCCESS)
-    static_cast<void>(release_session_resources(api_, i->second, cache_.get()));
+    static_cast<void>(release_session_resources(api_, i->second, cache_.get(), device_));
   sessions_.erase(i);
 }
 

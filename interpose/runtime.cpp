@@ -1292,6 +1292,15 @@ int device_attribute(int attr, int fallback) {
   return i != attrs.end() ? i->second : fallback;
 }
 
+cudaError_t known_stream(cudaStream_t stream) {
+  auto h = wire_stream(stream);
+  if (h <= 2)
+    return cudaSuccess;
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  return r.streams.count(h) != 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
 cudaError_t sync_stream(cudaStream_t stream) {
   proto::Op op;
   op.mutable_stream_synchronize()->set_stream(wire_stream(stream));

@@ -293,4 +293,8 @@ int device_attribute(int attr, int fallback);
 /// Synchronizes a stream on the server (StreamSynchronize op).
 cudaError_t sync_stream(cudaStream_t stream);
 
+/// cudaSuccess for a built-in stream or one the app created and did not
+/// destroy, else cudaErrorInvalidResourceHandle.
+cudaError_t known_stream(cudaStream_t stream);
+
 } // namespace gleam::interpose

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "interpose/capture_state.hpp"
 #include "interpose/host_calls.hpp"
@@ -32,6 +33,15 @@ struct graph_tables {
   /// Host nodes built through the explicit API: handle -> the callback id
   /// of their (function, user data) (interpose/host_calls.hpp).
   std::map<uint64_t, uint64_t> host_nodes;
+  /// Memory allocation nodes built through the explicit API: handle -> the
+  /// parameters given (dptr filled in), with their access descriptors.
+  struct mem_alloc_node {
+    cudaMemAllocNodeParams params;
+    std::vector<cudaMemAccessDesc> access;
+  };
+  std::map<uint64_t, mem_alloc_node> mem_alloc_nodes;
+  /// Memory free nodes: handle -> the address they free.
+  std::map<uint64_t, void*> mem_free_nodes;
 };
 
 graph_tables& tables() {
@@ -53,15 +63,6 @@ bool known_exec(cudaGraphExec_t e) {
   auto& t = tables();
   std::lock_guard<std::mutex> guard{t.mutex};
   return t.execs.count(handle_of(e)) != 0;
-}
-
-cudaError_t known_stream(cudaStream_t s) {
-  auto h = wire_stream(s);
-  if (h <= 2)
-    return cudaSuccess;
-  auto& r = reg();
-  std::lock_guard<std::recursive_mutex> guard{r.mutex};
-  return r.streams.count(h) != 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
 cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode) {
@@ -446,6 +447,134 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(
   });
 }
 
+// Graph memory: the server's allocation node picks the address, which comes
+// back at once; it belongs to the graph until a free node (or cudaFree after
+// a launch) frees it. Memory of this GPU only: peer access and other
+// locations are not remoted.
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode,
+                                                            cudaGraph_t graph,
+                                                            const cudaGraphNode_t* pDependencies,
+                                                            size_t numDependencies,
+                                                            cudaMemAllocNodeParams* nodeParams) {
+  return guarded([&] {
+    if (pGraphNode == nullptr || nodeParams == nullptr || nodeParams->bytesize == 0)
+      return cudaErrorInvalidValue;
+    const auto& pool = nodeParams->poolProps;
+    int device = reg().device;
+    if (pool.allocType != cudaMemAllocationTypePinned
+        || pool.location.type != cudaMemLocationTypeDevice || pool.location.id != device
+        || pool.handleTypes != cudaMemHandleTypeNone
+        || (nodeParams->accessDescCount != 0 && nodeParams->accessDescs == nullptr))
+      return cudaErrorInvalidValue;
+    for (size_t i = 0; i < nodeParams->accessDescCount; ++i) {
+      const auto& d = nodeParams->accessDescs[i];
+      if (d.location.type != cudaMemLocationTypeDevice || d.location.id != device
+          || d.flags != cudaMemAccessFlagsProtReadWrite) {
+        report_unsupported("cudaGraphAddMemAllocNode peer access",
+                           "graph memory is remoted for its own GPU only; drop the "
+                           "access descriptors of other devices");
+        return cudaErrorNotSupported;
+      }
+    }
+    proto::Op op;
+    auto* a = op.mutable_graph_add_mem_alloc_node();
+    uint64_t h = 0;
+    if (auto err = new_node(a, graph, pDependencies, numDependencies, &h); err != cudaSuccess)
+      return err;
+    a->set_size(nodeParams->bytesize);
+    proto::OpResult result;
+    if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
+      return err;
+    nodeParams->dptr = reinterpret_cast<void*>(static_cast<uintptr_t>(result.dptr()));
+    {
+      auto& r = reg();
+      std::lock_guard<std::recursive_mutex> guard{r.mutex};
+      r.allocations[result.dptr()] = nodeParams->bytesize;
+    }
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.nodes[h] = {handle_of(graph), cudaGraphNodeTypeMemAlloc};
+    auto& kept = t.mem_alloc_nodes[h];
+    kept.params = *nodeParams;
+    kept.access.assign(nodeParams->accessDescs,
+                       nodeParams->accessDescs + nodeParams->accessDescCount);
+    *pGraphNode = reinterpret_cast<cudaGraphNode_t>(static_cast<uintptr_t>(h));
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode,
+                                                           cudaGraph_t graph,
+                                                           const cudaGraphNode_t* pDependencies,
+                                                           size_t numDependencies, void* dptr) {
+  return guarded([&] {
+    auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(dptr));
+    {
+      auto& r = reg();
+      std::lock_guard<std::recursive_mutex> guard{r.mutex};
+      if (pGraphNode == nullptr || r.allocations.count(addr) == 0)
+        return cudaErrorInvalidValue;
+    }
+    proto::Op op;
+    auto* a = op.mutable_graph_add_mem_free_node();
+    uint64_t h = 0;
+    if (auto err = new_node(a, graph, pDependencies, numDependencies, &h); err != cudaSuccess)
+      return err;
+    a->set_dptr(addr);
+    if (auto err = add_node(std::move(op), h, graph, cudaGraphNodeTypeMemFree, pGraphNode);
+        err != cudaSuccess)
+      return err;
+    {
+      auto& r = reg();
+      std::lock_guard<std::recursive_mutex> guard{r.mutex};
+      r.allocations.erase(addr);
+    }
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    t.mem_free_nodes[h] = dptr;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(
+  cudaGraphNode_t node, cudaMemAllocNodeParams* params_out) {
+  return guarded([&] {
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    auto i = t.mem_alloc_nodes.find(handle_of(node));
+    if (params_out == nullptr || i == t.mem_alloc_nodes.end())
+      return cudaErrorInvalidValue;
+    *params_out = i->second.params;
+    params_out->accessDescs = i->second.access.empty() ? nullptr : i->second.access.data();
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node,
+                                                                 void* dptr_out) {
+  return guarded([&] {
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    auto i = t.mem_free_nodes.find(handle_of(node));
+    if (dptr_out == nullptr || i == t.mem_free_nodes.end())
+      return cudaErrorInvalidValue;
+    *static_cast<void**>(dptr_out) = i->second;
+    return cudaSuccess;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device) {
+  return guarded([&] {
+    if (auto err = connect(); err != cudaSuccess)
+      return err;
+    if (device < 0 || device >= session().devices_size())
+      return cudaErrorInvalidDevice;
+    proto::Op op;
+    op.mutable_graph_mem_trim();
+    return run_op(std::move(op));
+  });
+}
+
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph,
                                                             const cudaGraphNode_t* from,
                                                             const cudaGraphNode_t* to,
@@ -685,6 +814,8 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
         continue;
       }
       t.host_nodes.erase(i->first);
+      t.mem_alloc_nodes.erase(i->first);
+      t.mem_free_nodes.erase(i->first);
       i = t.nodes.erase(i);
     }
     return err;

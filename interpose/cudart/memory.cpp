@@ -118,6 +118,86 @@ cudaError_t alloc(void** ptr, size_t size) {
   return cudaSuccess;
 }
 
+/// cudaFree of an allocation this process holds (any kind: cudaMalloc,
+/// carved, cudaMallocAsync, graph memory).
+cudaError_t free_device(void* devPtr) {
+  if (devPtr == nullptr)
+    return cudaSuccess;
+  auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(devPtr));
+  {
+    auto& r = reg();
+    std::lock_guard<std::recursive_mutex> guard{r.mutex};
+    if (r.allocations.count(addr) == 0)
+      return cudaErrorInvalidValue;
+  }
+  proto::Op op;
+  op.mutable_mem_free()->set_dptr(addr);
+  // Safe to queue: the server frees in op order, after every earlier use,
+  // and before any later allocation that could reuse the address (a
+  // carved one: after the device is idle, as cuMemFree).
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  auto err = submit(std::move(op));
+  if (err != cudaSuccess)
+    return err;
+  r.allocations.erase(addr);
+  uint64_t empty = 0;
+  if (r.slabs.release(addr, &empty) && empty != 0) {
+    proto::Op slab;
+    slab.mutable_mem_free()->set_dptr(empty);
+    return submit(std::move(slab));
+  }
+  return cudaSuccess;
+}
+
+bool capturing(cudaStream_t stream) {
+  return captures().status(wire_stream(stream)) != cudaStreamCaptureStatusNone;
+}
+
+/// cudaMallocAsync. Into a capturing stream: an allocation node of the
+/// server's capture, whose address comes back (one round trip). Otherwise
+/// as cudaMalloc: memory usable at once is usable in stream order too.
+cudaError_t alloc_async(void** ptr, size_t size, cudaStream_t stream) {
+  if (ptr == nullptr)
+    return cudaErrorInvalidValue;
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  if (!capturing(stream) || size == 0)
+    return alloc(ptr, size);
+  proto::Op op;
+  op.mutable_mem_alloc_async()->set_stream(wire_stream(stream));
+  op.mutable_mem_alloc_async()->set_size(size);
+  proto::OpResult result;
+  if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
+    return err;
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  r.allocations[result.dptr()] = size;
+  *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(result.dptr()));
+  return cudaSuccess;
+}
+
+/// cudaFreeAsync. Into a capturing stream: a free node of the capture.
+/// Otherwise as cudaFree, which the server runs after every earlier op.
+cudaError_t free_async(void* devPtr, cudaStream_t stream) {
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  if (devPtr == nullptr || !capturing(stream))
+    return free_device(devPtr);
+  auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(devPtr));
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  if (r.allocations.count(addr) == 0)
+    return cudaErrorInvalidValue;
+  proto::Op op;
+  op.mutable_mem_free_async()->set_stream(wire_stream(stream));
+  op.mutable_mem_free_async()->set_dptr(addr);
+  if (auto err = submit_on(stream, std::move(op)); err != cudaSuccess)
+    return err;
+  r.allocations.erase(addr);
+  return cudaSuccess;
+}
+
 cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
   if (ptr == nullptr)
     return cudaErrorInvalidValue;
@@ -276,35 +356,25 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch,
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaFree(void* devPtr) {
-  return guarded([&] {
-    if (devPtr == nullptr)
-      return cudaSuccess;
-    auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(devPtr));
-    {
-      auto& r = reg();
-      std::lock_guard<std::recursive_mutex> guard{r.mutex};
-      if (r.allocations.count(addr) == 0)
-        return cudaErrorInvalidValue;
-    }
-    proto::Op op;
-    op.mutable_mem_free()->set_dptr(addr);
-    // Safe to queue: the server frees in op order, after every earlier use,
-    // and before any later allocation that could reuse the address (a
-    // carved one: after the device is idle, as cuMemFree).
-    auto& r = reg();
-    std::lock_guard<std::recursive_mutex> guard{r.mutex};
-    auto err = submit(std::move(op));
-    if (err != cudaSuccess)
-      return err;
-    r.allocations.erase(addr);
-    uint64_t empty = 0;
-    if (r.slabs.release(addr, &empty) && empty != 0) {
-      proto::Op slab;
-      slab.mutable_mem_free()->set_dptr(empty);
-      return submit(std::move(slab));
-    }
-    return cudaSuccess;
-  });
+  return guarded([&] { return free_device(devPtr); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMallocAsync(void** devPtr, size_t size,
+                                                   cudaStream_t hStream) {
+  return guarded([&] { return alloc_async(devPtr, size, hStream); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaMallocAsync_ptsz(void** devPtr, size_t size,
+                                                        cudaStream_t hStream) {
+  return guarded([&] { return alloc_async(devPtr, size, per_thread(hStream)); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
+  return guarded([&] { return free_async(devPtr, hStream); });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaFreeAsync_ptsz(void* devPtr, cudaStream_t hStream) {
+  return guarded([&] { return free_async(devPtr, per_thread(hStream)); });
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t size) {

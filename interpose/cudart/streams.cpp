@@ -16,15 +16,6 @@ bool builtin_stream(cudaStream_t s) {
   return wire_stream(s) <= 2;
 }
 
-cudaError_t known_stream(cudaStream_t s) {
-  if (builtin_stream(s))
-    return cudaSuccess;
-  auto& r = reg();
-  std::lock_guard<std::recursive_mutex> guard{r.mutex};
-  return r.streams.count(wire_stream(s)) != 0 ? cudaSuccess
-                                               : cudaErrorInvalidResourceHandle;
-}
-
 cudaError_t known_event(cudaEvent_t e) {
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};

@@ -825,6 +825,87 @@ TEST_CASE("executor over a fake driver: host nodes call the client through the s
   }
 }
 
+TEST_CASE("executor over a fake driver: graph memory is the session's from its allocation "
+          "node to its free node",
+          "[executor][capture]") {
+  fake_gpu gpu;
+  install_fake_capture(gpu.api);
+  // The driver gives every allocation node the same address, as it may
+  // once the earlier graph memory's lifetime ended.
+  static char graph_memory[256];
+  gpu.api.cuGraphCreate = [](CUgraph* g, unsigned) {
+    *g = reinterpret_cast<CUgraph>(uintptr_t{0x9100});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphAddMemAllocNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t,
+                                      CUDA_MEM_ALLOC_NODE_PARAMS* p) {
+    if (p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE || p->bytesize > 256)
+      return CUDA_ERROR_INVALID_VALUE;
+    p->dptr = reinterpret_cast<CUdeviceptr>(graph_memory);
+    *n = reinterpret_cast<CUgraphNode>(uintptr_t{0x9400});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphAddMemFreeNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t,
+                                     CUdeviceptr) {
+    *n = reinterpret_cast<CUgraphNode>(uintptr_t{0x9500});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuMemFreeAsync = [](CUdeviceptr, CUstream) { return CUDA_SUCCESS; };
+  fake_client c{*gpu.exec};
+  auto kind_of = [&](uint64_t p) {
+    auto e = gpu.exec->find_session(c.session)->memory.find_base(p);
+    return e ? static_cast<int>(e->kind) : -1;
+  };
+  auto alloc_node = [](uint64_t graph, uint64_t node, uint64_t size) {
+    return [=](proto::Op& op) {
+      auto* a = op.mutable_graph_add_mem_alloc_node();
+      a->set_graph(graph);
+      a->set_node(node);
+      a->set_size(size);
+    };
+  };
+  auto free_node = [](uint64_t graph, uint64_t node, uint64_t dptr) {
+    return [=](proto::Op& op) {
+      auto* a = op.mutable_graph_add_mem_free_node();
+      a->set_graph(graph);
+      a->set_node(node);
+      a->set_dptr(dptr);
+    };
+  };
+  auto graph = [](uint64_t g) {
+    return [=](proto::Op& op) { op.mutable_graph_create()->set_graph(g); };
+  };
+  REQUIRE(c.run(graph(0x6000)).status() == CUDA_SUCCESS);
+  CHECK(c.run(alloc_node(0x6000, 0x7000, 0)).status() == CUDA_ERROR_INVALID_VALUE);
+  auto first = c.run(alloc_node(0x6000, 0x7000, 128));
+  REQUIRE(first.status() == CUDA_SUCCESS);
+  auto p = first.dptr();
+  CHECK(p == reinterpret_cast<uint64_t>(graph_memory));
+  CHECK(kind_of(p) == static_cast<int>(gleam::executor::range_kind::graph_allocation));
+  // Only graph memory of this session may have a free node.
+  auto plain = c.alloc(64);
+  CHECK(c.run(free_node(0x6000, 0x7010, plain)).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(c.run(free_node(0x6000, 0x7010, p + 8)).status() == CUDA_ERROR_INVALID_VALUE);
+  // The address again, for another graph, while the first graph holds it.
+  REQUIRE(c.run(graph(0x6100)).status() == CUDA_SUCCESS);
+  auto again = c.run(alloc_node(0x6100, 0x7100, 64));
+  REQUIRE(again.status() == CUDA_SUCCESS);
+  CHECK(again.dptr() == p);
+  CHECK(gpu.exec->find_session(c.session)->memory.find(p + 100) == std::nullopt);
+  REQUIRE(c.run(free_node(0x6100, 0x7110, p)).status() == CUDA_SUCCESS);
+  CHECK(kind_of(p) == -1);
+  CHECK(c.run(free_node(0x6100, 0x7120, p)).status() == CUDA_ERROR_INVALID_VALUE);
+  // cudaFreeAsync of an address the session does not hold.
+  REQUIRE(c.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); }).status()
+          == CUDA_SUCCESS);
+  auto stray = c.run([&](proto::Op& op) {
+    op.mutable_mem_free_async()->set_stream(0x5000);
+    op.mutable_mem_free_async()->set_dptr(p);
+  });
+  CHECK(stray.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(stray.error().find("cuMemFreeAsync") != std::string::npos);
+}
+
 TEST_CASE("executor over a fake driver: every invalid op class gets an error and the "
           "session keeps serving",
           "[executor][fake][validation]") {

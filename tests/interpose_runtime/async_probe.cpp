@@ -44,6 +44,10 @@
 //              and a 10 ms pause: the first error and the replays whose
 //              host function did not run exactly once (a link cut in the
 //              middle must change neither)
+//   graph_memory
+//              cudaMallocAsync / cudaFreeAsync outside and inside a capture,
+//              memory allocation and free nodes, their parameters,
+//              cudaDeviceGraphMemTrim, and the calls that must be refused
 //   tcp N [ECHO CONNECT]
 //              raw TCP ping-pong of 64 B over loopback, N times: median us;
 //              the echo side listens on port ECHO, the client connects to
@@ -128,6 +132,13 @@ struct graph_api {
   decltype(&cudaStreamSynchronize) stream_sync;
   decltype(&cudaLaunchHostFunc) launch_host;
   decltype(&cudaStreamAddCallback) add_callback;
+  decltype(&cudaMallocAsync) malloc_async;
+  decltype(&cudaFreeAsync) free_async;
+  decltype(&cudaGraphAddMemAllocNode) add_mem_alloc;
+  decltype(&cudaGraphAddMemFreeNode) add_mem_free;
+  decltype(&cudaGraphMemAllocNodeGetParams) mem_alloc_params;
+  decltype(&cudaGraphMemFreeNodeGetParams) mem_free_params;
+  decltype(&cudaDeviceGraphMemTrim) mem_trim;
 };
 
 /// What the host functions of the host scenarios did: the tags they
@@ -310,7 +321,7 @@ int main(int argc, char** argv) {
       return 4;
   }
   graph_api g{};
-  if (scenario.rfind("host_", 0) == 0) {
+  if (scenario.rfind("host_", 0) == 0 || scenario == "graph_memory") {
     if (!bind(lib, "cudaGraphCreate", g.create) || !bind(lib, "cudaGraphAddHostNode", g.add_host)
         || !bind(lib, "cudaGraphHostNodeGetParams", g.get_host)
         || !bind(lib, "cudaGraphHostNodeSetParams", g.set_host)
@@ -321,7 +332,14 @@ int main(int argc, char** argv) {
         || !bind(lib, "cudaGraphDestroy", g.destroy)
         || !bind(lib, "cudaStreamSynchronize", g.stream_sync)
         || !bind(lib, "cudaLaunchHostFunc", g.launch_host)
-        || !bind(lib, "cudaStreamAddCallback", g.add_callback))
+        || !bind(lib, "cudaStreamAddCallback", g.add_callback)
+        || !bind(lib, "cudaMallocAsync", g.malloc_async)
+        || !bind(lib, "cudaFreeAsync", g.free_async)
+        || !bind(lib, "cudaGraphAddMemAllocNode", g.add_mem_alloc)
+        || !bind(lib, "cudaGraphAddMemFreeNode", g.add_mem_free)
+        || !bind(lib, "cudaGraphMemAllocNodeGetParams", g.mem_alloc_params)
+        || !bind(lib, "cudaGraphMemFreeNodeGetParams", g.mem_free_params)
+        || !bind(lib, "cudaDeviceGraphMemTrim", g.mem_trim))
       return 4;
     hlog().malloc = a.malloc;
   }
@@ -516,6 +534,73 @@ int main(int argc, char** argv) {
       g.exec_destroy(x);
     for (auto x : {graph, captured, calls})
       g.destroy(x);
+    std::printf("final=%s\n", name(a, g.stream_sync(s)));
+  } else if (scenario == "graph_memory") {
+    cudaStream_t s = nullptr;
+    a.stream_create(&s);
+    auto kind = [&](const void* q) {
+      cudaPointerAttributes attr{};
+      a.pointer_get_attributes(&attr, q);
+      return attr.type == cudaMemoryTypeDevice ? "device" : "not-device";
+    };
+    // Outside a capture: usable at once, in stream order.
+    void* q = nullptr;
+    auto e = g.malloc_async(&q, 256, s);
+    std::printf("malloc_async=%s %s", name(a, e), kind(q));
+    a.memset_async(q, 0x5a, 256, s);
+    unsigned char back = 0;
+    e = a.memcpy(&back, q, 1, cudaMemcpyDeviceToHost);
+    std::printf(" read=%s byte=%#x", name(a, e), back);
+    std::printf(" free=%s", name(a, g.free_async(q, s)));
+    std::printf(" again=%s\n", name(a, g.free_async(q, s)));
+    auto bogus = reinterpret_cast<cudaStream_t>(uintptr_t{0x7777});
+    std::printf("bad_stream=%s\n", name(a, g.malloc_async(&q, 256, bogus)));
+    // Inside a capture: allocation and free nodes.
+    a.begin_capture(s, cudaStreamCaptureModeGlobal);
+    void* c = nullptr;
+    e = g.malloc_async(&c, 512, s);
+    std::printf("captured_malloc=%s %s", name(a, e), kind(c));
+    a.memset_async(c, 1, 512, s);
+    std::printf(" free=%s", name(a, g.free_async(c, s)));
+    cudaGraph_t captured = nullptr;
+    std::printf(" end=%s\n", name(a, a.end_capture(s, &captured)));
+    // The explicit API.
+    cudaGraph_t graph = nullptr;
+    g.create(&graph, 0);
+    cudaMemAllocNodeParams p{};
+    p.poolProps.allocType = cudaMemAllocationTypePinned;
+    p.poolProps.location.type = cudaMemLocationTypeDevice;
+    p.poolProps.location.id = 0;
+    p.bytesize = 1024;
+    cudaGraphNode_t alloc_node = nullptr, free_node = nullptr, other = nullptr;
+    e = g.add_mem_alloc(&alloc_node, graph, nullptr, 0, &p);
+    std::printf("alloc_node=%s %s", name(a, e), kind(p.dptr));
+    cudaMemAllocNodeParams got{};
+    e = g.mem_alloc_params(alloc_node, &got);
+    std::printf(" params=%s same=%d\n", name(a, e),
+                got.bytesize == 1024 && got.dptr == p.dptr && got.accessDescs == nullptr);
+    e = g.add_mem_free(&free_node, graph, &alloc_node, 1, p.dptr);
+    void* freed = nullptr;
+    auto fe = g.mem_free_params(free_node, &freed);
+    std::printf("free_node=%s params=%s same=%d", name(a, e), name(a, fe), freed == p.dptr);
+    std::printf(" twice=%s\n", name(a, g.add_mem_free(&other, graph, &free_node, 1, p.dptr)));
+    auto bad = p;
+    bad.poolProps.allocType = cudaMemAllocationTypeInvalid;
+    std::printf("bad_pool=%s", name(a, g.add_mem_alloc(&other, graph, nullptr, 0, &bad)));
+    cudaMemAccessDesc peer{};
+    peer.location.type = cudaMemLocationTypeDevice;
+    peer.location.id = 1;
+    peer.flags = cudaMemAccessFlagsProtReadWrite;
+    auto shared = p;
+    shared.accessDescs = &peer;
+    shared.accessDescCount = 1;
+    std::printf(" peer=%s\n", name(a, g.add_mem_alloc(&other, graph, nullptr, 0, &shared)));
+    a.get_last_error();
+    std::printf("trim=%s", name(a, g.mem_trim(0)));
+    std::printf(" bad_device=%s\n", name(a, g.mem_trim(5)));
+    a.get_last_error();
+    g.destroy(graph);
+    g.destroy(captured);
     std::printf("final=%s\n", name(a, g.stream_sync(s)));
   } else if (scenario == "host_steady") {
     int n = argc > 3 ? std::atoi(argv[3]) : 100;

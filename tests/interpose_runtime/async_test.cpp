@@ -429,6 +429,24 @@ TEST_CASE("graph host nodes run in the client at every replay, in order, once ea
   CHECK(server.probe("host_nodes 10", "GLEAM_ASYNC=off") == expected);
 }
 
+TEST_CASE("graph memory: allocations in and out of captures, memory nodes and their checks",
+          "[interpose_runtime][graphs]") {
+  const std::string expected =
+    "malloc_async=cudaSuccess device read=cudaSuccess byte=0x5a free=cudaSuccess "
+    "again=cudaErrorInvalidValue\n"
+    "bad_stream=cudaErrorInvalidResourceHandle\n"
+    "captured_malloc=cudaSuccess device free=cudaSuccess end=cudaSuccess\n"
+    "alloc_node=cudaSuccess device params=cudaSuccess same=1\n"
+    "free_node=cudaSuccess params=cudaSuccess same=1 twice=cudaErrorInvalidValue\n"
+    "bad_pool=cudaErrorInvalidValue peer=cudaErrorNotSupported\n"
+    "trim=cudaSuccess bad_device=cudaErrorInvalidDevice\n"
+    "final=cudaSuccess\n";
+  fake_server server;
+  CHECK(server.probe("graph_memory") == expected);
+  CHECK(server.probe("graph_memory", "GLEAM_ASYNC=off") == expected);
+  CHECK(server.probe_errors().find("cudaGraphAddMemAllocNode peer access") != std::string::npos);
+}
+
 TEST_CASE("a link cut of 3 s while graphs with host nodes replay is invisible to the app",
           "[interpose_runtime][reconnect][graphs]") {
   // ~300 replays of 10 ms; the cut comes while the server waits on a host

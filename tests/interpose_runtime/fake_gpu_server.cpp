@@ -19,7 +19,9 @@
 // CUBLAS_STATUS_INVALID_VALUE (as gleamd's range check does), and a plain
 // SGEMM is computed on the host bytes. A cuBLASLt heuristic query gets one
 // result whose workspaceSize is 1000 + the requested count.
-// Graphs hold host nodes only (other nodes do nothing on host memory): a
+// Graph memory (MemAllocAsync, allocation nodes) is allocated when made and
+// freed at its free node; graphs hold host nodes only (other nodes do nothing
+// on host memory): a
 // GraphLaunch runs its exec's host nodes in the order they were added,
 // each through the real host-call router (actors/host_call_router.hpp),
 // before the launch's batch goes on; host functions captured
@@ -150,6 +152,14 @@ void gemm(fake_state& st, const proto::BlasGemm& g, proto::OpResult& r) {
     }
 }
 
+/// A fresh host-backed allocation of `size` bytes; its address in `r`.
+void allocate(fake_state& st, uint64_t size, proto::OpResult& r) {
+  auto p = st.next_dptr;
+  st.next_dptr += (size + 4095) / 4096 * 4096 + 4096;
+  st.memory[p] = {size, size <= max_backed ? std::string(size, '\0') : std::string{}};
+  r.set_dptr(p);
+}
+
 void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
   bool known = false;
   switch (op.kind_case()) {
@@ -164,12 +174,24 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         r.set_dptr(at_addr);
         return;
       }
-      auto p = st.next_dptr;
-      st.next_dptr += (size + 4095) / 4096 * 4096 + 4096;
-      st.memory[p] = {size, size <= max_backed ? std::string(size, '\0') : std::string{}};
-      r.set_dptr(p);
+      allocate(st, size, r);
       return;
     }
+    // Graph memory: allocated when the node is made, freed at its free node.
+    case proto::Op::kMemAllocAsync:
+      allocate(st, op.mem_alloc_async().size(), r);
+      return;
+    case proto::Op::kGraphAddMemAllocNode:
+      allocate(st, op.graph_add_mem_alloc_node().size(), r);
+      return;
+    case proto::Op::kMemFreeAsync:
+      if (st.memory.erase(op.mem_free_async().dptr()) == 0)
+        r.set_status(invalid_value);
+      return;
+    case proto::Op::kGraphAddMemFreeNode:
+      if (st.memory.erase(op.graph_add_mem_free_node().dptr()) == 0)
+        r.set_status(invalid_value);
+      return;
     case proto::Op::kMemFree:
       if (st.carved.erase(op.mem_free().dptr()) == 0 && st.memory.erase(op.mem_free().dptr()) == 0)
         r.set_status(invalid_value);
