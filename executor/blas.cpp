@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "executor/blas_shapes.hpp"
+#include "executor/session_streams.hpp"
 
 namespace gleam::executor {
 
@@ -155,28 +156,14 @@ private:
 
   // --- lookups ---------------------------------------------------------------
 
+  /// The session's stream `handle` for a cuBLAS call on it
+  /// (executor/session_streams.hpp).
   bool lookup_stream(uint64_t handle, CUstream& out) {
-    switch (handle) {
-      case stream_handle::legacy_default:
-        out = nullptr;
-        return true;
-      case stream_handle::legacy:
-        out = CU_STREAM_LEGACY;
-        return true;
-      case stream_handle::per_thread:
-        out = CU_STREAM_PER_THREAD;
-        return true;
-      default:
-        break;
-    }
-    auto i = s_.streams.find(handle);
-    if (i != s_.streams.end()) {
-      out = i->second;
+    auto rc = stream_for_work(driver_, s_, handle, &out);
+    if (rc == CUDA_SUCCESS)
       return true;
-    }
-    invalid(fmt::format("stream handle {} is not a stream of this session (never "
-                        "created, or destroyed)",
-                        handle));
+    invalid(fmt::format("stream handle {} is not a usable stream of this session ({})",
+                        handle, static_cast<int>(rc)));
     return false;
   }
 

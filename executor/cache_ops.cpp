@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cache_store/error.hpp"
+#include "executor/session_streams.hpp"
 
 namespace gleam::executor {
 
@@ -224,7 +225,11 @@ void cache_ops::verify_placed(driver_api& api, session& s, weight_cache* cache, 
   auto hi = s.placed.lower_bound(base + size);
   if (lo == hi)
     return;
-  if (cache != nullptr && api.cuCtxSynchronize() == CUDA_SUCCESS) {
+  // The session's work first (never another session's), and the read-back
+  // on the session's own legacy stand-in.
+  CUstream stream = nullptr;
+  if (cache != nullptr && sync_session(api, s) == CUDA_SUCCESS
+      && stream_for_work(api, s, stream_handle::legacy_default, &stream) == CUDA_SUCCESS) {
     // Read back over PCIe on this server, never over the network, into
     // pinned staging (twice the rate of pageable memory) when it can be had.
     size_t largest = 0;
@@ -239,7 +244,9 @@ void cache_ops::verify_placed(driver_api& api, session& s, weight_cache* cache, 
       const auto& c = i->second;
       if (cache->is_verified(c.key))
         continue;
-      if (api.cuMemcpyDtoH(buf, static_cast<CUdeviceptr>(i->first), c.size) == CUDA_SUCCESS)
+      if (api.cuMemcpyDtoHAsync(buf, static_cast<CUdeviceptr>(i->first), c.size, stream)
+            == CUDA_SUCCESS
+          && api.cuStreamSynchronize(stream) == CUDA_SUCCESS)
         static_cast<void>(cache->verify(c.key, buf, c.size));
     }
     if (pinned != nullptr)

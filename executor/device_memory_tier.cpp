@@ -63,21 +63,12 @@ caf::error device_memory_tier::store(const cs::chunk_key& key, const void* data,
                           fmt::format("{}: cuMemAlloc of {} bytes failed: {}", name_, size,
                                       api_.describe(rc)));
   if (size > 0) {
-    CUresult rc = CUDA_SUCCESS;
-    if (!from_device) {
-      rc = api_.cuMemcpyHtoD(p, data, size);
-    } else {
-      // On the tier's own non-blocking stream, waited for here: it neither
-      // joins an app stream nor the legacy stream (a capture elsewhere is
-      // not disturbed), and no later op can overwrite the source first.
-      if (copy_stream_ == nullptr)
-        rc = api_.cuStreamCreateWithPriority(&copy_stream_, CU_STREAM_NON_BLOCKING, 0);
-      if (rc == CUDA_SUCCESS)
-        rc = api_.cuMemcpyDtoDAsync(p, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(data)),
-                                    size, copy_stream_);
-      if (rc == CUDA_SUCCESS)
-        rc = api_.cuStreamSynchronize(copy_stream_);
-    }
+    auto rc = copy([&](CUstream s) {
+      return from_device
+               ? api_.cuMemcpyDtoDAsync(p, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(data)),
+                                        size, s)
+               : api_.cuMemcpyHtoDAsync(p, data, size, s);
+    });
     if (rc != CUDA_SUCCESS) {
       static_cast<void>(api_.cuMemFree(p));
       return driver_error(rc, from_device ? "cuMemcpyDtoD" : "cuMemcpyHtoD", key);
@@ -100,7 +91,10 @@ caf::expected<size_t> device_memory_tier::read(const cs::chunk_key& key, void* d
   if (auto rc = api_.cuCtxSetCurrent(context_); rc != CUDA_SUCCESS)
     return driver_error(rc, "cuCtxSetCurrent", key);
   if (i->second.size > 0)
-    if (auto rc = api_.cuMemcpyDtoH(dst, i->second.ptr, i->second.size); rc != CUDA_SUCCESS)
+    if (auto rc = copy([&](CUstream s) {
+          return api_.cuMemcpyDtoHAsync(dst, i->second.ptr, i->second.size, s);
+        });
+        rc != CUDA_SUCCESS)
       return driver_error(rc, "cuMemcpyDtoH", key);
   return i->second.size;
 }

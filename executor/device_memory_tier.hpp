@@ -53,6 +53,22 @@ private:
 
   caf::error driver_error(CUresult rc, const char* what, const cache_store::chunk_key& key);
 
+  /// Runs `issue(stream)` (one async copy) on the tier's own non-blocking
+  /// stream and waits for it: a copy neither joins an app stream nor the
+  /// context's legacy stream (no session's capture is disturbed), and no
+  /// later op can overwrite its source first.
+  template <class Issue>
+  CUresult copy(Issue&& issue) {
+    CUresult rc = CUDA_SUCCESS;
+    if (copy_stream_ == nullptr)
+      rc = api_.cuStreamCreateWithPriority(&copy_stream_, CU_STREAM_NON_BLOCKING, 0);
+    if (rc == CUDA_SUCCESS)
+      rc = issue(copy_stream_);
+    if (rc == CUDA_SUCCESS)
+      rc = api_.cuStreamSynchronize(copy_stream_);
+    return rc;
+  }
+
   driver_api& api_;
   CUcontext context_;
   uint64_t capacity_;

@@ -13,6 +13,7 @@
 #include "executor/blas.hpp"
 #include "executor/error.hpp"
 #include "executor/module_image.hpp"
+#include "executor/session_streams.hpp"
 
 namespace gleam::executor {
 
@@ -93,7 +94,7 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   }
   s.captures.clear();
   // Pending work of the session may still use its memory.
-  note(api.cuCtxSynchronize());
+  note(sync_session(api, s));
   // cuBLAS handles first: they hold the session's streams and workspaces.
   if (release_blas(s) != CUBLAS_STATUS_SUCCESS)
     note(CUDA_ERROR_UNKNOWN);
@@ -114,6 +115,7 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   for (auto& kv : s.streams)
     note(api.cuStreamDestroy(kv.second));
   s.streams.clear();
+  release_session_streams(api, s);
   for (auto& kv : s.events)
     note(api.cuEventDestroy(kv.second));
   s.events.clear();
@@ -236,7 +238,8 @@ private:
       case k::kEventElapsedTime:
         return event_elapsed_time(op.event_elapsed_time());
       case k::kCtxSynchronize:
-        check(api_.cuCtxSynchronize(), "cuCtxSynchronize");
+        // The session's streams: other sessions' work is not the app's.
+        check(sync_session(api_, s_), "cuCtxSynchronize");
         return;
       case k::kDeviceReset:
         check(release_session_resources(api_, s_, cache_, device_), "DeviceReset");
@@ -375,29 +378,21 @@ private:
     return false;
   }
 
+  /// The session's stream `handle`, for the op's work on it
+  /// (executor/session_streams.hpp); false with the result set.
   bool lookup_stream(uint64_t handle, CUstream& out) {
-    switch (handle) {
-      case stream_handle::legacy_default:
-        out = nullptr;
-        return true;
-      case stream_handle::legacy:
-        out = CU_STREAM_LEGACY;
-        return true;
-      case stream_handle::per_thread:
-        out = CU_STREAM_PER_THREAD;
-        return true;
-      default:
-        break;
-    }
-    auto i = s_.streams.find(handle);
-    if (i != s_.streams.end()) {
-      out = i->second;
+    auto rc = stream_for_work(api_, s_, handle, &out);
+    if (rc == CUDA_SUCCESS)
       return true;
-    }
-    fail(CUDA_ERROR_INVALID_HANDLE,
-         fmt::format("stream handle {} is not a stream of this session "
-                     "(never created, or destroyed)",
-                     handle));
+    if (rc == CUDA_ERROR_INVALID_HANDLE)
+      fail(rc, fmt::format("stream handle {} is not a stream of this session "
+                           "(never created, or destroyed)",
+                           handle));
+    else if (rc == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+      fail(rc, "operation would make the legacy stream depend on a capturing blocking "
+               "stream of this session (the capture is invalidated)");
+    else
+      check(rc, "the session's stream");
     return false;
   }
 
@@ -606,7 +601,7 @@ private:
       // the same bytes could be written before earlier work read them. Not
       // while the session captures: that would break the capture, and
       // captured work does not run until its graph is launched.
-      if (s_.captures.empty() && !check(api_.cuCtxSynchronize(), "cuMemFree"))
+      if (s_.captures.empty() && !check(sync_session(api_, s_), "cuMemFree"))
         return;
       static_cast<void>(s_.memory.erase(e->base));
       return;
@@ -671,11 +666,12 @@ private:
     auto dst = static_cast<CUdeviceptr>(op.dst());
     if (op.async() && refuse_capturing(stream, "cudaMemcpyAsync host-to-device"))
       return;
-    if (op.async())
-      check(api_.cuMemcpyHtoDAsync(dst, data.data(), data.size(), stream),
-            "cuMemcpyHtoDAsync");
-    else
-      check(api_.cuMemcpyHtoD(dst, data.data(), data.size()), "cuMemcpyHtoD");
+    // A synchronous copy goes on the session's stream too (never the
+    // context's legacy stream) and is waited for.
+    if (check(api_.cuMemcpyHtoDAsync(dst, data.data(), data.size(), stream),
+              op.async() ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD")
+        && !op.async())
+      internal_sync(stream);
   }
 
   void memcpy_dtoh(const proto::MemcpyDtoH& op) {
@@ -691,13 +687,9 @@ private:
     if (op.size() == 0)
       return;
     auto src = static_cast<CUdeviceptr>(op.src());
-    bool ok = false;
-    if (op.async())
-      ok = check(api_.cuMemcpyDtoHAsync(&(*out)[0], src, op.size(), stream),
-                 "cuMemcpyDtoHAsync")
-           && internal_sync(stream);
-    else
-      ok = check(api_.cuMemcpyDtoH(&(*out)[0], src, op.size()), "cuMemcpyDtoH");
+    bool ok = check(api_.cuMemcpyDtoHAsync(&(*out)[0], src, op.size(), stream),
+                    op.async() ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH")
+              && internal_sync(stream);
     if (!ok)
       r_.clear_data();
   }
@@ -710,11 +702,10 @@ private:
       return;
     auto dst = static_cast<CUdeviceptr>(op.dst());
     auto src = static_cast<CUdeviceptr>(op.src());
-    if (op.async())
-      check(api_.cuMemcpyDtoDAsync(dst, src, op.size(), stream),
-            "cuMemcpyDtoDAsync");
-    else
-      check(api_.cuMemcpyDtoD(dst, src, op.size()), "cuMemcpyDtoD");
+    if (check(api_.cuMemcpyDtoDAsync(dst, src, op.size(), stream),
+              op.async() ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoD")
+        && !op.async())
+      internal_sync(stream);
   }
 
   /// Validates the device side of a 2D copy.
@@ -809,14 +800,10 @@ private:
       r_.clear_data();
       return;
     }
-    bool ok = false;
-    if (op.async()) {
-      ok = check(api_.cuMemcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
-      if (ok && out != nullptr)
-        ok = internal_sync(stream);
-    } else {
-      ok = check(api_.cuMemcpy2D(&c), "cuMemcpy2D");
-    }
+    bool ok = check(api_.cuMemcpy2DAsync(&c, stream),
+                    op.async() ? "cuMemcpy2DAsync" : "cuMemcpy2D");
+    if (ok && (out != nullptr || !op.async()))
+      ok = internal_sync(stream);
     if (!ok && out != nullptr)
       r_.clear_data();
   }
@@ -852,27 +839,18 @@ private:
     auto v8 = static_cast<unsigned char>(op.value());
     auto v16 = static_cast<unsigned short>(op.value());
     auto v32 = static_cast<unsigned int>(op.value());
+    // A synchronous memset goes on the session's stream and is waited for.
     CUresult rc = CUDA_SUCCESS;
-    if (op.async()) {
-      if (two_d)
-        rc = es == 1   ? api_.cuMemsetD2D8Async(dst, pitch, v8, n, h, stream)
-             : es == 2 ? api_.cuMemsetD2D16Async(dst, pitch, v16, n, h, stream)
-                       : api_.cuMemsetD2D32Async(dst, pitch, v32, n, h, stream);
-      else
-        rc = es == 1   ? api_.cuMemsetD8Async(dst, v8, n, stream)
-             : es == 2 ? api_.cuMemsetD16Async(dst, v16, n, stream)
-                       : api_.cuMemsetD32Async(dst, v32, n, stream);
-    } else {
-      if (two_d)
-        rc = es == 1   ? api_.cuMemsetD2D8(dst, pitch, v8, n, h)
-             : es == 2 ? api_.cuMemsetD2D16(dst, pitch, v16, n, h)
-                       : api_.cuMemsetD2D32(dst, pitch, v32, n, h);
-      else
-        rc = es == 1   ? api_.cuMemsetD8(dst, v8, n)
-             : es == 2 ? api_.cuMemsetD16(dst, v16, n)
-                       : api_.cuMemsetD32(dst, v32, n);
-    }
-    check(rc, two_d ? "cuMemsetD2D" : "cuMemset");
+    if (two_d)
+      rc = es == 1   ? api_.cuMemsetD2D8Async(dst, pitch, v8, n, h, stream)
+           : es == 2 ? api_.cuMemsetD2D16Async(dst, pitch, v16, n, h, stream)
+                     : api_.cuMemsetD2D32Async(dst, pitch, v32, n, h, stream);
+    else
+      rc = es == 1   ? api_.cuMemsetD8Async(dst, v8, n, stream)
+           : es == 2 ? api_.cuMemsetD16Async(dst, v16, n, stream)
+                     : api_.cuMemsetD32Async(dst, v32, n, stream);
+    if (check(rc, two_d ? "cuMemsetD2D" : "cuMemset") && !op.async())
+      internal_sync(stream);
   }
 
   // --- modules and launches -----------------------------------------------
@@ -1071,10 +1049,17 @@ private:
                        op.stream()));
       return;
     }
+    // Non-blocking on the driver: the context's legacy stream is every
+    // session's; a blocking stream waits for the session's own legacy
+    // stream only (executor/session_streams.hpp).
     CUstream s = nullptr;
-    if (check(api_.cuStreamCreateWithPriority(&s, op.flags(), op.priority()),
-              "cuStreamCreateWithPriority"))
-      s_.streams.emplace(op.stream(), s);
+    if (!check(api_.cuStreamCreateWithPriority(&s, op.flags() | CU_STREAM_NON_BLOCKING,
+                                               op.priority()),
+               "cuStreamCreateWithPriority"))
+      return;
+    s_.streams.emplace(op.stream(), s);
+    if ((op.flags() & CU_STREAM_NON_BLOCKING) == 0)
+      s_.blocking[op.stream()];
   }
 
   void stream_destroy(const proto::StreamDestroy& op) {
@@ -1086,8 +1071,15 @@ private:
                        op.stream()));
       return;
     }
-    if (check(api_.cuStreamDestroy(i->second), "cuStreamDestroy"))
-      s_.streams.erase(i);
+    if (!check(api_.cuStreamDestroy(i->second), "cuStreamDestroy"))
+      return;
+    s_.streams.erase(i);
+    auto b = s_.blocking.find(op.stream());
+    if (b != s_.blocking.end()) {
+      if (b->second.done != nullptr)
+        static_cast<void>(api_.cuEventDestroy(b->second.done));
+      s_.blocking.erase(b);
+    }
   }
 
   void stream_synchronize(const proto::StreamSynchronize& op) {
@@ -1178,6 +1170,10 @@ private:
   }
 
   void stream_begin_capture(const proto::StreamBeginCapture& op) {
+    if (op.stream() == stream_handle::legacy_default || op.stream() == stream_handle::legacy) {
+      fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the legacy stream cannot be captured");
+      return;
+    }
     CUstream stream = nullptr;
     if (!lookup_stream(op.stream(), stream))
       return;

@@ -50,14 +50,30 @@ struct placed_chunk {
 };
 
 /// Client stream handles with a fixed meaning; they need no StreamCreate.
+/// Each session has stand-ins of its own for them (executor/session_streams.hpp).
 namespace stream_handle {
 /// The legacy default stream, (CUstream)0.
 constexpr uint64_t legacy_default = 0;
 /// CU_STREAM_LEGACY.
 constexpr uint64_t legacy = 1;
-/// CU_STREAM_PER_THREAD of the executor's thread.
+/// The per-thread default stream.
 constexpr uint64_t per_thread = 2;
 } // namespace stream_handle
+
+/// A blocking stream of a session (created without CU_STREAM_NON_BLOCKING,
+/// or the per-thread default stream) against the session's legacy stream:
+/// CUDA's implicit synchronization between the two, kept with events
+/// (executor/session_streams.hpp).
+struct blocking_stream {
+  /// Recorded on the stream when the legacy stream waits for it.
+  CUevent done = nullptr;
+  /// Ops issued on the stream.
+  uint64_t work = 0;
+  /// `work` when the legacy stream last waited for the stream.
+  uint64_t seen_by_legacy = 0;
+  /// session::legacy_work when the stream last waited for the legacy stream.
+  uint64_t legacy_seen = 0;
+};
 
 struct blas_tables;
 
@@ -84,8 +100,19 @@ struct session {
     return memory.allocated_bytes() + slabs.total_bytes();
   }
   /// Client stream handle -> driver stream (created ones only; 0, 1, 2 are
-  /// implicit, see stream_handle).
+  /// implicit, see stream_handle). Every driver stream is non-blocking: the
+  /// context's legacy stream is shared by all sessions.
   std::unordered_map<uint64_t, CUstream> streams;
+  /// The session's stand-ins for the legacy and the per-thread default
+  /// stream, created at first use; the legacy stream's ops so far, and the
+  /// event the blocking streams wait on.
+  CUstream legacy_stream = nullptr;
+  CUstream per_thread_stream = nullptr;
+  uint64_t legacy_work = 0;
+  CUevent legacy_done = nullptr;
+  /// Client handle -> the streams that the app created blocking (and the
+  /// per-thread default stream once used).
+  std::unordered_map<uint64_t, blocking_stream> blocking;
   /// Client event handle -> driver event.
   std::unordered_map<uint64_t, CUevent> events;
   /// Client module handle -> loaded module.

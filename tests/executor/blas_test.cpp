@@ -139,6 +139,23 @@ void install_fake_driver(driver_api& api) {
     std::memcpy(dst, host(src), n);
     return CUDA_SUCCESS;
   };
+  api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n, CUstream) {
+    std::memcpy(host(dst), src, n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyDtoHAsync = [](void* dst, CUdeviceptr src, size_t n, CUstream) {
+    std::memcpy(dst, host(src), n);
+    return CUDA_SUCCESS;
+  };
+  // Ordering among a session's streams (executor/session_streams.hpp).
+  api.cuEventCreate = [](CUevent* e, unsigned) {
+    *e = reinterpret_cast<CUevent>(uintptr_t{0xe000});
+    return CUDA_SUCCESS;
+  };
+  api.cuEventRecordWithFlags = [](CUevent, CUstream, unsigned) { return CUDA_SUCCESS; };
+  api.cuEventDestroy = [](CUevent) { return CUDA_SUCCESS; };
+  api.cuStreamWaitEvent = [](CUstream, CUevent, unsigned) { return CUDA_SUCCESS; };
+
   api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
     *s = reinterpret_cast<CUstream>(uintptr_t{0x5150});
     return CUDA_SUCCESS;

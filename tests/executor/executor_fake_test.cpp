@@ -26,7 +26,7 @@ std::set<CUdeviceptr>& live_allocations() {
   return live;
 }
 
-int& ctx_syncs() {
+int& stream_syncs() {
   static int n = 0;
   return n;
 }
@@ -63,10 +63,7 @@ void install_fake_driver(driver_api& api) {
     return CUDA_SUCCESS;
   };
   api.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
-  api.cuCtxSynchronize = [] {
-    ++ctx_syncs();
-    return CUDA_SUCCESS;
-  };
+  api.cuCtxSynchronize = [] { return CUDA_SUCCESS; };
   api.cuDeviceGetName = [](char* name, int len, CUdevice) {
     std::strncpy(name, "Fake GPU", static_cast<size_t>(len));
     return CUDA_SUCCESS;
@@ -117,35 +114,46 @@ void install_fake_driver(driver_api& api) {
     std::free(host(p));
     return CUDA_SUCCESS;
   };
-  api.cuMemcpyHtoD = [](CUdeviceptr dst, const void* src, size_t n) {
-    std::memcpy(host(dst), src, n);
-    return CUDA_SUCCESS;
-  };
   api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n,
                              CUstream) {
     std::memcpy(host(dst), src, n);
     return CUDA_SUCCESS;
   };
-  api.cuMemcpyDtoH = [](void* dst, CUdeviceptr src, size_t n) {
+  api.cuMemcpyDtoHAsync = [](void* dst, CUdeviceptr src, size_t n, CUstream) {
     std::memcpy(dst, host(src), n);
     return CUDA_SUCCESS;
   };
-  api.cuMemcpyDtoD = [](CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  api.cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
     std::memmove(host(dst), host(src), n);
     return CUDA_SUCCESS;
   };
-  api.cuMemsetD8 = [](CUdeviceptr dst, unsigned char v, size_t n) {
+  api.cuMemsetD8Async = [](CUdeviceptr dst, unsigned char v, size_t n, CUstream) {
     std::memset(host(dst), v, n);
     return CUDA_SUCCESS;
   };
-  api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int priority) {
-    *s = fake_stream(static_cast<uint64_t>(priority + 100));
+  // Ordering among a session's streams (executor/session_streams.hpp).
+  api.cuEventCreate = [](CUevent* e, unsigned) {
+    *e = reinterpret_cast<CUevent>(uintptr_t{0xe000});
+    return CUDA_SUCCESS;
+  };
+  api.cuEventRecordWithFlags = [](CUevent, CUstream, unsigned) { return CUDA_SUCCESS; };
+  api.cuEventDestroy = [](CUevent) { return CUDA_SUCCESS; };
+  api.cuStreamWaitEvent = [](CUstream, CUevent, unsigned) { return CUDA_SUCCESS; };
+
+  api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
+    static uint64_t created = 0;
+    *s = fake_stream(0x100 + ++created);
     return CUDA_SUCCESS;
   };
   api.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
-  api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+  api.cuStreamSynchronize = [](CUstream) {
+    ++stream_syncs();
+    return CUDA_SUCCESS;
+  };
   api.cuStreamQuery = [](CUstream s) {
-    return s == CU_STREAM_PER_THREAD ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+    // Every stream is busy.
+    static_cast<void>(s);
+    return CUDA_ERROR_NOT_READY;
   };
 }
 
@@ -360,10 +368,10 @@ TEST_CASE("executor over a fake driver: allocations carved from slabs are checke
     CHECK_THAT(foreign.error(), Catch::Contains("inside one slab"));
   }
   SECTION("a carved free waits for the device and keeps the slab") {
-    auto syncs = ctx_syncs();
+    auto syncs = stream_syncs();
     auto freed = c.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(base + 1024); });
     CHECK(freed.status() == CUDA_SUCCESS);
-    CHECK(ctx_syncs() == syncs + 1);
+    CHECK(stream_syncs() > syncs); // the session's streams
     CHECK(live_allocations().size() == before + 1);
     CHECK(c.htod(base + 1024, "x") == CUDA_ERROR_INVALID_VALUE);
     // The slab goes back only once it is empty.
@@ -665,6 +673,66 @@ TEST_CASE("executor over a fake driver: captures, capture rules and host copies"
     CHECK(fake_capture::capturing().empty());
     CHECK(fake_capture::graphs_alive() == 0);
   }
+}
+
+TEST_CASE("executor over a fake driver: one session's capture and another's default "
+          "streams do not meet",
+          "[executor][capture]") {
+  fake_gpu gpu;
+  install_fake_capture(gpu.api);
+  static std::vector<CUstream> memset_streams;
+  memset_streams.clear();
+  gpu.api.cuMemsetD8Async = [](CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
+    memset_streams.push_back(s);
+    std::memset(host(dst), v, n);
+    return CUDA_SUCCESS;
+  };
+  fake_client a{*gpu.exec};
+  fake_client b{*gpu.exec};
+  auto pa = a.alloc(64);
+  auto pb = b.alloc(64);
+  auto memset_on = [](uint64_t p, uint64_t stream) {
+    return [=](proto::Op& op) {
+      auto* m = op.mutable_memset();
+      m->set_dst(p);
+      m->set_value(1);
+      m->set_element_size(1);
+      m->set_count(64);
+      m->set_stream(stream);
+      m->set_async(true);
+    };
+  };
+  // b captures a blocking stream of its own.
+  REQUIRE(b.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); }).status()
+          == CUDA_SUCCESS);
+  REQUIRE(b.run([](proto::Op& op) {
+             auto* c = op.mutable_stream_begin_capture();
+             c->set_stream(0x5000);
+             c->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+             c->set_graph(0x6000);
+           }).status()
+          == CUDA_SUCCESS);
+  // a's legacy and per-thread streams are its own: its work goes on.
+  CHECK(a.run(memset_on(pa, 0)).status() == CUDA_SUCCESS);
+  CHECK(a.run(memset_on(pa, 2)).status() == CUDA_SUCCESS);
+  CHECK(a.run([](proto::Op& op) { op.mutable_ctx_synchronize(); }).status() == CUDA_SUCCESS);
+  // b's own legacy stream would depend on its capture: refused, as in CUDA.
+  auto implicit = b.run(memset_on(pb, 0));
+  CHECK(implicit.status() == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+  CHECK(b.run([](proto::Op& op) { op.mutable_ctx_synchronize(); }).status()
+        == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  CHECK(b.run(memset_on(pb, 0x5000)).status() == CUDA_SUCCESS);
+  // Every memset went on a stream of its session: none on the context's
+  // default streams, and a's two stand-ins are not b's capturing stream.
+  REQUIRE(memset_streams.size() == 3);
+  for (auto s : memset_streams) {
+    CHECK(s != nullptr);
+    CHECK(s != CU_STREAM_LEGACY);
+    CHECK(s != CU_STREAM_PER_THREAD);
+  }
+  CHECK(memset_streams[0] != memset_streams[2]);
+  CHECK(memset_streams[1] != memset_streams[2]);
+  CHECK(fake_capture::capturing().count(memset_streams[2]) == 1);
 }
 
 TEST_CASE("executor over a fake driver: explicit graphs check their handles",

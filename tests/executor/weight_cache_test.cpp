@@ -157,12 +157,26 @@ void install_fake_driver(driver_api& api) {
     std::memcpy(dst, host(src), n);
     return CUDA_SUCCESS;
   };
+  api.cuMemcpyDtoHAsync = [](void* dst, CUdeviceptr src, size_t n, CUstream) {
+    std::memcpy(dst, host(src), n);
+    return CUDA_SUCCESS;
+  };
+  // Ordering among a session's streams (executor/session_streams.hpp).
+  api.cuEventCreate = [](CUevent* e, unsigned) {
+    *e = reinterpret_cast<CUevent>(uintptr_t{0xe000});
+    return CUDA_SUCCESS;
+  };
+  api.cuEventRecordWithFlags = [](CUevent, CUstream, unsigned) { return CUDA_SUCCESS; };
+  api.cuEventDestroy = [](CUevent) { return CUDA_SUCCESS; };
+  api.cuStreamWaitEvent = [](CUstream, CUevent, unsigned) { return CUDA_SUCCESS; };
+
   api.cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
     ++dtod_copies();
     std::memmove(host(dst), host(src), n);
     return CUDA_SUCCESS;
   };
   api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+  api.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
   api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
     *s = reinterpret_cast<CUstream>(uintptr_t{0x5000});
     return CUDA_SUCCESS;
