@@ -7,6 +7,8 @@
 #include "executor/executor.hpp"
 
 #include <catch2/catch.hpp>
+
+#include "tests/executor/fake_stream_order.hpp"
 #include <cuda_fp16.h>
 
 #include <cstdlib>
@@ -147,14 +149,7 @@ void install_fake_driver(driver_api& api) {
     std::memcpy(dst, host(src), n);
     return CUDA_SUCCESS;
   };
-  // Ordering among a session's streams (executor/session_streams.hpp).
-  api.cuEventCreate = [](CUevent* e, unsigned) {
-    *e = reinterpret_cast<CUevent>(uintptr_t{0xe000});
-    return CUDA_SUCCESS;
-  };
-  api.cuEventRecordWithFlags = [](CUevent, CUstream, unsigned) { return CUDA_SUCCESS; };
-  api.cuEventDestroy = [](CUevent) { return CUDA_SUCCESS; };
-  api.cuStreamWaitEvent = [](CUstream, CUevent, unsigned) { return CUDA_SUCCESS; };
+  gleam::test::install_fake_stream_order(api);
 
   api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
     *s = reinterpret_cast<CUstream>(uintptr_t{0x5150});

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/executor/fake_stream_order.hpp"
+
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -131,14 +133,7 @@ void install_fake_driver(driver_api& api) {
     std::memset(host(dst), v, n);
     return CUDA_SUCCESS;
   };
-  // Ordering among a session's streams (executor/session_streams.hpp).
-  api.cuEventCreate = [](CUevent* e, unsigned) {
-    *e = reinterpret_cast<CUevent>(uintptr_t{0xe000});
-    return CUDA_SUCCESS;
-  };
-  api.cuEventRecordWithFlags = [](CUevent, CUstream, unsigned) { return CUDA_SUCCESS; };
-  api.cuEventDestroy = [](CUevent) { return CUDA_SUCCESS; };
-  api.cuStreamWaitEvent = [](CUstream, CUevent, unsigned) { return CUDA_SUCCESS; };
+  gleam::test::install_fake_stream_order(api);
 
   api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
     static uint64_t created = 0;
