@@ -85,6 +85,14 @@ bool is_pointer_attribute(int32_t id) {
 }
 
 /// Executes one library op; every failure sets r_ and returns.
+cublasStatus_t destroy_now(blas_api& api, const blas_handle_entry& h) {
+  return h.lt != nullptr ? api.cublasLtDestroy(h.lt) : api.cublasDestroy_v2(h.blas);
+}
+
+cublasStatus_t destroy_handle(blas_api& api, blas_graveyard* graves, const blas_handle_entry& h) {
+  return graves != nullptr ? graves->destroy(api, h) : destroy_now(api, h);
+}
+
 class blas_runner {
 public:
   blas_runner(blas_tables& t, driver_api& driver, session& s, proto::OpResult& r)
@@ -249,9 +257,13 @@ private:
                   fmt::format("handle {} is a {} handle; destroy it with {}", id,
                               lt ? "cuBLAS" : "cuBLASLt",
                               lt ? "cublasDestroy" : "cublasLtDestroy"));
-    auto st = lt ? api_.cublasLtDestroy(h->lt) : api_.cublasDestroy_v2(h->blas);
+    auto entry = *h;
     t_.handles.erase(id);
-    report(st, lt ? "cublasLtDestroy" : "cublasDestroy");
+    // The destruction synchronizes the device: while this session captures,
+    // that invalidates its captures, as it would locally.
+    if (!s_.captures.empty())
+      static_cast<void>(sync_session(driver_, s_));
+    report(destroy_handle(api_, s_.blas_graves, entry), lt ? "cublasLtDestroy" : "cublasDestroy");
   }
 
   void set_stream(const proto::BlasSetStream& op) {
@@ -825,10 +837,32 @@ cublasStatus_t release_blas(session& s) {
   for (auto& kv : t.preferences)
     note(api.cublasLtMatmulPreferenceDestroy(kv.second));
   for (auto& kv : t.handles)
-    note(kv.second.lt != nullptr ? api.cublasLtDestroy(kv.second.lt)
-                                 : api.cublasDestroy_v2(kv.second.blas));
+    note(destroy_handle(api, s.blas_graves, kv.second));
   s.blas.reset();
   return first;
+}
+
+blas_graveyard::~blas_graveyard() {
+  bury(true);
+}
+
+cublasStatus_t blas_graveyard::destroy(blas_api& api, const blas_handle_entry& h) {
+  if (!context_captures_())
+    return destroy_now(api, h);
+  // The session's stream and workspace may be gone by the time it is
+  // destroyed: the legacy stream and the library's own pool instead.
+  if (h.blas != nullptr)
+    static_cast<void>(api.cublasSetStream_v2(h.blas, nullptr));
+  parked_.emplace_back(&api, h);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+void blas_graveyard::bury(bool force) {
+  if (parked_.empty() || (!force && context_captures_()))
+    return;
+  for (auto& [api, h] : parked_)
+    static_cast<void>(destroy_now(*api, h));
+  parked_.clear();
 }
 
 } // namespace gleam::executor

@@ -140,42 +140,20 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   return first;
 }
 
-/// Sets the calling thread's capture interaction mode for its lifetime and
-/// restores the previous one. A no-op when the driver lacks the entry point
-/// (test doubles).
-class scoped_capture_mode {
-public:
-  scoped_capture_mode(driver_api& api, CUstreamCaptureMode mode) : api_(api), mode_(mode) {
-    if (api_.cuThreadExchangeStreamCaptureMode != nullptr)
-      active_ = api_.cuThreadExchangeStreamCaptureMode(&mode_) == CUDA_SUCCESS;
-  }
-  scoped_capture_mode(const scoped_capture_mode&) = delete;
-  scoped_capture_mode& operator=(const scoped_capture_mode&) = delete;
-  ~scoped_capture_mode() {
-    if (active_)
-      static_cast<void>(api_.cuThreadExchangeStreamCaptureMode(&mode_));
-  }
-
-private:
-  driver_api& api_;
-  CUstreamCaptureMode mode_;
-  bool active_ = false;
-};
-
 /// Executes one op of one session into one result.
 class op_runner {
 public:
   op_runner(driver_api& api, blas_api* blas, session& s, proto::OpResult& r,
-            weight_cache* cache = nullptr, CUdevice device = 0)
-    : api_(api), blas_(blas), s_(s), r_(r), cache_(cache), device_(device) {
+            weight_cache* cache = nullptr, CUdevice device = 0,
+            capture_judge* judge = nullptr)
+    : api_(api), blas_(blas), s_(s), r_(r), cache_(cache), device_(device), judge_(judge) {
   }
 
   void run(const proto::Op& op) {
-    if (op.capture_checked()) {
-      // The app's thread is bound by the capture rules: let the driver
-      // judge this op as it would have judged the app's call.
-      scoped_capture_mode mode{api_, CU_STREAM_CAPTURE_MODE_GLOBAL};
-      dispatch(op);
+    if (op.capture_checked() && judge_ != nullptr) {
+      // The app's thread is bound by the capture rules: the driver judges
+      // this op as it would have judged the app's call.
+      judge_->run(s_, op.prohibited_by(), [&] { dispatch(op); });
     } else {
       dispatch(op);
     }
@@ -1184,8 +1162,10 @@ private:
                        op.graph()));
       return;
     }
-    if (!check(api_.cuStreamBeginCapture(stream,
-                                         static_cast<CUstreamCaptureMode>(op.mode())),
+    // Relaxed whatever the app's mode: the app's mode binds the app's
+    // threads, which the client knows; on the server it would bind the
+    // thread every session shares (capture_judge.hpp).
+    if (!check(api_.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED),
                "cuStreamBeginCapture"))
       return;
     // The graph exists from the start of the capture; it is registered at
@@ -1687,6 +1667,7 @@ private:
   proto::OpResult& r_;
   weight_cache* cache_;
   CUdevice device_; // this executor's GPU
+  capture_judge* judge_;
 };
 
 } // namespace
@@ -1757,13 +1738,22 @@ executor::~executor() {
     for (auto& kv : sessions_)
       static_cast<void>(release_session_resources(api_, kv.second, cache_.get(), device_));
   sessions_.clear();
+  graves_.bury(true);
+  judge_.release();
   static_cast<void>(api_.cuDevicePrimaryCtxRelease(device_));
+}
+
+bool executor::any_capture() const {
+  for (const auto& kv : sessions_)
+    if (!kv.second.captures.empty())
+      return true;
+  return false;
 }
 
 CUresult executor::make_current() const {
   // The executor's own work never takes part in an app's capture rules: its
   // thread runs in relaxed capture interaction mode, and only ops marked
-  // capture_checked are judged in global mode (op_runner::run).
+  // capture_checked are judged (capture_judge, from op_runner::run).
   if (api_.cuThreadExchangeStreamCaptureMode != nullptr) {
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     static_cast<void>(api_.cuThreadExchangeStreamCaptureMode(&mode));
@@ -1796,6 +1786,7 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
     s.tenant = tenant;
     s.opened_time_ns = now_ns();
     s.back_channel = host_calls_.get();
+    s.blas_graves = &graves_;
   }
   proto::SessionOpened out;
   out.set_session(id);
@@ -1842,13 +1833,14 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
       continue;
     auto* r = reply.add_results();
     r->set_seq(op.seq());
-    op_runner{api_, blas_, s, *r, cache_.get(), device_}.run(op);
+    op_runner{api_, blas_, s, *r, cache_.get(), device_, &judge_}.run(op);
     s.executed_through = op.seq();
     ++s.ops_executed;
     if (is_sticky(static_cast<CUresult>(r->status())))
       break;
   }
   reply.set_executed_through(s.executed_through);
+  graves_.bury();
   if (last_seq != 0)
     s.replies.record(last_seq, reply);
   return reply;
@@ -1861,6 +1853,7 @@ void executor::close_session(uint64_t id) {
   if (make_current() == CUDA_SUCCESS)
     static_cast<void>(release_session_resources(api_, i->second, cache_.get(), device_));
   sessions_.erase(i);
+  graves_.bury();
 }
 
 std::vector<proto::SessionSummary> executor::sessions() const {

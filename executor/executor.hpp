@@ -11,7 +11,9 @@
 
 #include "actors/proto/control.pb.h"
 #include "actors/proto/ops.pb.h"
+#include "executor/blas.hpp"
 #include "executor/blas_api.hpp"
+#include "executor/capture_judge.hpp"
 #include "executor/driver_api.hpp"
 #include "executor/host_calls.hpp"
 #include "executor/session.hpp"
@@ -115,6 +117,11 @@ public:
     return cache_;
   }
 
+  /// Sessions open now.
+  [[nodiscard]] size_t session_count() const noexcept {
+    return sessions_.size();
+  }
+
   /// The session `id`, or null; for inspection and tests.
   [[nodiscard]] const session* find_session(uint64_t id) const;
 
@@ -134,6 +141,12 @@ private:
   std::map<uint64_t, session> sessions_;
   std::shared_ptr<weight_cache> cache_;
   std::shared_ptr<host_call_port> host_calls_;
+  capture_judge judge_{api_};
+  /// Library handles destroyed once no session captures (executor/blas.hpp).
+  blas_graveyard graves_{[this] { return any_capture(); }};
+
+  /// Whether a capture of any session is in progress.
+  [[nodiscard]] bool any_capture() const;
 };
 
 } // namespace gleam::executor

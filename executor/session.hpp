@@ -76,6 +76,7 @@ struct blocking_stream {
 };
 
 struct blas_tables;
+class blas_graveyard;
 
 /// The resource tables of one client session: every driver handle it
 /// created, keyed by the handle the client chose. The executor owns the
@@ -120,6 +121,9 @@ struct session {
   /// cuBLAS / cuBLASLt handles and descriptors (executor/blas.hpp); null
   /// until the session's first library op.
   std::shared_ptr<blas_tables> blas;
+  /// Where the session's library handles are destroyed (executor/blas.hpp);
+  /// null: at once.
+  blas_graveyard* blas_graves = nullptr;
   /// Client graph handle -> driver graph (captured ones; the session owns
   /// them, cuGraphDestroy on release).
   std::unordered_map<uint64_t, CUgraph> graphs;

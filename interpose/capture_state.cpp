@@ -2,6 +2,8 @@
 // logic without the network, so tests use it directly.
 #include "interpose/capture_state.hpp"
 
+#include <algorithm>
+
 namespace gleam::interpose {
 
 namespace {
@@ -102,21 +104,24 @@ bool capture_state::any() const {
   return !streams_.empty();
 }
 
-bool capture_state::prohibited(std::thread::id self, cudaStreamCaptureMode mode) const {
+std::vector<uint64_t> capture_state::prohibiting(std::thread::id self,
+                                                 cudaStreamCaptureMode mode) const {
   // The thread's own capture begun in global or thread-local mode prohibits
   // whatever mode the thread exchanged to since (the driver on the H200
   // agrees: tests/programs/capture_illegal); another thread's global-mode
   // capture prohibits only threads in global mode.
+  std::vector<uint64_t> out;
   std::lock_guard<std::mutex> guard{mutex_};
   for (const auto& kv : streams_) {
     const auto& c = *kv.second;
-    if (c.owner == self && c.mode != cudaStreamCaptureModeRelaxed)
-      return true;
-    if (mode == cudaStreamCaptureModeGlobal && c.owner != self
-        && c.mode == cudaStreamCaptureModeGlobal)
-      return true;
+    bool binds = (c.owner == self && c.mode != cudaStreamCaptureModeRelaxed)
+                 || (mode == cudaStreamCaptureModeGlobal && c.owner != self
+                     && c.mode == cudaStreamCaptureModeGlobal);
+    // A capture is listed under each of its streams; name it by its origin.
+    if (binds && std::find(out.begin(), out.end(), c.origin) == out.end())
+      out.push_back(c.origin);
   }
-  return false;
+  return out;
 }
 
 capture_state& captures() {
@@ -129,11 +134,11 @@ cudaStreamCaptureMode& thread_capture_mode() noexcept {
   return mode;
 }
 
-bool thread_prohibited() {
-  if (internal_ops::active())
-    return false;
+std::vector<uint64_t> thread_prohibited_by() {
   auto& c = captures();
-  return c.any() && c.prohibited(std::this_thread::get_id(), thread_capture_mode());
+  if (internal_ops::active() || !c.any())
+    return {};
+  return c.prohibiting(std::this_thread::get_id(), thread_capture_mode());
 }
 
 internal_ops::internal_ops() noexcept {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -99,7 +100,14 @@ public:
   /// `mode` is prohibited from potentially unsafe calls: when `self` has an
   /// ongoing capture not begun in relaxed mode (whatever `mode` is), or, in
   /// global mode, when another thread has an ongoing global-mode capture.
-  [[nodiscard]] bool prohibited(std::thread::id self, cudaStreamCaptureMode mode) const;
+  [[nodiscard]] bool prohibited(std::thread::id self, cudaStreamCaptureMode mode) const {
+    return !prohibiting(self, mode).empty();
+  }
+
+  /// The origin streams of the captures that prohibit `self` (see
+  /// prohibited), each once; empty when `self` is free.
+  [[nodiscard]] std::vector<uint64_t> prohibiting(std::thread::id self,
+                                                  cudaStreamCaptureMode mode) const;
 
 private:
   mutable std::mutex mutex_;
@@ -115,8 +123,9 @@ capture_state& captures();
 /// Global until changed.
 cudaStreamCaptureMode& thread_capture_mode() noexcept;
 
-/// Whether the calling thread is bound by the capture rules now.
-bool thread_prohibited();
+/// The origin streams of the captures that bind the calling thread by the
+/// capture rules now; empty when it is free (also inside internal_ops).
+std::vector<uint64_t> thread_prohibited_by();
 
 /// While alive, ops the calling thread sends are Gleam's own (internal
 /// syncs, lazy module loads): never judged by the capture rules.

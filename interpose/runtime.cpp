@@ -781,10 +781,13 @@ uint64_t enqueue(client& c, proto::Op&& op) {
   auto seq = c.next_seq++;
   op.set_seq(seq);
   // Capture rules (capture_state.hpp), judged on the app's calling thread:
-  // the executor applies global mode to flagged ops. Lazy module loads are
-  // Gleam's own work.
-  if (op.kind_case() != proto::Op::kModuleLoad && thread_prohibited())
-    op.set_capture_checked(true);
+  // the executor judges flagged ops as the app's driver would, against the
+  // captures named here. Lazy module loads are Gleam's own work.
+  if (op.kind_case() != proto::Op::kModuleLoad)
+    for (auto origin : thread_prohibited_by()) {
+      op.set_capture_checked(true);
+      op.add_prohibited_by(origin);
+    }
   if (c.queue->ops_size() == 0)
     c.first_queued = std::chrono::steady_clock::now();
   c.queued_bytes += payload_bytes(op);

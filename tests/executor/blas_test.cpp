@@ -501,6 +501,103 @@ void lt_matmul_op(proto::Op& op, uint64_t a, uint64_t b, uint64_t c, const std::
 
 } // namespace
 
+/// Capture entry points over the fake driver's one stream: begins, ends
+/// and answers its status (calls().capturing).
+void install_fake_capture(driver_api& api) {
+  static bool capturing = false;
+  capturing = false;
+  api.cuThreadExchangeStreamCaptureMode = [](CUstreamCaptureMode*) { return CUDA_SUCCESS; };
+  api.cuStreamBeginCapture = [](CUstream, CUstreamCaptureMode) {
+    capturing = true;
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamEndCapture = [](CUstream, CUgraph* g) {
+    capturing = false;
+    *g = reinterpret_cast<CUgraph>(uintptr_t{0x9000});
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamIsCapturing = [](CUstream, CUstreamCaptureStatus* st) {
+    *st = capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamGetCaptureInfo = [](CUstream, CUstreamCaptureStatus* st, cuuint64_t* id,
+                                  CUgraph*, const CUgraphNode**, const CUgraphEdgeData**,
+                                  size_t*) {
+    *st = capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    *id = 1;
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphDestroy = [](CUgraph) { return CUDA_SUCCESS; };
+}
+
+TEST_CASE("cuBLAS handles are destroyed only when no session captures (the destruction "
+          "synchronizes the device)",
+          "[executor][blas]") {
+  fake_gpu g;
+  install_fake_capture(g.driver);
+  // A second session of the same GPU captures on a stream of its own.
+  proto::OpenSession req;
+  req.set_client_id("cpu:2");
+  auto opened = g.exec->open_session(req);
+  REQUIRE(opened);
+  uint64_t seq = 0;
+  auto other = [&](const std::function<void(proto::Op&)>& fill) {
+    proto::OpBatch batch;
+    batch.set_session(opened->session());
+    auto* op = batch.add_ops();
+    op->set_seq(++seq);
+    fill(*op);
+    auto reply = g.exec->execute(batch);
+    REQUIRE(reply.results_size() == 1);
+    return reply.results(0);
+  };
+  auto begin = [&] {
+    REQUIRE(other([&](proto::Op& op) {
+              auto* b = op.mutable_stream_begin_capture();
+              b->set_stream(0x5000);
+              b->set_graph(0x6000 + seq);
+            }).status()
+            == CUDA_SUCCESS);
+  };
+  auto end = [&] {
+    REQUIRE(other([&](proto::Op& op) {
+              op.mutable_stream_end_capture()->set_stream(0x5000);
+              op.mutable_stream_end_capture()->set_graph(0x7000 + seq);
+            }).status()
+            == CUDA_SUCCESS);
+  };
+  REQUIRE(other([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); }).status()
+          == CUDA_SUCCESS);
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id + 1); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  begin();
+
+  auto destroyed = g.run([](proto::Op& op) { op.mutable_blas_destroy()->set_handle(handle_id); });
+  CHECK(destroyed.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().destroys == 0);
+  // Gone for the session all the same.
+  auto a = g.alloc(16), b = g.alloc(16), c = g.alloc(16);
+  auto use = g.run([&](proto::Op& op) { sgemm_op(op, handle_id, 2, 2, 2, a, b, c); });
+  CHECK(use.blas_status() == CUBLAS_STATUS_NOT_INITIALIZED);
+  CHECK(calls().gemms == 0);
+  // The capture ends: the parked handle goes with that batch.
+  end();
+  CHECK(calls().destroys == 1);
+
+  // A session that ends during another's capture leaves its handles
+  // parked until the capture is over.
+  begin();
+  g.exec->close_session(g.session);
+  CHECK(calls().destroys == 1);
+  end();
+  CHECK(calls().destroys == 2);
+  CHECK(calls().live.empty());
+}
+
 TEST_CASE("cuBLASLt: heuristic results pass through, descriptors are cached by content",
           "[executor][blas]") {
   fake_gpu g;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -463,12 +464,24 @@ TEST_CASE("executor over a fake driver: device description",
 namespace {
 
 /// The fake driver's capture state: one thread, so one interaction mode.
+/// It keeps CUDA's rule for the thread: a non-relaxed capture binds it,
+/// unless it runs in relaxed mode, and then an allocation is refused and
+/// invalidates every capture that binds it.
 struct fake_capture {
   static CUstreamCaptureMode& thread_mode() {
     static CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_GLOBAL;
     return m;
   }
   static std::set<CUstream>& capturing() {
+    static std::set<CUstream> s;
+    return s;
+  }
+  /// The mode each capture of capturing() began in.
+  static std::map<CUstream, CUstreamCaptureMode>& modes() {
+    static std::map<CUstream, CUstreamCaptureMode> m;
+    return m;
+  }
+  static std::set<CUstream>& invalidated() {
     static std::set<CUstream> s;
     return s;
   }
@@ -480,39 +493,69 @@ struct fake_capture {
     static int n = 0;
     return n;
   }
+  static CUstreamCaptureStatus status(CUstream s) {
+    if (capturing().count(s) == 0)
+      return CU_STREAM_CAPTURE_STATUS_NONE;
+    return invalidated().count(s) != 0 ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                        : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  }
+  /// Applies the rule to an unsafe call; true when it is refused.
+  static bool refuse_unsafe() {
+    if (thread_mode() == CU_STREAM_CAPTURE_MODE_RELAXED)
+      return false;
+    bool bound = false;
+    for (auto s : capturing())
+      if (modes()[s] != CU_STREAM_CAPTURE_MODE_RELAXED) {
+        invalidated().insert(s);
+        bound = true;
+      }
+    return bound;
+  }
 };
 
 void install_fake_capture(driver_api& api) {
   fake_capture::thread_mode() = CU_STREAM_CAPTURE_MODE_GLOBAL;
   fake_capture::capturing().clear();
+  fake_capture::modes().clear();
+  fake_capture::invalidated().clear();
   fake_capture::graphs_alive() = 0;
   api.cuThreadExchangeStreamCaptureMode = [](CUstreamCaptureMode* m) {
     std::swap(*m, fake_capture::thread_mode());
     return CUDA_SUCCESS;
   };
-  api.cuStreamBeginCapture = [](CUstream s, CUstreamCaptureMode) {
-    return fake_capture::capturing().insert(s).second ? CUDA_SUCCESS
-                                                       : CUDA_ERROR_ILLEGAL_STATE;
+  api.cuStreamBeginCapture = [](CUstream s, CUstreamCaptureMode mode) {
+    if (!fake_capture::capturing().insert(s).second)
+      return CUDA_ERROR_ILLEGAL_STATE;
+    fake_capture::modes()[s] = mode;
+    return CUDA_SUCCESS;
   };
   api.cuStreamEndCapture = [](CUstream s, CUgraph* g) {
     if (fake_capture::capturing().erase(s) == 0)
       return CUDA_ERROR_ILLEGAL_STATE;
+    if (fake_capture::invalidated().erase(s) != 0) {
+      *g = nullptr;
+      return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
     ++fake_capture::graphs_alive();
     *g = reinterpret_cast<CUgraph>(uintptr_t{0x9000});
     return CUDA_SUCCESS;
   };
   api.cuStreamIsCapturing = [](CUstream s, CUstreamCaptureStatus* st) {
-    *st = fake_capture::capturing().count(s) != 0 ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-                                                   : CU_STREAM_CAPTURE_STATUS_NONE;
+    *st = fake_capture::status(s);
     return CUDA_SUCCESS;
   };
   api.cuStreamGetCaptureInfo = [](CUstream s, CUstreamCaptureStatus* st, cuuint64_t* id,
                                   CUgraph*, const CUgraphNode**, const CUgraphEdgeData**,
                                   size_t*) {
-    *st = fake_capture::capturing().count(s) != 0 ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-                                                   : CU_STREAM_CAPTURE_STATUS_NONE;
+    *st = fake_capture::status(s);
     *id = 42;
     return CUDA_SUCCESS;
+  };
+  api.cuStreamQuery = [](CUstream s) {
+    if (fake_capture::capturing().count(s) == 0)
+      return CUDA_ERROR_NOT_READY; // every stream is busy
+    fake_capture::invalidated().insert(s);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   };
   api.cuGraphDestroy = [](CUgraph) {
     --fake_capture::graphs_alive();
@@ -525,6 +568,8 @@ void install_fake_capture(driver_api& api) {
   api.cuGraphExecDestroy = [](CUgraphExec) { return CUDA_SUCCESS; };
   api.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
     fake_capture::mode_at_alloc() = fake_capture::thread_mode();
+    if (fake_capture::refuse_unsafe())
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n));
     live_allocations().insert(*p);
     return CUDA_SUCCESS;
@@ -598,16 +643,65 @@ TEST_CASE("executor over a fake driver: captures, capture rules and host copies"
   fake_client c{*gpu.exec};
   auto ok = [](const proto::OpResult& r) { return r.status() == CUDA_SUCCESS; };
   REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); })));
-  SECTION("the executor's own thread runs relaxed; capture_checked ops run global") {
+  SECTION("the executor's own thread runs relaxed; capture_checked ops are judged against "
+          "their own session's captures only") {
     c.alloc(64);
     CHECK(fake_capture::mode_at_alloc() == CU_STREAM_CAPTURE_MODE_RELAXED);
-    auto r = c.run([](proto::Op& op) {
+    // Two sessions capture in global mode, as two apps on two machines.
+    fake_client other{*gpu.exec};
+    for (auto* client : {&c, &other}) {
+      if (client == &other)
+        REQUIRE(ok(other.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); })));
+      REQUIRE(ok(client->run([](proto::Op& op) {
+        auto* b = op.mutable_stream_begin_capture();
+        b->set_stream(0x5000);
+        b->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+        b->set_graph(0x6000);
+      })));
+    }
+    // On the server every capture is relaxed: neither binds the thread.
+    for (const auto& kv : fake_capture::modes())
+      CHECK(kv.second == CU_STREAM_CAPTURE_MODE_RELAXED);
+    auto checked_alloc = [](proto::Op& op) {
       op.mutable_mem_alloc()->set_size(64);
       op.set_capture_checked(true);
-    });
-    CHECK(ok(r));
-    CHECK(fake_capture::mode_at_alloc() == CU_STREAM_CAPTURE_MODE_GLOBAL);
+      op.add_prohibited_by(0x5000);
+    };
+    // The other session's thread is free: its allocation succeeds.
+    CHECK(ok(other.run([](proto::Op& op) { op.mutable_mem_alloc()->set_size(64); })));
+    // This session's thread is bound: refused, as the app's driver would.
+    auto refused = c.run(checked_alloc);
+    CHECK(refused.status() == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(fake_capture::mode_at_alloc() == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     CHECK(fake_capture::thread_mode() == CU_STREAM_CAPTURE_MODE_RELAXED);
+    // A judged op that is legal changes nothing.
+    CHECK(ok(c.run([](proto::Op& op) {
+      op.mutable_mem_get_info();
+      op.set_capture_checked(true);
+      op.add_prohibited_by(0x5000);
+    })));
+    auto end = [](proto::Op& op) {
+      op.mutable_stream_end_capture()->set_stream(0x5000);
+      op.mutable_stream_end_capture()->set_graph(0x6000);
+    };
+    // The refusal invalidated this session's capture, not the other's.
+    CHECK(other.run(end).status() == CUDA_SUCCESS);
+    CHECK(c.run(end).status() == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    // The judge is ready again for the next refusal.
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      auto* b = op.mutable_stream_begin_capture();
+      b->set_stream(0x5000);
+      b->set_mode(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+      b->set_graph(0x6001);
+    })));
+    CHECK(c.run(checked_alloc).status() == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    auto end2 = [](proto::Op& op) {
+      op.mutable_stream_end_capture()->set_stream(0x5000);
+      op.mutable_stream_end_capture()->set_graph(0x6001);
+    };
+    CHECK(c.run(end2).status() == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    // Without the capture, the same session allocates freely again.
+    CHECK(ok(c.run([](proto::Op& op) { op.mutable_mem_alloc()->set_size(64); })));
   }
   SECTION("a capture yields a graph that instantiates; host copies into it are refused") {
     auto begin = c.run([](proto::Op& op) {

@@ -796,10 +796,12 @@ TEST_CASE("a captured kernel replays as a graph; capture rules come from the op"
   });
   REQUIRE(ok(launch));
   // An op of a thread the capture rules bind: the driver refuses cuMemAlloc.
-  auto bound = c.run([](proto::Op& op) {
+  auto bound_alloc = [](proto::Op& op) {
     op.mutable_mem_alloc()->set_size(256);
     op.set_capture_checked(true);
-  });
+    op.add_prohibited_by(0x5000);
+  };
+  auto bound = c.run(bound_alloc);
   CHECK(bound.status() == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   auto info = c.run([](proto::Op& op) { op.mutable_stream_capture_info()->set_stream(0x5000); });
   REQUIRE(ok(info));
@@ -833,6 +835,30 @@ TEST_CASE("a captured kernel replays as a graph; capture rules come from the op"
   })));
   auto relaxed = c.run([](proto::Op& op) { op.mutable_mem_alloc()->set_size(256); });
   CHECK(ok(relaxed));
+  {
+    // Meanwhile another session's app, bound by a global-mode capture of
+    // its own, makes an unsafe call: refused, and only its capture breaks.
+    client other{the_executor()};
+    REQUIRE(ok(other.run([](proto::Op& op) {
+      op.mutable_stream_create()->set_stream(0x5000);
+      op.mutable_stream_create()->set_flags(CU_STREAM_NON_BLOCKING);
+    })));
+    REQUIRE(ok(other.run([](proto::Op& op) {
+      auto* b = op.mutable_stream_begin_capture();
+      b->set_stream(0x5000);
+      b->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+      b->set_graph(0x6000);
+    })));
+    CHECK(other.run(bound_alloc).status() == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    auto theirs = other.run([](proto::Op& op) {
+      op.mutable_stream_end_capture()->set_stream(0x5000);
+      op.mutable_stream_end_capture()->set_graph(0x6000);
+    });
+    CHECK(theirs.status() == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  }
+  auto mine = c.run([](proto::Op& op) { op.mutable_stream_capture_info()->set_stream(0x5000); });
+  REQUIRE(ok(mine));
+  CHECK(mine.capture_info().status() == CU_STREAM_CAPTURE_STATUS_ACTIVE);
   auto host_copy = c.htod(dy, std::string(16, '\0'), 0x5000, true);
   CHECK(host_copy == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   REQUIRE(ok(c.run([](proto::Op& op) {
@@ -856,6 +882,181 @@ TEST_CASE("a captured kernel replays as a graph; capture rules come from the op"
   CHECK(y[n - 1] == 2047.0f);
   REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_exec_destroy()->set_exec(0x6020); })));
   REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_destroy()->set_graph(0x6010); })));
+}
+
+TEST_CASE("no session's work, legal or refused, breaks another session's capture",
+          "[gpu][executor][capture]") {
+  auto ok = [](const proto::OpResult& r) {
+    INFO(r.error());
+    return r.status() == CUDA_SUCCESS;
+  };
+  constexpr int n = 1024;
+  auto begin_capture = [&](client& c, uint64_t stream, uint64_t graph) {
+    REQUIRE(ok(c.run([&](proto::Op& op) {
+      auto* b = op.mutable_stream_begin_capture();
+      b->set_stream(stream);
+      b->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+      b->set_graph(graph);
+    })));
+  };
+  auto launch = [&](client& c, const proto::FunctionInfo& f, uint64_t y, uint64_t stream) {
+    return c.run([&](proto::Op& op) {
+      auto* l = op.mutable_launch_kernel();
+      l->set_module(7);
+      l->set_function("saxpb");
+      l->set_grid_x(n / 256);
+      l->set_grid_y(1);
+      l->set_grid_z(1);
+      l->set_block_x(256);
+      l->set_block_y(1);
+      l->set_block_z(1);
+      l->set_stream(stream);
+      l->set_params(pack_saxpb(f, y, y, 2.0f, 1.0f, n));
+    });
+  };
+  auto stream_create = [&](client& c, uint64_t stream, unsigned flags) {
+    REQUIRE(ok(c.run([&](proto::Op& op) {
+      op.mutable_stream_create()->set_stream(stream);
+      op.mutable_stream_create()->set_flags(flags);
+    })));
+  };
+  // B captures y = 2*y + 1 on a blocking stream and keeps capturing while
+  // A does everything an app does, including what the capture rules refuse.
+  client b{the_executor()};
+  auto bmod = load_kernels(b, 7);
+  auto by = b.alloc(n * sizeof(float));
+  REQUIRE(b.htod(by, from_floats(std::vector<float>(n, 1.0f))) == CUDA_SUCCESS);
+  stream_create(b, 0x5000, 0);
+  begin_capture(b, 0x5000, 0x6000);
+  REQUIRE(ok(launch(b, bmod.functions(0), by, 0x5000)));
+  auto b_status = [&] {
+    auto r = b.run([](proto::Op& op) { op.mutable_stream_capture_info()->set_stream(0x5000); });
+    REQUIRE(ok(r));
+    return r.capture_info().status();
+  };
+  auto bound = [](proto::Op& op) {
+    op.set_capture_checked(true);
+    op.add_prohibited_by(0x5000);
+  };
+  {
+    client a{the_executor()};
+    auto amod = load_kernels(a, 7);
+    CHECK(b_status() == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    auto ay = a.alloc(n * sizeof(float));
+    std::vector<std::pair<const char*, std::function<void()>>> steps = {
+      {"launch on the legacy stream", [&] { CHECK(ok(launch(a, amod.functions(0), ay, 0))); }},
+      {"sync copies, memset and free", [&] {
+         auto p = a.alloc(4096);
+         CHECK(a.htod(p, std::string(4096, 'x')) == CUDA_SUCCESS);
+         CHECK(a.dtoh(p, 4096) == std::string(4096, 'x'));
+         CHECK(ok(a.run([&](proto::Op& op) {
+           op.mutable_memset()->set_dst(p);
+           op.mutable_memset()->set_value(0);
+           op.mutable_memset()->set_count(4096);
+           op.mutable_memset()->set_element_size(1);
+         })));
+         CHECK(ok(a.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(p); })));
+       }},
+      {"device sync", [&] { CHECK(ok(a.run([](proto::Op& op) { op.mutable_ctx_synchronize(); }))); }},
+      {"streams and events", [&] {
+         stream_create(a, 0x5100, 0);
+         CHECK(ok(a.run([](proto::Op& op) { op.mutable_event_create()->set_event(0x7000); })));
+         CHECK(ok(a.run([](proto::Op& op) {
+           op.mutable_event_record()->set_event(0x7000);
+           op.mutable_event_record()->set_stream(0x5100);
+         })));
+         CHECK(ok(a.run([](proto::Op& op) { op.mutable_event_synchronize()->set_event(0x7000); })));
+         CHECK(ok(a.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5100); })));
+       }},
+      {"own capture: judged allocation refused", [&] {
+         stream_create(a, 0x5000, 0);
+         begin_capture(a, 0x5000, 0x6000);
+         CHECK(ok(launch(a, amod.functions(0), ay, 0x5000)));
+         CHECK(a.run([&](proto::Op& op) {
+                  op.mutable_mem_alloc()->set_size(256);
+                  bound(op);
+                }).status() == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+       }},
+      {"own capture: judged sync copy", [&] {
+         static_cast<void>(a.run([&](proto::Op& op) {
+           op.mutable_memcpy_htod()->set_dst(ay);
+           op.mutable_memcpy_htod()->set_data(std::string(16, 'y'));
+           bound(op);
+         }));
+       }},
+      {"own capture: judged device sync", [&] {
+         static_cast<void>(a.run([&](proto::Op& op) {
+           op.mutable_ctx_synchronize();
+           bound(op);
+         }));
+       }},
+      {"own capture: query and sync of the capturing stream", [&] {
+         static_cast<void>(a.run([](proto::Op& op) { op.mutable_stream_query()->set_stream(0x5000); }));
+         static_cast<void>(
+           a.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5000); }));
+       }},
+      {"own capture: event query of a captured event", [&] {
+         static_cast<void>(a.run([](proto::Op& op) {
+           op.mutable_event_record()->set_event(0x7000);
+           op.mutable_event_record()->set_stream(0x5000);
+         }));
+         static_cast<void>(a.run([](proto::Op& op) { op.mutable_event_query()->set_event(0x7000); }));
+       }},
+      {"own capture: legacy work while a blocking stream captures", [&] {
+         static_cast<void>(launch(a, amod.functions(0), ay, 0));
+         static_cast<void>(a.run([](proto::Op& op) {
+           op.mutable_stream_end_capture()->set_stream(0x5000);
+           op.mutable_stream_end_capture()->set_graph(0x6000);
+         }));
+       }},
+      {"a graph of its own, replayed", [&] {
+         begin_capture(a, 0x5100, 0x6100);
+         CHECK(ok(launch(a, amod.functions(0), ay, 0x5100)));
+         CHECK(ok(a.run([](proto::Op& op) {
+           op.mutable_stream_end_capture()->set_stream(0x5100);
+           op.mutable_stream_end_capture()->set_graph(0x6100);
+         })));
+         CHECK(ok(a.run([](proto::Op& op) {
+           op.mutable_graph_instantiate()->set_graph(0x6100);
+           op.mutable_graph_instantiate()->set_exec(0x6110);
+         })));
+         CHECK(ok(a.run([](proto::Op& op) {
+           op.mutable_graph_launch()->set_exec(0x6110);
+           op.mutable_graph_launch()->set_stream(0x5100);
+         })));
+         CHECK(ok(a.run([](proto::Op& op) { op.mutable_ctx_synchronize(); })));
+         CHECK(ok(a.run([](proto::Op& op) { op.mutable_graph_mem_trim(); })));
+       }},
+      {"module unload", [&] {
+         CHECK(ok(a.run([](proto::Op& op) { op.mutable_module_unload()->set_module(7); })));
+       }},
+    };
+    for (auto& [name, step] : steps) {
+      INFO("after A's " << name);
+      step();
+      CHECK(b_status() == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    }
+  }
+  INFO("after A's session closed");
+  CHECK(b_status() == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+  REQUIRE(ok(b.run([](proto::Op& op) {
+    op.mutable_stream_end_capture()->set_stream(0x5000);
+    op.mutable_stream_end_capture()->set_graph(0x6000);
+  })));
+  REQUIRE(ok(b.run([](proto::Op& op) {
+    op.mutable_graph_instantiate()->set_graph(0x6000);
+    op.mutable_graph_instantiate()->set_exec(0x6010);
+  })));
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(ok(b.run([](proto::Op& op) {
+      op.mutable_graph_launch()->set_exec(0x6010);
+      op.mutable_graph_launch()->set_stream(0x5000);
+    })));
+  REQUIRE(ok(b.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5000); })));
+  auto y = to_floats(b.dtoh(by, n * sizeof(float)));
+  REQUIRE(y.size() == n);
+  CHECK(y[0] == 15.0f); // 1 -> 3 -> 7 -> 15
+  CHECK(y[n - 1] == 15.0f);
 }
 
 namespace {

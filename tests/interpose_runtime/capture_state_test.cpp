@@ -86,6 +86,19 @@ TEST_CASE("the capture rules bind threads as CUDA documents",
       CHECK_FALSE(c.prohibited(other, static_cast<m>(mode)));
     }
   }
+  SECTION("the captures that bind a thread are named once each, by their origin") {
+    c.begin(0x5000, 0x6000, 1, cudaStreamCaptureModeGlobal, me);
+    c.record_event(0x7000, 0x5000);
+    c.wait_event(0x5100, 0x7000); // 0x5100 joins the capture of 0x5000
+    c.begin(0x5200, 0x6001, 2, cudaStreamCaptureModeThreadLocal, other);
+    c.begin(0x5300, 0x6002, 3, cudaStreamCaptureModeGlobal, other);
+    c.begin(0x5400, 0x6003, 4, cudaStreamCaptureModeRelaxed, me);
+    using v = std::vector<uint64_t>;
+    CHECK(c.prohibiting(me, cudaStreamCaptureModeGlobal) == v{0x5000, 0x5300});
+    CHECK(c.prohibiting(me, cudaStreamCaptureModeThreadLocal) == v{0x5000});
+    CHECK(c.prohibiting(other, cudaStreamCaptureModeGlobal) == v{0x5000, 0x5200, 0x5300});
+    CHECK(c.prohibiting(other, cudaStreamCaptureModeRelaxed) == v{0x5200, 0x5300});
+  }
   SECTION("after the capture ends nobody is bound") {
     c.begin(0x5000, 0x6000, 1, cudaStreamCaptureModeGlobal, other);
     CHECK(c.prohibited(me, cudaStreamCaptureModeGlobal));
