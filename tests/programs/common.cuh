@@ -73,6 +73,17 @@ private:
   uint64_t hash_ = 0xcbf29ce484222325ull;
 };
 
+/// Parameters of a 1-D kernel node of `threads` threads (a multiple of
+/// 256) over `args`.
+inline cudaKernelNodeParams kernel_node(void* fn, void** args, unsigned threads) {
+  cudaKernelNodeParams p{};
+  p.func = fn;
+  p.gridDim = dim3(threads / 256);
+  p.blockDim = dim3(256);
+  p.kernelParams = args;
+  return p;
+}
+
 /// Deterministic pseudo-random 32-bit values (xorshift32), for test data.
 inline uint32_t next_random(uint32_t& state) {
   state ^= state << 13;

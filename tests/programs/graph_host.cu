@@ -59,15 +59,6 @@ __global__ void times_three(unsigned* x, int count) {
 
 namespace {
 
-cudaKernelNodeParams kernel_node(void* fn, void** args) {
-  cudaKernelNodeParams p{};
-  p.func = fn;
-  p.gridDim = dim3(n / 256);
-  p.blockDim = dim3(256);
-  p.kernelParams = args;
-  return p;
-}
-
 /// x (from the device) into the checksum and its first value printed.
 void show(const char* what, const unsigned* x, gleam_program::checksum& sum) {
   unsigned h[n];
@@ -94,8 +85,8 @@ int main() {
   cudaGraph_t graph = nullptr;
   GLEAM_PROGRAM_CHECK(cudaGraphCreate(&graph, 0));
   cudaGraphNode_t k1 = nullptr, h1 = nullptr, k2 = nullptr, h2 = nullptr;
-  auto p1 = kernel_node(reinterpret_cast<void*>(add_one), args);
-  auto p2 = kernel_node(reinterpret_cast<void*>(times_three), args);
+  auto p1 = gleam_program::kernel_node(reinterpret_cast<void*>(add_one), args, n);
+  auto p2 = gleam_program::kernel_node(reinterpret_cast<void*>(times_three), args, n);
   cudaHostNodeParams ha{record, &a}, hb{record, &b};
   GLEAM_PROGRAM_CHECK(cudaGraphAddKernelNode(&k1, graph, nullptr, 0, &p1));
   GLEAM_PROGRAM_CHECK(cudaGraphAddHostNode(&h1, graph, &k1, 1, &ha));

@@ -40,15 +40,6 @@ void show(const char* what, const unsigned* d, gleam_program::checksum& sum) {
   sum.add(h, sizeof h);
 }
 
-cudaKernelNodeParams kernel_node(void* fn, void** args) {
-  cudaKernelNodeParams p{};
-  p.func = fn;
-  p.gridDim = dim3(n / 256);
-  p.blockDim = dim3(256);
-  p.kernelParams = args;
-  return p;
-}
-
 } // namespace
 
 int main() {
@@ -111,8 +102,8 @@ int main() {
   int count_arg = n;
   void* fill_args[] = {&g_tmp, &five, &count_arg};
   void* add_args[] = {&x, &g_tmp, &count_arg};
-  auto fp = kernel_node(reinterpret_cast<void*>(fill), fill_args);
-  auto addp = kernel_node(reinterpret_cast<void*>(add_into), add_args);
+  auto fp = gleam_program::kernel_node(reinterpret_cast<void*>(fill), fill_args, n);
+  auto addp = gleam_program::kernel_node(reinterpret_cast<void*>(add_into), add_args, n);
   GLEAM_PROGRAM_CHECK(cudaGraphAddKernelNode(&fill_node, graph, &alloc_node, 1, &fp));
   GLEAM_PROGRAM_CHECK(cudaGraphAddKernelNode(&add_node, graph, &fill_node, 1, &addp));
   GLEAM_PROGRAM_CHECK(cudaGraphAddMemFreeNode(&free_node, graph, &add_node, 1, g_tmp));
