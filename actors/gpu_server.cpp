@@ -4,6 +4,8 @@
 #include <chrono>
 #include <map>
 
+#include <malloc.h>
+
 #include <caf/all.hpp>
 
 #include "actors/error.hpp"
@@ -202,7 +204,7 @@ private:
       ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
     if (known)
       log(log_level::info, "gpu {}: session {} closed", exec_->ordinal(), id);
-    post_telemetry();
+    after_end();
     return known;
   }
 
@@ -247,7 +249,17 @@ private:
         "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "
         "freed",
         exec_->ordinal(), id, grace_.count());
+    after_end();
+  }
+
+  /// After a session ended: the scheduler learns of it, and once the GPU is
+  /// idle the heap memory its sessions freed goes back to the system (glibc
+  /// keeps it in per-thread arenas otherwise, and the server's RSS stays at
+  /// its peak).
+  void after_end() {
     post_telemetry();
+    if (exec_->session_count() == 0)
+      static_cast<void>(malloc_trim(0));
   }
 
   std::shared_ptr<executor::driver_api> driver_; // keeps the driver loaded
