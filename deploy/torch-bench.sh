@@ -8,6 +8,8 @@
 # remote run goes through gleam-link in front of one gleamd. The driver is
 # hidden from the client as in deploy/gpu-check.sh. Prints one line a run and
 # checks that every run generated the same tokens.
+# GLEAM_TORCH_BENCH_RUNS picks the runs (default: "local naive full_cold
+# full_cached"); local always runs first, as the reference.
 set -uo pipefail
 bundle=$(cd "${1:?bundle dir}" && pwd)
 size=${2:-1b}
@@ -48,11 +50,18 @@ run() { # NAME ENV...
   echo "$name rc=$rc link=$link $(grep -h '^timing' "$out/$name.err")"
   [ $rc -eq 0 ] || tail -5 "$out/$name.err"
 }
+runs=${GLEAM_TORCH_BENCH_RUNS:-local naive full_cold full_cached}
 run local
-run naive GLEAM_ASYNC=off GLEAM_CACHE=off
-run full_cold
-run full_cached
-for r in naive full_cold full_cached; do
+for r in $runs; do
+  case $r in
+    local) ;;
+    naive) run naive GLEAM_ASYNC=off GLEAM_CACHE=off ;;
+    full_cold | full_cached) run "$r" ;;
+    *) echo "torch-bench: unknown run '$r' (local, naive, full_cold, full_cached)"; exit 2 ;;
+  esac
+done
+for r in $runs; do
+  [ "$r" = local ] && continue
   cmp -s "$out/local.out" "$out/$r.out" && echo "tokens $r: identical to local" \
     || echo "tokens $r: DIFFER from local"
 done
