@@ -40,6 +40,7 @@
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
 #include "interpose/upload.hpp"
+#include "interpose/wait_report.hpp"
 
 namespace gleam::interpose {
 
@@ -729,8 +730,12 @@ void reconcile_oldest(client& c) {
 void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* status) {
   if (c.queue->ops_size() == 0)
     return;
-  while (!c.window.has_room() && c.state == cudaSuccess)
-    reconcile_oldest(c);
+  if (!c.window.has_room()) {
+    auto begin = std::chrono::steady_clock::now();
+    while (!c.window.has_room() && c.state == cudaSuccess)
+      reconcile_oldest(c);
+    note_wait("window_full", std::chrono::steady_clock::now() - begin);
+  }
   if (c.state != cudaSuccess)
     return;
   auto first = c.queue->ops(0).seq();
@@ -752,12 +757,24 @@ void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* s
                        owned_from});
 }
 
-/// Sends the queue and waits for every batch in flight.
-cudaError_t drain(client& c) {
+/// Sends the queue and waits for every batch in flight; the wait counts
+/// under `reason` in the wait report.
+cudaError_t drain(client& c, std::string_view reason) {
   send_queue(c, 0, {}, nullptr);
+  if (c.flights.empty())
+    return c.state;
+  auto begin = std::chrono::steady_clock::now();
   while (!c.flights.empty() && c.state == cudaSuccess)
     reconcile_oldest(c);
+  note_wait(reason, std::chrono::steady_clock::now() - begin);
   return c.state;
+}
+
+/// The op's name in the wire schema (e.g. "memcpy_dtoh"); lives as long as
+/// the process.
+std::string_view op_name(const proto::Op& op) {
+  const auto* field = proto::Op::descriptor()->FindFieldByNumber(static_cast<int>(op.kind_case()));
+  return field != nullptr ? std::string_view{field->name()} : std::string_view{"op"};
 }
 
 /// Bytes an op carries beyond its fixed fields (what bounds a batch).
@@ -902,6 +919,7 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
     results->clear();
   if (ops.empty())
     return cudaSuccess;
+  auto reason = op_name(ops.back());
   uint64_t owned_from = 0;
   for (auto& op : ops) {
     auto seq = enqueue(c, std::move(op));
@@ -914,7 +932,7 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
     sink = [results](proto::OpResult& r) { results->push_back(std::move(r)); };
   cudaError_t status = cudaSuccess;
   send_queue(c, owned_from, std::move(sink), &status);
-  if (auto err = drain(c); err != cudaSuccess)
+  if (auto err = drain(c, reason); err != cudaSuccess)
     return err;
   return status;
 }
@@ -936,9 +954,10 @@ cudaError_t submit(proto::Op op) {
     return c.state;
   if (!c.async) {
     cudaError_t status = cudaSuccess;
+    auto reason = op_name(op);
     auto seq = enqueue(c, std::move(op));
     send_queue(c, seq, {}, &status);
-    if (auto err = drain(c); err != cudaSuccess)
+    if (auto err = drain(c, reason); err != cudaSuccess)
       return err;
     return status;
   }
@@ -984,11 +1003,14 @@ cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& 
   if (c.state != cudaSuccess)
     return c.state;
   cudaError_t status = cudaSuccess;
+  std::string_view reason = "pipelined";
   for (size_t i = 0; i < count && status == cudaSuccess && c.state == cudaSuccess; ++i) {
-    auto seq = enqueue(c, make(i));
+    auto op = make(i);
+    reason = op_name(op);
+    auto seq = enqueue(c, std::move(op));
     send_queue(c, seq, sink, &status);
   }
-  if (auto err = drain(c); err != cudaSuccess)
+  if (auto err = drain(c, reason); err != cudaSuccess)
     return err;
   return status;
 }
@@ -998,7 +1020,7 @@ cudaError_t flush() {
   auto& c = get_client();
   if (c.state != cudaSuccess)
     return c.state;
-  return drain(c);
+  return drain(c, "flush");
 }
 
 cudaError_t deliver_deferred(cudaError_t own) noexcept {

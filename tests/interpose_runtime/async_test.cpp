@@ -192,6 +192,33 @@ TEST_CASE("error-code-only calls are queued and sent in few batches", "[interpos
   }
 }
 
+TEST_CASE("GLEAM_WAIT_REPORT counts each wait for the server under the call's op",
+          "[interpose_runtime]") {
+  fake_server server;
+  SECTION("async: the slab's allocation and the read-back") {
+    CHECK(server.probe("classes", "GLEAM_FLUSH_US=60000000 GLEAM_WAIT_REPORT=1")
+          == "calls=cudaSuccess device=0 count=1 threads=1024 flags=0 type=2 "
+             "sync=cudaSuccess byte=3\n");
+    // Two waits in all; the report's lines start at a line's beginning.
+    CHECK_THAT(server.probe_errors(), Catch::Contains("gleam wait report: 2 waits, ")
+                                        && Catch::Contains("\ngleam wait    mem_alloc 1 ")
+                                        && Catch::Contains("\ngleam wait    memcpy_dtoh 1 "));
+  }
+  SECTION("GLEAM_ASYNC=off: every memset waits") {
+    CHECK(server.probe("batching", "GLEAM_ASYNC=off GLEAM_WAIT_REPORT=1")
+          == "sync=cudaSuccess byte=99\n");
+    auto errors = server.probe_errors();
+    CHECK_THAT(errors, Catch::Contains("gleam wait report: 102 waits, ")
+                         && Catch::Contains("\ngleam wait    memset 100 ")
+                         && Catch::Contains("\ngleam wait    mem_alloc 1 ")
+                         && Catch::Contains("\ngleam wait    memcpy_dtoh 1 "));
+  }
+  SECTION("without the variable, no report") {
+    server.probe("batching");
+    CHECK_THAT(server.probe_errors(), !Catch::Contains("gleam wait"));
+  }
+}
+
 TEST_CASE("an async error is returned by the next synchronizing call, once",
           "[interpose_runtime]") {
   fake_server server;

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+namespace gleam::interpose {
+
+/// GLEAM_WAIT_REPORT=1: where the client waited for the server. Every wait
+/// (a synchronizing call's round trip, a full window of batches in flight)
+/// is counted under its reason, and at exit the counts and the time waited
+/// go to stderr, most time first, as
+///   gleam wait report: N waits, S s
+///   gleam wait    REASON COUNT SECONDS
+/// so that an app that is slow over a LAN shows which of its calls make it
+/// wait (each costs at least one round trip of the link).
+///
+/// Thread-safe. Costs nothing when the variable is unset.
+
+/// Whether the report is on (GLEAM_WAIT_REPORT=1, read once).
+bool wait_report_enabled() noexcept;
+
+/// Counts one wait of `waited` under `reason` (an op's name, e.g.
+/// "memcpy_dtoh", or "window_full"); `reason` must outlive the process.
+void note_wait(std::string_view reason, std::chrono::steady_clock::duration waited) noexcept;
+
+} // namespace gleam::interpose
