@@ -50,15 +50,23 @@ gleamd_pid=$!
 trap 'kill $gleamd_pid 2>/dev/null' EXIT
 sleep 3
 kill -0 $gleamd_pid 2>/dev/null || { echo "soak: gleamd did not start"; tail "$out/gleamd.log"; exit 2; }
-# Warm-up: one pass of every program, so that the baseline includes the
-# context, loaded kernels and the allocator's steady state.
-for prog in "${programs[@]}"; do
-  GLEAM_SERVER=127.0.0.1:$port "$bundle/bin/gleam-run" -- "$bundle/$prog" > /dev/null 2>&1
-done
-sleep 3
+# Warm-up: one pass of every program by CLIENTS concurrent clients, so that
+# the baseline includes the context, loaded kernels, the weight cache's
+# entries and the allocator's steady state at the soak's concurrency (a
+# sequential pass sizes per-thread heap arenas for one session at a time).
+warm_pass() {
+  for prog in "${programs[@]}"; do
+    GLEAM_SERVER=127.0.0.1:$port "$bundle/bin/gleam-run" -- "$bundle/$prog" > /dev/null 2>&1
+  done
+}
+warm_pids=()
+for i in $(seq 1 "$clients"); do warm_pass & warm_pids+=($!); done
+wait "${warm_pids[@]}"
+sleep 5
 rss_base=$(rss_mib $gleamd_pid)
 gpu_base=$(gpu_used_mib)
 echo "soak: $clients clients x $minutes min, ${#programs[@]} programs; baseline gleamd RSS ${rss_base} MiB, GPU used ${gpu_base} MiB (${gpu_before_server} MiB before gleamd)"
+"$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c "cache stats" 2>&1 | sed 's/^/soak: baseline /'
 
 deadline=$(( $(date +%s) + minutes * 60 ))
 client_loop() {
@@ -106,6 +114,11 @@ echo "soak: runs $runs, failed $fails, clients held $clients"
 echo "soak: gleamd RSS ${rss_base} -> peak ${peak_rss} -> after ${rss_after} MiB (margin ${rss_margin})"
 echo "soak: GPU used ${gpu_base} -> after ${gpu_after} MiB (margin ${gpu_margin})"
 echo "soak: sessions after: $sessions"
+# Where the RSS lies, and what the weight cache holds (its host tier is
+# memory the server keeps on purpose).
+[ $alive -eq 1 ] && grep -E "^(Rss|Anonymous|Shared|Private)" "/proc/$gleamd_pid/smaps_rollup" 2>/dev/null \
+  | awk '{printf "soak: after: %s %d MiB\n", $1, $2/1024}'
+"$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c "cache stats" 2>&1 | sed 's/^/soak: /'
 ok=1
 [ $alive -eq 1 ] || { echo "soak: FAIL gleamd died"; ok=0; }
 [ $fails -eq 0 ] || { echo "soak: FAIL $fails failed runs (see $out/FAILED.*)"; ok=0; }

@@ -290,7 +290,9 @@ void teardown(client* c) {
   }
 }
 
-void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* status);
+std::chrono::steady_clock::duration send_queue(client& c, uint64_t owned_from,
+                                               result_sink sink, cudaError_t* status,
+                                               bool note_full = true);
 
 void at_exit() {
   std::thread flusher;
@@ -725,24 +727,34 @@ void reconcile_oldest(client& c) {
 }
 
 /// Sends the queued ops as one batch (waiting for room in the window
-/// first). Ops with seq >= owned_from are owned: their results go to `sink`,
-/// their first failure to `*status`.
-void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* status) {
+/// first) and returns how long it waited for room. With `note_full` the
+/// wait counts as "window_full" in the wait report (a queue at its bounds);
+/// a synchronizing call counts it with its own wait instead (drain). Ops
+/// with seq >= owned_from are owned: their results go to `sink`, their first
+/// failure to `*status`.
+std::chrono::steady_clock::duration send_queue(client& c, uint64_t owned_from,
+                                               result_sink sink, cudaError_t* status,
+                                               bool note_full) {
+  std::chrono::steady_clock::duration waited{};
   if (c.queue->ops_size() == 0)
-    return;
+    return waited;
   if (!c.window.has_room()) {
     auto begin = std::chrono::steady_clock::now();
     while (!c.window.has_room() && c.state == cudaSuccess)
       reconcile_oldest(c);
-    note_wait("window_full", std::chrono::steady_clock::now() - begin);
+    waited = std::chrono::steady_clock::now() - begin;
+    if (note_full)
+      note_wait("window_full", waited);
   }
   if (c.state != cudaSuccess)
-    return;
+    return waited;
   auto first = c.queue->ops(0).seq();
   auto last = c.queue->ops(c.queue->ops_size() - 1).seq();
   auto id = c.window.sent(first, last, owned_from);
-  if (!id)
-    return lose(c, caf::to_string(id.error()));
+  if (!id) {
+    lose(c, caf::to_string(id.error()));
+    return waited;
+  }
   actors::pb<proto::OpBatch> batch;
   std::swap(batch, c.queue);
   batch->set_session(c.opened.session());
@@ -755,18 +767,21 @@ void send_queue(client& c, uint64_t owned_from, result_sink sink, cudaError_t* s
   auto handle = (*c.self)->request(untyped_server(c), caf::duration{c.cfg.request_timeout}, msg);
   c.flights.push_back({*id, std::move(handle), std::move(msg), last, std::move(sink), status,
                        owned_from});
+  return waited;
 }
 
-/// Sends the queue and waits for every batch in flight; the wait counts
+/// Sends the queue and waits for every batch in flight; the wait, with
+/// `waited` before it (the call's wait for room in the window), counts once
 /// under `reason` in the wait report.
-cudaError_t drain(client& c, std::string_view reason) {
-  send_queue(c, 0, {}, nullptr);
-  if (c.flights.empty())
+cudaError_t drain(client& c, std::string_view reason,
+                  std::chrono::steady_clock::duration waited = {}) {
+  waited += send_queue(c, 0, {}, nullptr, false);
+  if (c.flights.empty() && waited.count() == 0)
     return c.state;
   auto begin = std::chrono::steady_clock::now();
   while (!c.flights.empty() && c.state == cudaSuccess)
     reconcile_oldest(c);
-  note_wait(reason, std::chrono::steady_clock::now() - begin);
+  note_wait(reason, waited + (std::chrono::steady_clock::now() - begin));
   return c.state;
 }
 
@@ -812,8 +827,23 @@ uint64_t enqueue(client& c, proto::Op&& op) {
   return seq;
 }
 
+/// Reconciles the batches whose replies are in the mailbox already, without
+/// waiting for any other.
+void collect_replies(client& c) {
+  while (!c.flights.empty() && c.state == cudaSuccess && !(*c.self)->mailbox().empty())
+    reconcile_oldest(c);
+}
+
+/// How often the flusher looks for replies while the window is full.
+constexpr auto full_window_poll = std::chrono::microseconds{50};
+
 /// Sends a queue that waited flush_delay, so that async work reaches the
-/// GPU while the app computes on the host.
+/// GPU while the app computes on the host. With the window full it does not
+/// wait for a reply holding the client: the queue keeps gathering the app's
+/// ops (one larger batch) until a reply makes room, so that a link whose
+/// round trip spans more than max_pending_batch flushes costs the app no
+/// wait; only a queue at its bounds (max_batch_ops, max_batch_bytes) waits
+/// for room, in the app's call.
 void flusher_loop(client* c, std::mutex* mutex) {
   std::unique_lock<std::mutex> lock{*mutex};
   while (!c->stopping) {
@@ -821,17 +851,24 @@ void flusher_loop(client* c, std::mutex* mutex) {
       c->wake.wait(lock);
       continue;
     }
+    auto now = std::chrono::steady_clock::now();
     auto due = c->first_queued + c->flush_delay;
-    if (std::chrono::steady_clock::now() >= due) {
-      try {
-        send_queue(*c, 0, {}, nullptr);
-      } catch (...) {
-        // Out of memory while sending: the next synchronizing call retries.
-        c->first_queued = std::chrono::steady_clock::now();
-      }
+    if (now < due) {
+      c->wake.wait_until(lock, due);
       continue;
     }
-    c->wake.wait_until(lock, due);
+    try {
+      if (!c->window.has_room())
+        collect_replies(*c);
+      if (!c->window.has_room()) {
+        c->wake.wait_until(lock, now + full_window_poll);
+        continue;
+      }
+      send_queue(*c, 0, {}, nullptr);
+    } catch (...) {
+      // Out of memory while sending: the next synchronizing call retries.
+      c->first_queued = std::chrono::steady_clock::now();
+    }
   }
 }
 
@@ -931,8 +968,8 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
   if (results != nullptr)
     sink = [results](proto::OpResult& r) { results->push_back(std::move(r)); };
   cudaError_t status = cudaSuccess;
-  send_queue(c, owned_from, std::move(sink), &status);
-  if (auto err = drain(c, reason); err != cudaSuccess)
+  auto waited = send_queue(c, owned_from, std::move(sink), &status, false);
+  if (auto err = drain(c, reason, waited); err != cudaSuccess)
     return err;
   return status;
 }
@@ -956,8 +993,8 @@ cudaError_t submit(proto::Op op) {
     cudaError_t status = cudaSuccess;
     auto reason = op_name(op);
     auto seq = enqueue(c, std::move(op));
-    send_queue(c, seq, {}, &status);
-    if (auto err = drain(c, reason); err != cudaSuccess)
+    auto waited = send_queue(c, seq, {}, &status, false);
+    if (auto err = drain(c, reason, waited); err != cudaSuccess)
       return err;
     return status;
   }
@@ -1004,13 +1041,14 @@ cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& 
     return c.state;
   cudaError_t status = cudaSuccess;
   std::string_view reason = "pipelined";
+  std::chrono::steady_clock::duration waited{};
   for (size_t i = 0; i < count && status == cudaSuccess && c.state == cudaSuccess; ++i) {
     auto op = make(i);
     reason = op_name(op);
     auto seq = enqueue(c, std::move(op));
-    send_queue(c, seq, sink, &status);
+    waited += send_queue(c, seq, sink, &status, false);
   }
-  if (auto err = drain(c, reason); err != cudaSuccess)
+  if (auto err = drain(c, reason, waited); err != cudaSuccess)
     return err;
   return status;
 }

@@ -18,6 +18,8 @@
 //              a memset on the legacy stream while a blocking stream
 //              captures, one into the capture, one after its end, a sync
 //   latency N  N sync calls (4 B D2H), N async calls (memset): median us
+//   paced N    N async memsets 300 us apart (longer than the flush delay),
+//              then a 1 B read-back
 //   decode N   N iterations of 32 async memsets and a 4 B D2H copy (with
 //              fake_gpu_server --op-us U: a decode step of 32 kernels of U
 //              us): median us an iteration
@@ -758,6 +760,16 @@ int main(int argc, char** argv) {
     auto e = read_byte();
     std::printf("sync_call_us=%.1f async_call_us=%.2f err=%s\n", median(sync_us),
                 median(async_us), name(a, e));
+  } else if (scenario == "paced") {
+    for (int i = 0; i < n; ++i) {
+      if (auto e = a.memset_async(p, i % 128, 4096, nullptr); e != cudaSuccess)
+        std::printf("memset%d=%s\n", i, name(a, e));
+      auto until = now_us() + 300;
+      while (now_us() < until) {
+      }
+    }
+    auto e = read_byte();
+    std::printf("sync=%s byte=%d\n", name(a, e), byte);
   } else if (scenario == "decode") {
     std::vector<double> iter_us;
     for (int i = 0; i < n; ++i) {

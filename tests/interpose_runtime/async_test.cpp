@@ -51,15 +51,17 @@ std::map<std::string, std::string> spec_call_classes(const std::string& spec = "
 /// fake_gpu_server in a child process; SIGTERM at the end.
 class fake_server {
 public:
-  fake_server() {
+  /// `args`: more fake_gpu_server arguments (e.g. {"--op-us", "3000"}).
+  explicit fake_server(const std::vector<std::string>& args = {}) {
     char tmpl[] = "/tmp/gleam-async-test-XXXXXX";
     const char* dir = ::mkdtemp(tmpl);
     REQUIRE(dir != nullptr);
     dir_ = dir;
     port_ = free_port();
-    pid_ = spawn_logged({build_path("tests/fake_gpu_server"), std::to_string(port_),
-                         stats_path()},
-                        dir_ + "/server.log");
+    std::vector<std::string> argv{build_path("tests/fake_gpu_server"), std::to_string(port_),
+                                  stats_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = spawn_logged(argv, dir_ + "/server.log");
     // Bounded wait for the listener (not a timing assertion).
     for (int i = 0; i < 200 && !port_open(port_); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds{25});
@@ -217,6 +219,25 @@ TEST_CASE("GLEAM_WAIT_REPORT counts each wait for the server under the call's op
     server.probe("batching");
     CHECK_THAT(server.probe_errors(), !Catch::Contains("gleam wait"));
   }
+}
+
+TEST_CASE("a full window of batches in flight costs the app no wait: its ops gather",
+          "[interpose_runtime]") {
+  // Every memset busies the server 3 ms and comes 300 us after the last
+  // (past the flush delay): the max_pending_batch (8) batches in flight are
+  // all the server's backlog, and the ops after them wait in the client's
+  // queue instead of making the app wait for a reply.
+  fake_server server{{"--op-us", "3000"}};
+  CHECK(server.probe("paced 40", "GLEAM_WAIT_REPORT=1") == "sync=cudaSuccess byte=39\n");
+  auto errors = server.probe_errors();
+  CHECK_THAT(errors, Catch::Contains("gleam wait report: 2 waits, ")
+                       && Catch::Contains("\ngleam wait    mem_alloc 1 ")
+                       && Catch::Contains("\ngleam wait    memcpy_dtoh 1 ")
+                       && !Catch::Contains("window_full"));
+  // Fewer batches than memsets: those behind the full window went together.
+  auto n = server.batches();
+  CHECK(n >= 3);
+  CHECK(n < 40);
 }
 
 TEST_CASE("an async error is returned by the next synchronizing call, once",
