@@ -175,6 +175,16 @@ private:
     return false;
   }
 
+  /// The driver stream of the session's stream `handle`, issuing nothing.
+  bool resolve_stream(uint64_t handle, CUstream& out) {
+    auto rc = driver_stream(driver_, s_, handle, &out);
+    if (rc == CUDA_SUCCESS)
+      return true;
+    invalid(fmt::format("stream handle {} is not a usable stream of this session ({})",
+                        handle, static_cast<int>(rc)));
+    return false;
+  }
+
   blas_handle_entry* lookup(uint64_t id) {
     auto i = t_.handles.find(id);
     if (i != t_.handles.end())
@@ -244,6 +254,9 @@ private:
         return;
     } else if (!report(api_.cublasCreate_v2(&e.blas), "cublasCreate")) {
       return;
+    } else if (!bind(e, stream_handle::legacy_default, false)) {
+      static_cast<void>(api_.cublasDestroy_v2(e.blas));
+      return;
     }
     t_.handles.emplace(id, e);
   }
@@ -268,11 +281,25 @@ private:
 
   void set_stream(const proto::BlasSetStream& op) {
     auto* h = lookup_blas(op.handle());
-    CUstream stream = nullptr;
-    if (h == nullptr || !lookup_stream(op.stream(), stream))
-      return;
-    if (report(api_.cublasSetStream_v2(h->blas, stream), "cublasSetStream"))
+    if (h != nullptr && bind(*h, op.stream(), false))
       h->stream = op.stream();
+  }
+
+  /// Puts cuBLAS handle `h` on the session's stream `handle`; with `work`,
+  /// for work about to be issued there (ordered by the legacy-stream rule,
+  /// as any work is). cublasSetStream resets a workspace set by
+  /// cublasSetWorkspace, so the library hears of a stream only when it
+  /// changes.
+  bool bind(blas_handle_entry& h, uint64_t handle, bool work = true) {
+    CUstream stream = nullptr;
+    if (work ? !lookup_stream(handle, stream) : !resolve_stream(handle, stream))
+      return false;
+    if (stream == h.bound)
+      return true;
+    if (!report(api_.cublasSetStream_v2(h.blas, stream), "cublasSetStream"))
+      return false;
+    h.bound = stream;
+    return true;
   }
 
   void set_workspace(const proto::BlasSetWorkspace& op) {
@@ -479,19 +506,21 @@ private:
             return;
         }
         break;
-      case proto::BlasGemm::BATCHED: {
+      case proto::BlasGemm::BATCHED:
         // The arrays are read after the handle's stream has done its work.
-        CUstream stream = nullptr;
-        if (!lookup_stream(h->stream, stream) || !check_pointer_arrays(g, stream, ptr, extent))
+        if (!bind(*h, h->stream) || !check_pointer_arrays(g, h->bound, ptr, extent))
           return;
         break;
-      }
       default:
         return invalid(fmt::format("gemm: unknown form {}", static_cast<int>(g.form())));
     }
     scalar alpha;
     scalar beta;
     if (!take_scalars(g.alpha(), g.beta(), alpha, beta))
+      return;
+    // The gemm is work on the handle's stream: ordered by the legacy-stream
+    // rule like a kernel there (a later legacy-stream copy waits for it).
+    if (g.form() != proto::BlasGemm::BATCHED && !bind(*h, h->stream))
       return;
     bool small = fits_int(g.m()) && fits_int(g.n()) && fits_int(g.k()) && fits_int(g.lda())
                  && fits_int(g.ldb()) && fits_int(g.ldc()) && fits_int(g.batch_count());

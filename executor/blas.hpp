@@ -25,6 +25,10 @@ struct blas_handle_entry {
   cublasLtHandle_t lt = nullptr;
   /// Client handle of the stream set by BlasSetStream (0: legacy default).
   uint64_t stream = 0;
+  /// The driver stream the library handle works on now: the session's
+  /// stand-in of the legacy stream from its creation (never the context's,
+  /// which all sessions share), then BlasSetStream's.
+  CUstream bound = nullptr;
 };
 
 /// Library handles whose destruction waits until no session of the context

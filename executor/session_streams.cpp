@@ -97,6 +97,22 @@ CUresult stream_for_work(driver_api& api, session& s, uint64_t handle, CUstream*
   return b == s.blocking.end() ? CUDA_SUCCESS : blocking_waits(api, s, i->second, b->second);
 }
 
+CUresult driver_stream(driver_api& api, session& s, uint64_t handle, CUstream* out) {
+  if (handle == stream_handle::legacy_default || handle == stream_handle::legacy
+      || handle == stream_handle::per_thread) {
+    auto& slot = handle == stream_handle::per_thread ? s.per_thread_stream : s.legacy_stream;
+    if (auto rc = stand_in(api, slot); rc != CUDA_SUCCESS)
+      return rc;
+    *out = slot;
+    return CUDA_SUCCESS;
+  }
+  auto i = s.streams.find(handle);
+  if (i == s.streams.end())
+    return CUDA_ERROR_INVALID_HANDLE;
+  *out = i->second;
+  return CUDA_SUCCESS;
+}
+
 CUresult sync_session(driver_api& api, session& s) {
   std::vector<CUstream> all;
   for (const auto& kv : s.streams)

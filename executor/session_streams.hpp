@@ -30,6 +30,12 @@ namespace gleam::executor {
 /// as CUDA invalidates it); or the driver's failure.
 CUresult stream_for_work(driver_api& api, session& s, uint64_t handle, CUstream* out);
 
+/// Resolves client stream `handle` of `s` to its driver stream (creating a
+/// default stream's stand-in) without issuing work or ordering anything:
+/// for binding a library handle to the stream. CUDA_ERROR_INVALID_HANDLE
+/// when `handle` is not a stream of the session.
+CUresult driver_stream(driver_api& api, session& s, uint64_t handle, CUstream* out);
+
 /// Waits for every stream of `s` (a device-wide sync of one session).
 /// While a stream of the session captures, CUDA refuses a device-wide sync
 /// and invalidates the capture: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.

@@ -69,7 +69,13 @@ struct fake_calls {
   int layout_creates = 0;
   int layout_destroys = 0;
   CUstream last_stream = nullptr;
+  int set_streams = 0;
   std::set<void*> live;
+  /// Driver streams in creation order; events recorded (event, stream) and
+  /// waited for (stream, event), in order.
+  std::vector<CUstream> streams;
+  std::vector<std::pair<CUevent, CUstream>> records;
+  std::vector<std::pair<CUstream, CUevent>> waits;
 };
 
 fake_calls& calls() {
@@ -152,7 +158,16 @@ void install_fake_driver(driver_api& api) {
   gleam::test::install_fake_stream_order(api);
 
   api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
-    *s = reinterpret_cast<CUstream>(uintptr_t{0x5150});
+    *s = reinterpret_cast<CUstream>(uintptr_t{0x5150} + calls().streams.size());
+    calls().streams.push_back(*s);
+    return CUDA_SUCCESS;
+  };
+  api.cuEventRecordWithFlags = [](CUevent e, CUstream s, unsigned) {
+    calls().records.emplace_back(e, s);
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamWaitEvent = [](CUstream s, CUevent e, unsigned) {
+    calls().waits.emplace_back(s, e);
     return CUDA_SUCCESS;
   };
   api.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
@@ -195,6 +210,7 @@ void install_fake_blas(blas_api& api) {
   };
   api.cublasSetStream_v2 = [](cublasHandle_t, cudaStream_t s) {
     calls().last_stream = s;
+    ++calls().set_streams;
     return CUBLAS_STATUS_SUCCESS;
   };
   api.cublasSetWorkspace_v2 = [](cublasHandle_t, void*, size_t) { return CUBLAS_STATUS_SUCCESS; };
@@ -371,7 +387,11 @@ TEST_CASE("an SGEMM op computes on the handle's stream", "[executor][blas]") {
     op.mutable_blas_set_stream()->set_stream(9);
   });
   CHECK(set.blas_status() == CUBLAS_STATUS_SUCCESS);
-  CHECK(calls().last_stream == reinterpret_cast<CUstream>(uintptr_t{0x5150}));
+  // The handle works on stream 9's driver stream (created last; the first
+  // is the session's stand-in of the legacy stream, the handle's stream
+  // from its creation).
+  REQUIRE(calls().streams.size() == 2);
+  CHECK(calls().last_stream == calls().streams.back());
 
   auto a = g.alloc(6 * 4), b = g.alloc(6 * 4), c = g.alloc(4 * 4);
   // A = [1 2 3; 4 5 6] (2 x 3), B = [1 0; 0 1; 1 1] (3 x 2), column-major.
@@ -384,6 +404,59 @@ TEST_CASE("an SGEMM op computes on the handle's stream", "[executor][blas]") {
   CHECK(calls().gemms == 1);
   std::vector<float> cv(g.floats(c), g.floats(c) + 4);
   CHECK(cv == std::vector<float>{4, 10, 5, 11});
+}
+
+TEST_CASE("a gemm on a blocking stream is ordered before later legacy-stream work",
+          "[executor][blas]") {
+  // CUDA's legacy stream waits for every blocking stream: a cudaMemcpy
+  // after a gemm on a cudaStreamCreate stream reads the gemm's result. The
+  // session's streams are non-blocking driver streams, so the executor must
+  // make the legacy stand-in wait for the gemm with an event.
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(calls().streams.size() == 1);
+  auto legacy = calls().streams[0];
+  // Without cublasSetStream the handle works on the session's legacy
+  // stand-in, never on the context's legacy stream (null).
+  CHECK(calls().last_stream == legacy);
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(9); }).status() == 0);
+  auto blocking = calls().streams.back();
+  REQUIRE(g.run([](proto::Op& op) {
+             op.mutable_blas_set_stream()->set_handle(handle_id);
+             op.mutable_blas_set_stream()->set_stream(9);
+           }).blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  auto a = g.alloc(6 * 4), b = g.alloc(6 * 4), c = g.alloc(4 * 4);
+  auto read_back = [&] {
+    return g.run([&](proto::Op& op) {
+      op.mutable_memcpy_dtoh()->set_src(c);
+      op.mutable_memcpy_dtoh()->set_size(16);
+    });
+  };
+  REQUIRE(read_back().status() == CUDA_SUCCESS); // the legacy stream is up to date
+  calls().records.clear();
+  calls().waits.clear();
+  REQUIRE(g.run([&](proto::Op& op) { sgemm_op(op, handle_id, 2, 2, 3, a, b, c); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(read_back().status() == CUDA_SUCCESS);
+  // After the gemm: an event recorded on the gemm's stream, and the legacy
+  // stand-in waiting for that very event before the copy.
+  bool ordered = false;
+  for (const auto& [event, stream] : calls().records)
+    if (stream == blocking)
+      for (const auto& w : calls().waits)
+        ordered |= w.first == legacy && w.second == event;
+  CHECK(ordered);
+  // Binding the handle once per stream: a gemm calls no cublasSetStream
+  // (which would reset a workspace the app set).
+  auto set_streams = calls().set_streams;
+  REQUIRE(g.run([&](proto::Op& op) { sgemm_op(op, handle_id, 2, 2, 3, a, b, c); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().set_streams == set_streams);
 }
 
 TEST_CASE("a gemm whose matrices leave the session's memory launches nothing",
