@@ -49,8 +49,7 @@ public:
       board_(std::move(board)),
       slot_(slot),
       grace_(node.session_grace),
-      auth_token_(node.auth_token),
-      tenants_(node.tenants),
+      admission_{node.auth_token, node.tenants},
       loop_(loop),
       router_(std::move(router)) {
   }
@@ -137,7 +136,7 @@ private:
 
   caf::result<pb<proto::SessionOpened>> open(const proto::OpenSession& req) {
     // --- client identity (issue #10) ---
-    auto tenant = tenant_of(auth_token_, tenants_, req);
+    auto tenant = tenant_of(admission_, req.auth_token(), "the GPU server");
     if (!tenant) {
       log(log_level::warning, "gpu {}: OpenSession from '{}' refused: {} auth token",
           exec_->ordinal(), req.client_id(), req.auth_token().empty() ? "no" : "wrong");
@@ -267,8 +266,7 @@ private:
   std::shared_ptr<telemetry_board> board_;
   size_t slot_ = 0;
   std::chrono::milliseconds grace_;
-  std::string auth_token_; // [node] auth-token; "" = sessions need none
-  std::vector<std::pair<std::string, std::string>> tenants_; // [node] tenants
+  admission admission_; // [node] auth-token and tenants
   multiplexer_loop* loop_; // may be null: CAF's own network thread
   /// Host nodes of the sessions' graphs call back into their clients
   /// through it (actors/host_call_router.hpp); the executor holds it too.
@@ -309,50 +307,6 @@ caf::expected<std::vector<int>> device_list(executor::driver_api& api,
 }
 
 } // namespace
-
-bool auth_token_matches(const std::string& expected, const std::string& given) noexcept {
-  if (expected.empty())
-    return true;
-  unsigned char diff = expected.size() == given.size() ? 0 : 1;
-  for (size_t i = 0; i < expected.size(); ++i)
-    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
-  return diff == 0;
-}
-
-caf::error check_auth_token(const std::string& expected, const proto::OpenSession& req) {
-  if (auth_token_matches(expected, req.auth_token()))
-    return {};
-  return make_error(error_code::unauthorized,
-                    std::string{"the GPU server requires an auth token and the one presented is "}
-                      + (req.auth_token().empty() ? "missing" : "wrong")
-                      + ": set GLEAM_TOKEN (or [client] auth-token) to the server's [node] "
-                        "auth-token");
-}
-
-caf::expected<std::string>
-tenant_of(const std::string& auth_token,
-          const std::vector<std::pair<std::string, std::string>>& tenants,
-          const proto::OpenSession& req) {
-  if (tenants.empty()) {
-    if (auto refused = check_auth_token(auth_token, req))
-      return refused;
-    return std::string{};
-  }
-  // Every token is compared, so the time does not say which one matched.
-  const std::string* found = nullptr;
-  for (const auto& [name, token] : tenants)
-    if (auth_token_matches(token, req.auth_token()) && found == nullptr)
-      found = &name;
-  if (found != nullptr)
-    return *found;
-  if (!auth_token.empty() && auth_token_matches(auth_token, req.auth_token()))
-    return std::string{};
-  return make_error(error_code::unauthorized,
-                    std::string{"the GPU server admits its tenants only and the token presented "
-                                "is "}
-                      + (req.auth_token().empty() ? "missing" : "wrong")
-                      + ": set GLEAM_TOKEN (or [client] auth-token) to your tenant's token");
-}
 
 caf::expected<size_t> count_gpus(const config::node_config& cfg) {
   auto api = executor::driver_api::load();

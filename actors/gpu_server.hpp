@@ -7,6 +7,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/expected.hpp>
 
+#include "actors/auth.hpp" // auth_token_matches, check_auth_token, tenant_of
 #include "actors/interfaces.hpp"
 #include "actors/telemetry_board.hpp"
 #include "config/node_config.hpp"
@@ -45,27 +46,6 @@ start_gpu_servers(caf::actor_system& sys, const config::node_config& cfg,
                   const std::shared_ptr<telemetry_board>& board,
                   std::shared_ptr<executor::weight_cache> cache = nullptr,
                   multiplexer_loop* loop = nullptr);
-
-/// Whether OpenSession's `given` token admits the client: true when the
-/// server has no token ([node] auth-token empty) or `given` equals it. The
-/// time taken does not depend on where the strings differ.
-[[nodiscard]] bool auth_token_matches(const std::string& expected,
-                                      const std::string& given) noexcept;
-
-/// The error OpenSession `req` gets from a server whose token is
-/// `expected` (unauthorized, saying whether the token was missing or wrong
-/// and what to set), or none when auth_token_matches.
-[[nodiscard]] caf::error check_auth_token(const std::string& expected,
-                                          const proto::OpenSession& req);
-
-/// The tenant whose session OpenSession `req` opens: with `tenants`
-/// ((name, token) pairs, [node] tenants), the one whose token `req` presents,
-/// else the unnamed tenant "" if it presents `auth_token` (when set); without
-/// tenants, "" when check_auth_token passes. Otherwise the refusal.
-[[nodiscard]] caf::expected<std::string>
-tenant_of(const std::string& auth_token,
-          const std::vector<std::pair<std::string, std::string>>& tenants,
-          const proto::OpenSession& req);
 
 /// The number of GPUs `start_gpu_servers` would serve, without starting
 /// anything; an error says why there are none (e.g. no driver).

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "executor/weight_cache.hpp"
+
 namespace gleam::actors {
 
 namespace {
@@ -29,18 +31,40 @@ double seconds(uint64_t ns) {
 
 } // namespace
 
-std::vector<placement::cached_weights> cached_weight_sets(const proto::GpuTelemetry&) {
-  // GpuTelemetry carries no cache contents yet: nothing is cached.
-  return {};
+std::vector<placement::cached_weights> cached_weight_sets(const proto::CacheSummary& cache,
+                                                          const std::vector<keyed_weights>& sets) {
+  std::vector<placement::cached_weights> out;
+  if (cache.chunks() == 0)
+    return out;
+  for (const auto& set : sets) {
+    if (set.keys.empty())
+      continue;
+    size_t held = 0;
+    for (const auto& key : set.keys)
+      held += executor::summary_may_serve(cache, key, set.tenant) ? 1 : 0;
+    if (held == 0)
+      continue;
+    auto bytes = static_cast<uint64_t>(static_cast<double>(set.bytes) * held / set.keys.size());
+    out.push_back({set.id, bytes});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.weights < b.weights; });
+  return out;
 }
 
-placement::weight_set_id weight_set_of(const proto::PlacementRequest& req) {
+placement::weight_set_id weight_set_of(const proto::PlacementRequest& req,
+                                       const std::string& tenant) {
   if (req.chunk_keys_size() == 0)
     return fnv1a(req.task_signature());
   uint64_t h = 1469598103934665603ull;
-  for (const auto& k : req.chunk_keys())
+  bool tenant_bound = false;
+  for (const auto& k : req.chunk_keys()) {
     h = fnv1a(k, h);
-  return h;
+    auto key = cache_store::chunk_key::from_binary(k);
+    tenant_bound = tenant_bound || !key || key->kind == cache_store::chunk_key::algo::xxh3_128;
+  }
+  // The tenant after a separator no key byte sequence ends with.
+  return tenant_bound ? fnv1a(tenant, fnv1a(std::string{"\0tenant:", 8}, h)) : h;
 }
 
 placement_service::placement_service(placement_options opts) : opts_(opts) {
@@ -73,6 +97,7 @@ void placement_service::on_node(const proto::NodeStatus& reg, uint64_t now_ns) {
   const auto& telemetry = reg.telemetry();
   auto rtt_ms = reg.rtt_ms();
   auto up = reg.up();
+  caches_[reg.node_id()] = telemetry.cache();
   for (const auto& info : reg.gpus()) {
     auto k = key(reg.node_id(), info.index());
     auto [it, added] = index_of_.emplace(k, gpus_.size());
@@ -125,9 +150,13 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
   s.gpu_type = static_cast<placement::gpu_type_index>(type - gpu_types_.begin());
   auto rate = link_rate(s.id);
   s.links.push_back({rate, g.rtt_s});
-  s.cached = cached_weight_sets(g.telemetry);
-  std::sort(s.cached.begin(), s.cached.end(),
-            [](const auto& a, const auto& b) { return a.weights < b.weights; });
+  if (auto c = caches_.find(g.node_id); c != caches_.end() && !keyed_.empty()) {
+    std::vector<keyed_weights> sets;
+    sets.reserve(keyed_.size());
+    for (const auto& [id, set] : keyed_)
+      sets.push_back(set);
+    s.cached = cached_weight_sets(c->second, sets);
+  }
   if (!g.up)
     return s; // no memory: nothing fits, nothing is predicted to free up
   s.total_memory_bytes = g.info.total_memory();
@@ -246,14 +275,38 @@ placement::task placement_service::make_task(uint64_t id, const std::string& sig
   return t;
 }
 
-uint64_t placement_service::submit(const proto::PlacementRequest& req, clock::time_point now) {
+uint64_t placement_service::submit(const proto::PlacementRequest& req,
+                                   const std::string& tenant, clock::time_point now) {
   waiting w;
   w.id = next_id_++;
   w.req = req;
-  w.weights = weight_set_of(req);
+  w.tenant = tenant;
+  w.weights = weight_set_of(req, tenant);
   w.since = now;
+  if (req.chunk_keys_size() > 0 && keyed_.count(w.weights) == 0) {
+    keyed_weights set;
+    set.id = w.weights;
+    set.tenant = tenant;
+    set.bytes = req.weight_bytes() != 0 ? req.weight_bytes()
+                                        : profile_of(req.task_signature(), 0).weight_bytes;
+    for (const auto& k : req.chunk_keys())
+      if (auto key = cache_store::chunk_key::from_binary(k))
+        set.keys.push_back(*key);
+    keyed_.emplace(set.id, std::move(set));
+    // Every server's cached bytes of the new set, as of its last telemetry.
+    for (size_t i = 0; i < gpus_.size(); ++i)
+      refresh_server(i, gpus_[i].updated_ns);
+  }
   queue_.push_back(std::move(w));
   return queue_.back().id;
+}
+
+void placement_service::forget_unused_weights() {
+  std::set<placement::weight_set_id> used;
+  for (const auto& w : queue_)
+    used.insert(w.weights);
+  for (auto i = keyed_.begin(); i != keyed_.end();)
+    i = used.count(i->first) != 0 ? std::next(i) : keyed_.erase(i);
 }
 
 proto::PlacementReply placement_service::reply_for(size_t index, uint64_t id,
@@ -297,6 +350,7 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
       out.push_back(std::move(x));
     }
     queue_.clear();
+    forget_unused_weights();
     return out;
   }
   std::vector<placement::task> tasks;
@@ -370,6 +424,7 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
     if (!done[i])
       rest.push_back(std::move(queue_[i]));
   queue_.swap(rest);
+  forget_unused_weights();
   return out;
 }
 
@@ -387,6 +442,7 @@ proto::PlacementExplanation placement_service::explain(const std::string& task,
       weights = w.weights;
       weight_bytes = w.req.weight_bytes();
       id = w.id;
+      out.set_tenant(w.tenant);
     }
   }
   auto t = make_task(id, signature, weights, weight_bytes);
@@ -464,6 +520,7 @@ proto::PlacementQueue placement_service::queue(clock::time_point now) const {
     q->set_waited_s(std::chrono::duration<double>(now - w.since).count());
     q->set_awaited_server(w.awaited);
     q->set_predicted_start_s(w.predicted_start_s);
+    q->set_tenant(w.tenant);
   }
   out.set_placed_total(placed_total_);
   uint64_t pending = 0;

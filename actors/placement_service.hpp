@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "actors/proto/control.pb.h"
+#include "cache_store/hash.hpp"
 #include "placement/latency_model.hpp"
 #include "placement/policy.hpp"
 #include "placement/prepared_snapshot.hpp"
@@ -32,18 +33,41 @@ struct placement_options {
   double default_link_rate_bytes_per_s = 125e6;
 };
 
-/// The cached weight sets a GPU's telemetry reports (the cache-contents
-/// field of GpuTelemetry); empty, i.e. "nothing cached", while the
-/// telemetry carries no such field.
-std::vector<placement::cached_weights> cached_weight_sets(const proto::GpuTelemetry& gpu);
+/// A weight set whose chunks the scheduler knows (a queued request named
+/// its chunk keys), kept for cache affinity.
+struct keyed_weights {
+  /// Its id (weight_set_of).
+  placement::weight_set_id id = 0;
+  /// The tenant of the request: an XXH3 chunk counts only when it may serve
+  /// this tenant.
+  std::string tenant;
+  /// Bytes of the whole set (the announced upload size, else the profile's).
+  uint64_t bytes = 0;
+  /// Its chunk keys; malformed ones are left out.
+  std::vector<cache_store::chunk_key> keys;
+};
 
-/// The weight set id the scheduler uses for a request: a hash of its chunk
-/// keys when it sent any, else of its task signature.
-placement::weight_set_id weight_set_of(const proto::PlacementRequest& req);
+/// How much of each of `sets` a node whose weight cache `cache` summarizes
+/// (Telemetry.cache) holds for the set's tenant: a key counts when
+/// executor::summary_may_serve says the node may hold it for that tenant
+/// (SHA-256 chunks for everyone, XXH3 chunks only for their tenants), and
+/// the set's bytes are scaled by the fraction of its keys that count.
+/// Sorted by weight set id; sets of which nothing counts are left out.
+std::vector<placement::cached_weights> cached_weight_sets(const proto::CacheSummary& cache,
+                                                          const std::vector<keyed_weights>& sets);
+
+/// The weight set id the scheduler uses for a request of `tenant`: a hash
+/// of its chunk keys when it sent any, together with `tenant` when one of
+/// them is an XXH3 key (those chunks serve their own tenants only, so equal
+/// keys of two tenants are two weight sets); else of its task signature.
+placement::weight_set_id weight_set_of(const proto::PlacementRequest& req,
+                                       const std::string& tenant = {});
 
 /// The scheduler's placement logic, without actors: a snapshot of the GPUs
 /// kept up to date from heartbeats (free memory, open sessions with their
-/// learned occupancy and remaining time, control-link RTT, cache contents),
+/// learned occupancy and remaining time, control-link RTT, cache contents
+/// per tenant: a queued request that names its chunk keys finds the
+/// servers that hold them for its tenant),
 /// task profiles and γ learned from the SessionEnded records, and a queue of
 /// requests the policy decided to hold back. Timestamps are explicit (unix
 /// ns for telemetry, `clock` for waits) so tests drive it with a fake clock.
@@ -70,15 +94,18 @@ public:
   /// and the link rate of its server (solo loads).
   void on_session_ended(const std::string& node_id, const proto::SessionEnded& ended);
 
-  /// Queues a request; returns its placement id.
-  uint64_t submit(const proto::PlacementRequest& req, clock::time_point now);
+  /// Queues a request of `tenant` (the tenant its token names, see
+  /// actors/auth.hpp; "" = the unnamed one); returns its placement id.
+  uint64_t submit(const proto::PlacementRequest& req, const std::string& tenant,
+                  clock::time_point now);
 
   /// Runs the policy over the queue; returns the requests placed now
   /// (removed from the queue). A request no server can ever hold gets a
   /// reply with ok=false saying why.
   std::vector<placed> dispatch(clock::time_point now, uint64_t now_ns);
 
-  /// The model's view of `task` (a signature, or the id of a queued task).
+  /// The model's view of `task` (a signature, or the id of a queued task,
+  /// whose tenant it names).
   proto::PlacementExplanation explain(const std::string& task, uint64_t weight_bytes,
                                       uint64_t now_ns) const;
 
@@ -122,6 +149,7 @@ private:
   struct waiting {
     uint64_t id = 0;
     proto::PlacementRequest req;
+    std::string tenant;
     placement::weight_set_id weights = 0;
     clock::time_point since;
     std::string awaited;
@@ -139,6 +167,8 @@ private:
                                   const placement::prediction& p, double waited_s,
                                   const std::string& why) const;
   void refresh_gamma();
+  /// Forgets the keyed weight sets no queued request uses.
+  void forget_unused_weights();
 
   placement_options opts_;
   placement::profile_store profiles_;
@@ -147,6 +177,10 @@ private:
   std::vector<gpu_entry> gpus_;
   std::map<std::string, size_t> index_of_;
   std::map<std::string, double> link_rate_;
+  /// Each node's weight-cache summary, from its telemetry.
+  std::map<std::string, proto::CacheSummary> caches_;
+  /// The weight sets of queued requests that named their chunk keys.
+  std::map<placement::weight_set_id, keyed_weights> keyed_;
   placement::prepared_snapshot prep_;
   std::deque<waiting> queue_;
   uint64_t next_id_ = 1;

@@ -19,6 +19,7 @@ struct scheduler_state {
   }
   membership members;
   placement_service placement;
+  admission rules; // [node] auth-token and tenants
   std::map<uint64_t, reply_promise> waiting; // placement id -> client
   static inline const char* name = "gleam.scheduler";
 };
@@ -57,9 +58,10 @@ void dispatch(self_ptr self) {
 }
 
 scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::milliseconds down_after,
-                                              placement_options opts) {
+                                              placement_options opts, admission rules) {
   self->state.members = membership{down_after};
   self->state.placement = placement_service{opts};
+  self->state.rules = std::move(rules);
   auto sweep_every = std::max(std::chrono::milliseconds{10}, down_after / 4);
   self->delayed_send(self, sweep_every, tick_atom::value);
   return {
@@ -93,10 +95,17 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::millis
     },
     [=](place_atom, const pb<proto::PlacementRequest>& req) -> reply_promise {
       auto rp = self->make_response_promise<pb<proto::PlacementReply>>();
-      auto id = self->state.placement.submit(req.value, clock::now());
+      auto tenant = tenant_of(self->state.rules, req->auth_token(), "the scheduler");
+      if (!tenant) {
+        log(log_level::warning, "placement request from client '{}' refused: {} auth token",
+            req->client_id(), req->auth_token().empty() ? "no" : "wrong");
+        rp.deliver(std::move(tenant.error()));
+        return rp;
+      }
+      auto id = self->state.placement.submit(req.value, *tenant, clock::now());
       self->state.waiting.emplace(id, rp);
-      log(log_level::debug, "task {} from client '{}' ('{}') queued", id, req->client_id(),
-          req->task_signature());
+      log(log_level::debug, "task {} from client '{}' ('{}', tenant '{}') queued", id,
+          req->client_id(), req->task_signature(), *tenant);
       dispatch(self);
       return rp;
     },
@@ -128,8 +137,8 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::millis
 } // namespace
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, std::chrono::milliseconds down_after,
-                                placement_options opts) {
-  return sys.spawn(scheduler_impl, down_after, opts);
+                                placement_options opts, admission rules) {
+  return sys.spawn(scheduler_impl, down_after, opts, std::move(rules));
 }
 
 } // namespace gleam::actors

@@ -4,6 +4,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include "actors/auth.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/placement_service.hpp"
 
@@ -15,7 +16,13 @@ namespace gleam::actors {
 /// with the placement library (actors/placement_service.hpp): a request the
 /// policy holds back waits in the scheduler's queue and is answered when a
 /// server frees up (or after `opts.max_wait`).
+///
+/// A placement request's token names its tenant through `rules` (the
+/// scheduler node's [node] auth-token and tenants, checked by `tenant_of`
+/// as a gpu_server checks a session's): cache affinity counts only the
+/// chunks that tenant may use, and the console's queue and explain name it.
+/// A token that names no tenant is refused with error_code::unauthorized.
 scheduler_actor spawn_scheduler(caf::actor_system& sys, std::chrono::milliseconds down_after,
-                                placement_options opts = {});
+                                placement_options opts = {}, admission rules = {});
 
 } // namespace gleam::actors

@@ -28,6 +28,10 @@ key_bloom::key_bloom(size_t bytes, uint32_t hashes)
   : bits_(std::max<size_t>(bytes, 1), '\0'), hashes_(std::max<uint32_t>(hashes, 1)) {
 }
 
+key_bloom key_bloom::sized_for(size_t keys) {
+  return key_bloom{std::clamp<size_t>(keys * 4, 64, default_bytes), default_hashes};
+}
+
 key_bloom key_bloom::from_bits(std::string bits, uint32_t hashes) {
   key_bloom out{1, hashes};
   if (!bits.empty())
@@ -42,9 +46,15 @@ void key_bloom::add(const chunk_key& key) {
 }
 
 bool key_bloom::may_contain(const chunk_key& key) const {
+  return may_contain(bits_, hashes_, key);
+}
+
+bool key_bloom::may_contain(std::string_view bits, uint32_t hashes, const chunk_key& key) {
+  if (bits.empty())
+    return false;
   bool all = true;
-  probes(key, bits_.size() * 8, hashes_, [&](size_t b) {
-    if ((static_cast<uint8_t>(bits_[b / 8]) & (1u << (b % 8))) == 0)
+  probes(key, bits.size() * 8, std::max<uint32_t>(hashes, 1), [&](size_t b) {
+    if ((static_cast<uint8_t>(bits[b / 8]) & (1u << (b % 8))) == 0)
       all = false;
   });
   return all;

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "cache_store/hash.hpp"
 
@@ -23,6 +24,12 @@ public:
   /// An empty filter of `bytes` bytes (at least 1) and `hashes` probes.
   explicit key_bloom(size_t bytes = default_bytes, uint32_t hashes = default_hashes);
 
+  /// An empty filter for about `keys` keys: 32 bits per key (about 0.02 %
+  /// false positives with the default probes), at least 64 and at most
+  /// `default_bytes` bytes. For the per-tenant filters of a summary, most of
+  /// which hold few keys.
+  static key_bloom sized_for(size_t keys);
+
   /// A filter over received bits (CacheSummary.key_bloom / bloom_hashes).
   static key_bloom from_bits(std::string bits, uint32_t hashes);
 
@@ -31,6 +38,10 @@ public:
 
   /// False when `key` is certainly absent; true when it may be present.
   bool may_contain(const chunk_key& key) const;
+
+  /// `may_contain` on received bits without copying them (false for no
+  /// bits: an empty filter).
+  static bool may_contain(std::string_view bits, uint32_t hashes, const chunk_key& key);
 
   /// The bit array (bit i = byte i / 8, bit i % 8).
   const std::string& bits() const {

@@ -13,6 +13,10 @@ std::string to_string(tier_kind x) {
   return "tier(" + std::to_string(static_cast<int>(x)) + ")";
 }
 
+bool may_serve(const chunk_key& key, const chunk_info& info, const std::string& tenant) {
+  return key.kind != chunk_key::algo::xxh3_128 || info.tenants.count(tenant) != 0;
+}
+
 uint64_t now_ns() {
   using namespace std::chrono;
   return static_cast<uint64_t>(

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "cache_store/hash.hpp"
@@ -30,6 +31,10 @@ constexpr uint8_t tier_bit(tier_kind x) {
 /// Name of `x`: "gpu", "host" or "disk".
 std::string to_string(tier_kind x);
 
+/// Names of tenants ([node] tenants; "" is the unnamed tenant, the
+/// single-tenant default), ordered and unique.
+using tenant_set = std::set<std::string>;
+
 /// Metadata of one stored chunk.
 struct chunk_info {
   /// Length of the chunk in bytes.
@@ -45,7 +50,18 @@ struct chunk_info {
   /// reference count above 0 is never evicted or erased. Not persisted: a
   /// reopened store starts every entry at 0, since its holders are gone.
   uint32_t refcount = 0;
+  /// The tenants whose uploads brought these bytes (a tenant joins only with
+  /// bytes equal to the stored ones). Persisted with the entry where the
+  /// store is persistent; an entry stored before tenants were recorded
+  /// belongs to the unnamed tenant "". See `may_serve`.
+  tenant_set tenants;
 };
+
+/// Whether a chunk under `key` with metadata `info` may serve `tenant`: a
+/// chunk under a SHA-256 key serves every tenant; a chunk under an XXH3 key
+/// (not collision-resistant: one tenant must not be able to plant bytes that
+/// another tenant's key finds) serves only the tenants in `info.tenants`.
+bool may_serve(const chunk_key& key, const chunk_info& info, const std::string& tenant);
 
 /// One entry of a listing.
 struct listed_chunk {

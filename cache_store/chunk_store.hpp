@@ -41,17 +41,26 @@ public:
   /// copy's keys.
   virtual std::vector<size_t> missing(const std::vector<chunk_key>& keys) = 0;
 
-  /// Stores `size` bytes at `data` under `key` after re-hashing them with
-  /// the key's algorithm. A mismatch stores nothing and returns
-  /// `error_code::hash_mismatch`. Storing an existing key only refreshes its
-  /// recency. `data` is copied; the caller keeps ownership.
-  [[nodiscard]] virtual caf::error put(const chunk_key& key, const void* data,
-                                       size_t size) = 0;
+  /// Stores `size` bytes at `data` under `key` for `tenants` (recorded as
+  /// chunk_info::tenants, written together with the bytes) after re-hashing
+  /// them with the key's algorithm. A mismatch stores nothing and returns
+  /// `error_code::hash_mismatch`. Storing an existing key refreshes its
+  /// recency and adds `tenants` to the entry's; under an XXH3 key new
+  /// tenants join only when `data` equals the stored bytes, otherwise
+  /// nothing changes and the answer is `error_code::collision`. `data` is
+  /// copied; the caller keeps ownership.
+  [[nodiscard]] virtual caf::error put(const chunk_key& key, const void* data, size_t size,
+                                       const tenant_set& tenants) = 0;
+
+  /// `put` for the unnamed tenant "".
+  [[nodiscard]] caf::error put(const chunk_key& key, const void* data, size_t size) {
+    return put(key, data, size, tenant_set{std::string{}});
+  }
 
   /// Convenience overload of `put` for a byte vector.
-  [[nodiscard]] caf::error put(const chunk_key& key,
-                               const std::vector<uint8_t>& bytes) {
-    return put(key, bytes.data(), bytes.size());
+  [[nodiscard]] caf::error put(const chunk_key& key, const std::vector<uint8_t>& bytes,
+                               const tenant_set& tenants = tenant_set{std::string{}}) {
+    return put(key, bytes.data(), bytes.size(), tenants);
   }
 
   /// A copy of the chunk stored under `key`; `error_code::not_found` when
@@ -77,6 +86,13 @@ public:
   /// entry); persisted where the store is persistent.
   [[nodiscard]] virtual caf::error mark_verified(const chunk_key& key) = 0;
 
+  /// Adds `tenants` to the tenants of the chunk under `key` (persisted where
+  /// the store is persistent) without looking at bytes: the caller vouches
+  /// that they uploaded bytes equal to the stored ones (see `put`).
+  /// `error_code::not_found` when absent.
+  [[nodiscard]] virtual caf::error add_tenants(const chunk_key& key,
+                                               const tenant_set& tenants) = 0;
+
   /// Adds one holder to the chunk under `key`, protecting it from eviction.
   [[nodiscard]] virtual caf::error ref(const chunk_key& key) = 0;
 
@@ -101,5 +117,11 @@ public:
 /// bytes at `data` do not hash to `key`; no error otherwise.
 [[nodiscard]] caf::error verify_content(const chunk_key& key, const void* data,
                                         size_t size);
+
+/// True when `tenants` names a tenant that `info.tenants` lacks.
+bool adds_tenants(const chunk_info& info, const tenant_set& tenants);
+
+/// `error_code::collision` for other bytes offered under the stored `key`.
+[[nodiscard]] caf::error collision_error(const chunk_key& key);
 
 } // namespace gleam::cache_store

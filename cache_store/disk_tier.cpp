@@ -32,6 +32,11 @@ bool disk_tier::contains(const chunk_key& key) const {
 }
 
 caf::error disk_tier::put(const chunk_key& key, const void* data, size_t size) {
+  return put_for(key, data, size, tenant_set{std::string{}});
+}
+
+caf::error disk_tier::put_for(const chunk_key& key, const void* data, size_t size,
+                              const tenant_set& tenants) {
   auto in_use = store_->stats().bytes;
   if (!store_->contains(key) && in_use + size > capacity_)
     return make_error(error_code::no_space,
@@ -40,7 +45,7 @@ caf::error disk_tier::put(const chunk_key& key, const void* data, size_t size) {
                         + std::to_string(in_use) + " of "
                         + std::to_string(capacity_)
                         + " bytes in use; evict first or raise its capacity");
-  return store_->put(key, data, size);
+  return store_->put(key, data, size, tenants);
 }
 
 caf::expected<size_t> disk_tier::read(const chunk_key& key, void* dst,
@@ -60,6 +65,10 @@ caf::error disk_tier::erase(const chunk_key& key) {
 
 caf::error disk_tier::mark_verified(const chunk_key& key) {
   return store_->mark_verified(key);
+}
+
+caf::error disk_tier::add_tenants(const chunk_key& key, const tenant_set& tenants) {
+  return store_->add_tenants(key, tenants);
 }
 
 std::vector<listed_chunk> disk_tier::contents() {

@@ -11,7 +11,9 @@ namespace gleam::cache_store {
 
 /// The disk tier: a chunk_store (normally a rocksdb_chunk_store) with a
 /// capacity. Persistent: `contents` lists what the store kept across a
-/// restart, and `mark_verified` persists the flag. The store re-hashes every
+/// restart, `mark_verified` persists the flag, and `put_for` and
+/// `add_tenants` persist the chunk's tenants (`put` stores a chunk of the
+/// unnamed tenant ""). The store re-hashes every
 /// chunk it is given, so a disk tier never holds bytes that do not match.
 class disk_tier final : public tier {
 public:
@@ -35,11 +37,14 @@ public:
   bool contains(const chunk_key& key) const override;
   [[nodiscard]] caf::error put(const chunk_key& key, const void* data,
                                size_t size) override;
+  [[nodiscard]] caf::error put_for(const chunk_key& key, const void* data, size_t size,
+                                   const tenant_set& tenants) override;
   [[nodiscard]] caf::expected<size_t>
   read(const chunk_key& key, void* dst, size_t capacity) override;
   [[nodiscard]] caf::expected<chunk_view> view(const chunk_key& key) override;
   [[nodiscard]] caf::error erase(const chunk_key& key) override;
   [[nodiscard]] caf::error mark_verified(const chunk_key& key) override;
+  [[nodiscard]] caf::error add_tenants(const chunk_key& key, const tenant_set& tenants) override;
   std::vector<listed_chunk> contents() override;
 
 private:

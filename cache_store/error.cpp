@@ -21,6 +21,7 @@ std::string to_string(error_code x) {
     case error_code::no_space: return "no_space";
     case error_code::tier_failed: return "tier_failed";
     case error_code::invalid_argument: return "invalid_argument";
+    case error_code::collision: return "collision";
   }
   return "error_code(" + std::to_string(static_cast<int>(x)) + ")";
 }

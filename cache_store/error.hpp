@@ -39,6 +39,10 @@ enum class error_code : uint8_t {
   tier_failed = 12,
   /// An argument is out of its documented range.
   invalid_argument = 13,
+  /// Bytes offered under a stored key hash to it but differ from the stored
+  /// bytes (an XXH3 collision): they are not stored, and their tenant is not
+  /// added to the chunk.
+  collision = 14,
 };
 
 /// Atom naming this component's error category (at most 10 characters).

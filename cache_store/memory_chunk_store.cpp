@@ -45,8 +45,8 @@ std::vector<size_t> memory_chunk_store::missing(const std::vector<chunk_key>& ke
   return result;
 }
 
-caf::error memory_chunk_store::put(const chunk_key& key, const void* data,
-                                   size_t size) {
+caf::error memory_chunk_store::put(const chunk_key& key, const void* data, size_t size,
+                                   const tenant_set& tenants) {
   if (auto err = verify_content(key, data, size))
     return err;
   auto bytes = std::make_shared<std::vector<uint8_t>>(size);
@@ -54,7 +54,12 @@ caf::error memory_chunk_store::put(const chunk_key& key, const void* data,
     std::memcpy(bytes->data(), data, size);
   std::lock_guard<std::mutex> guard{mtx_};
   auto now = now_ns();
-  if (index_.find(key) != nullptr) {
+  if (auto* info = index_.find(key)) {
+    if (adds_tenants(*info, tenants)) {
+      if (key.kind == chunk_key::algo::xxh3_128 && *blobs_.at(key) != *bytes)
+        return collision_error(key);
+      info->tenants.insert(tenants.begin(), tenants.end());
+    }
     index_.touch(key, now);
     return {};
   }
@@ -62,8 +67,18 @@ caf::error memory_chunk_store::put(const chunk_key& key, const void* data,
   info.size = size;
   info.tiers = tier_bit(tier_kind::host);
   info.last_use_ns = now;
+  info.tenants = tenants;
   index_.upsert(key, info);
   blobs_[key] = std::move(bytes);
+  return {};
+}
+
+caf::error memory_chunk_store::add_tenants(const chunk_key& key, const tenant_set& tenants) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto info = index_.find(key);
+  if (info == nullptr)
+    return not_found(key);
+  info->tenants.insert(tenants.begin(), tenants.end());
   return {};
 }
 

@@ -30,8 +30,8 @@ public:
   bool contains(const chunk_key& key) override;
   std::vector<size_t> missing(const std::vector<chunk_key>& keys) override;
   using chunk_store::put;
-  [[nodiscard]] caf::error put(const chunk_key& key, const void* data,
-                               size_t size) override;
+  [[nodiscard]] caf::error put(const chunk_key& key, const void* data, size_t size,
+                               const tenant_set& tenants) override;
   [[nodiscard]] caf::expected<std::vector<uint8_t>>
   get(const chunk_key& key) override;
   [[nodiscard]] caf::expected<size_t>
@@ -40,6 +40,8 @@ public:
   [[nodiscard]] caf::expected<chunk_info>
   entry_info(const chunk_key& key) override;
   [[nodiscard]] caf::error mark_verified(const chunk_key& key) override;
+  [[nodiscard]] caf::error add_tenants(const chunk_key& key,
+                                       const tenant_set& tenants) override;
   [[nodiscard]] caf::error ref(const chunk_key& key) override;
   [[nodiscard]] caf::error unref(const chunk_key& key) override;
   std::vector<listed_chunk> list(size_t limit) override;

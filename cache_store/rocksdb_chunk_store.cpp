@@ -16,11 +16,17 @@ namespace {
 constexpr const char* index_cf_name = "index";
 constexpr const char* blobs_cf_name = "blobs";
 
-// Metadata record: version (1), flags (bit 0: verified), size (u64 LE),
-// last use in ns (u64 LE).
-constexpr uint8_t meta_version = 1;
-constexpr size_t meta_size = 18;
+// Metadata record, format 2: version (2), flags (bit 0: verified), size
+// (u64 LE), last use in ns (u64 LE), the number of tenants (u32 LE), then
+// each tenant as its length (u32 LE) and its bytes, in ascending order.
+// Format 1 (written before tenants were recorded) is the same without the
+// tenants: 18 bytes, read as a chunk of the unnamed tenant "".
+constexpr uint8_t meta_version_1 = 1;
+constexpr uint8_t meta_version = 2;
+constexpr size_t meta_fixed_size = 18;
 constexpr uint8_t flag_verified = 1;
+/// No tenant name is longer (they come from a config file).
+constexpr uint32_t max_tenant_name = 4096;
 
 void put_u64(char* out, uint64_t x) {
   for (int i = 0; i < 8; ++i)
@@ -34,24 +40,65 @@ uint64_t get_u64(const char* in) {
   return x;
 }
 
+void append_u32(std::string& out, uint32_t x) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>((x >> (8 * i)) & 0xFF));
+}
+
+uint32_t get_u32(const char* in) {
+  uint32_t x = 0;
+  for (int i = 3; i >= 0; --i)
+    x = (x << 8) | static_cast<uint8_t>(in[i]);
+  return x;
+}
+
 std::string encode_meta(const chunk_info& info) {
-  std::string out(meta_size, '\0');
+  std::string out(meta_fixed_size, '\0');
   out[0] = static_cast<char>(meta_version);
   out[1] = static_cast<char>(info.verified ? flag_verified : 0);
   put_u64(&out[2], info.size);
   put_u64(&out[10], info.last_use_ns);
+  append_u32(out, static_cast<uint32_t>(info.tenants.size()));
+  for (const auto& t : info.tenants) {
+    append_u32(out, static_cast<uint32_t>(t.size()));
+    out += t;
+  }
   return out;
 }
 
 bool decode_meta(const rocksdb::Slice& in, chunk_info& info) {
-  if (in.size() != meta_size || static_cast<uint8_t>(in[0]) != meta_version)
+  if (in.size() < meta_fixed_size)
+    return false;
+  auto version = static_cast<uint8_t>(in[0]);
+  if (version != meta_version_1 && version != meta_version)
     return false;
   info.verified = (static_cast<uint8_t>(in[1]) & flag_verified) != 0;
   info.size = get_u64(in.data() + 2);
   info.last_use_ns = get_u64(in.data() + 10);
   info.tiers = tier_bit(tier_kind::disk);
   info.refcount = 0;
-  return true;
+  info.tenants.clear();
+  if (version == meta_version_1) {
+    info.tenants.insert(std::string{});
+    return in.size() == meta_fixed_size;
+  }
+  size_t pos = meta_fixed_size;
+  auto left = [&] { return in.size() - pos; };
+  if (left() < 4)
+    return false;
+  auto count = get_u32(in.data() + pos);
+  pos += 4;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (left() < 4)
+      return false;
+    auto len = get_u32(in.data() + pos);
+    pos += 4;
+    if (len > max_tenant_name || left() < len)
+      return false;
+    info.tenants.emplace(in.data() + pos, len);
+    pos += len;
+  }
+  return left() == 0;
 }
 
 caf::error io_error(const std::string& what, const std::string& path,
@@ -219,25 +266,44 @@ std::vector<size_t> rocksdb_chunk_store::missing(const std::vector<chunk_key>& k
   return result;
 }
 
-caf::error rocksdb_chunk_store::put(const chunk_key& key, const void* data,
-                                    size_t size) {
+caf::error rocksdb_chunk_store::put(const chunk_key& key, const void* data, size_t size,
+                                    const tenant_set& tenants) {
   if (auto err = verify_content(key, data, size))
     return err;
   std::lock_guard<std::mutex> writer{write_mtx_};
+  bool join = false;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (index_.find(key) != nullptr) {
+    if (auto* info = index_.find(key)) {
       index_.touch(key, now_ns());
-      persist_touch({key});
-      return {};
+      join = adds_tenants(*info, tenants);
+      if (!join) {
+        persist_touch({key});
+        return {};
+      }
     }
   }
+  if (join) {
+    // New tenants of a stored chunk: under an XXH3 key only with equal bytes.
+    if (key.kind == chunk_key::algo::xxh3_128) {
+      rocksdb::PinnableSlice held;
+      auto st = db_->Get(rocksdb::ReadOptions{}, blobs_cf_, key.to_binary(), &held);
+      if (!st.ok())
+        return io_error("reading chunk " + key.to_string(), opts_.path, st);
+      if (held.size() != size || (size > 0 && std::memcmp(held.data(), data, size) != 0))
+        return collision_error(key);
+    }
+    return add_tenants_locked(key, tenants);
+  }
   // The write holds only write_mtx_, so that lookups need not wait for the
-  // disk; the entry becomes visible in the index once it is durable.
+  // disk; the entry becomes visible in the index once it is durable. Its
+  // tenants are part of the index record, written in the same batch as
+  // the bytes.
   chunk_info info;
   info.size = size;
   info.tiers = tier_bit(tier_kind::disk);
   info.last_use_ns = now_ns();
+  info.tenants = tenants;
   auto bin = key.to_binary();
   rocksdb::WriteBatch batch;
   auto st = batch.Put(index_cf_, bin, encode_meta(info));
@@ -254,6 +320,32 @@ caf::error rocksdb_chunk_store::put(const chunk_key& key, const void* data,
                     opts_.path, st);
   std::lock_guard<std::mutex> guard{mtx_};
   index_.upsert(key, info);
+  return {};
+}
+
+caf::error rocksdb_chunk_store::add_tenants(const chunk_key& key, const tenant_set& tenants) {
+  std::lock_guard<std::mutex> writer{write_mtx_};
+  return add_tenants_locked(key, tenants);
+}
+
+caf::error rocksdb_chunk_store::add_tenants_locked(const chunk_key& key,
+                                                   const tenant_set& tenants) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto info = index_.find(key);
+  if (info == nullptr)
+    return not_found(key, opts_.path);
+  if (!adds_tenants(*info, tenants))
+    return {};
+  auto updated = *info;
+  updated.tenants.insert(tenants.begin(), tenants.end());
+  // With the WAL (unlike recency): a tenant the store answered for is
+  // never forgotten by a crash. The bytes are already stored under `key`.
+  rocksdb::WriteOptions wopts;
+  wopts.sync = opts_.sync;
+  auto st = db_->Put(wopts, index_cf_, key.to_binary(), encode_meta(updated));
+  if (!st.ok())
+    return io_error("recording the tenants of chunk " + key.to_string(), opts_.path, st);
+  info->tenants = std::move(updated.tenants);
   return {};
 }
 

@@ -20,9 +20,9 @@ namespace gleam::cache_store {
 struct rocksdb_store_options {
   /// Directory of the database; created when missing (its parent must exist).
   std::string path;
-  /// When true, every put, erase, mark_verified, evict_to and clear fsyncs
-  /// the write-ahead log before returning: the entry also survives power
-  /// loss. When false (the default), the WAL record reaches the operating
+  /// When true, every put, erase, mark_verified, add_tenants, evict_to and
+  /// clear fsyncs the write-ahead log before returning: the entry also
+  /// survives power loss. When false (the default), the WAL record reaches the operating
   /// system before the call returns: the entry survives a crash or kill -9
   /// of the server, and a power loss can only lose the most recent writes,
   /// never leave an index entry without its bytes.
@@ -41,16 +41,20 @@ struct rocksdb_store_options {
 /// A persistent chunk_store in RocksDB.
 ///
 /// Layout: column family "index" maps the binary key (chunk_key::to_binary)
-/// to 18 bytes of metadata (format version, flags, size, last use);
-/// column family "blobs" maps the same key to the chunk's bytes, with
-/// BlobDB (`enable_blob_files`) so large values live in blob files and do
-/// not churn through compactions. Index entry and bytes are written in one
-/// WriteBatch, so an index entry never points to missing bytes.
+/// to the chunk's metadata record (format version 2: flags, size, last use,
+/// and the chunk's tenants; format 1 records, without tenants, still open
+/// and belong to the unnamed tenant ""); column family "blobs" maps the same
+/// key to the chunk's bytes, with BlobDB (`enable_blob_files`) so large
+/// values live in blob files and do not churn through compactions. Index
+/// entry (tenants included) and bytes are written in one WriteBatch, so an
+/// index entry never points to missing bytes or names a tenant its bytes
+/// were not stored for; a tenant joining a stored chunk rewrites only the
+/// index record, through the WAL.
 ///
 /// Threading: thread-safe. An internal mutex guards the in-memory mirror of
 /// the index (loaded at open; it answers `contains`, `missing`, `list`,
 /// `stats` without I/O). A second mutex serializes the writers (put, erase,
-/// mark_verified, evict_to, clear); chunk bytes are written and read
+/// mark_verified, add_tenants, evict_to, clear); chunk bytes are written and read
 /// without the index mutex, so lookups never wait for a large put.
 ///
 /// Ordering: calls of one thread take effect in call order; a put that
@@ -95,8 +99,8 @@ public:
   bool contains(const chunk_key& key) override;
   std::vector<size_t> missing(const std::vector<chunk_key>& keys) override;
   using chunk_store::put;
-  [[nodiscard]] caf::error put(const chunk_key& key, const void* data,
-                               size_t size) override;
+  [[nodiscard]] caf::error put(const chunk_key& key, const void* data, size_t size,
+                               const tenant_set& tenants) override;
   [[nodiscard]] caf::expected<std::vector<uint8_t>>
   get(const chunk_key& key) override;
   [[nodiscard]] caf::expected<size_t>
@@ -105,6 +109,8 @@ public:
   [[nodiscard]] caf::expected<chunk_info>
   entry_info(const chunk_key& key) override;
   [[nodiscard]] caf::error mark_verified(const chunk_key& key) override;
+  [[nodiscard]] caf::error add_tenants(const chunk_key& key,
+                                       const tenant_set& tenants) override;
   [[nodiscard]] caf::error ref(const chunk_key& key) override;
   [[nodiscard]] caf::error unref(const chunk_key& key) override;
   std::vector<listed_chunk> list(size_t limit) override;
@@ -121,6 +127,9 @@ private:
   /// a pointer and a length. Requires that mtx_ is not held.
   template <class F>
   caf::error read_blob(const chunk_key& key, F fn);
+
+  /// add_tenants with write_mtx_ held (takes mtx_).
+  [[nodiscard]] caf::error add_tenants_locked(const chunk_key& key, const tenant_set& tenants);
 
   /// Writes the recency of `keys` without WAL. Requires mtx_.
   void persist_touch(const std::vector<chunk_key>& keys);

@@ -4,7 +4,16 @@ namespace gleam::cache_store {
 
 tier::~tier() = default;
 
+caf::error tier::put_for(const chunk_key& key, const void* data, size_t size,
+                         const tenant_set&) {
+  return put(key, data, size);
+}
+
 caf::error tier::mark_verified(const chunk_key&) {
+  return {};
+}
+
+caf::error tier::add_tenants(const chunk_key&, const tenant_set&) {
   return {};
 }
 

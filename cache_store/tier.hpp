@@ -56,6 +56,13 @@ public:
   [[nodiscard]] virtual caf::error put(const chunk_key& key, const void* data,
                                        size_t size) = 0;
 
+  /// `put` of a chunk whose tenants are `tenants` (chunk_info::tenants):
+  /// persistent tiers record them in the same write as the bytes, so that a
+  /// crash never leaves the bytes with tenants they were not stored for.
+  /// The default ignores them and calls `put`.
+  [[nodiscard]] virtual caf::error put_for(const chunk_key& key, const void* data, size_t size,
+                                           const tenant_set& tenants);
+
   /// Copies the chunk into host memory at `dst` (room for `capacity` bytes)
   /// and returns its length.
   [[nodiscard]] virtual caf::expected<size_t>
@@ -73,6 +80,11 @@ public:
   /// Records that the chunk is a verified weight (persistent tiers store
   /// the flag; the default does nothing).
   [[nodiscard]] virtual caf::error mark_verified(const chunk_key& key);
+
+  /// Records `tenants` as tenants of a chunk the tier holds (persistent
+  /// tiers store them; the default does nothing). The tiered_store checked
+  /// that they uploaded equal bytes.
+  [[nodiscard]] virtual caf::error add_tenants(const chunk_key& key, const tenant_set& tenants);
 
   /// Chunks the tier already held when it was opened, least recently used
   /// first (persistent tiers; the default is empty).

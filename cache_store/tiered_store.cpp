@@ -1,6 +1,7 @@
 #include "cache_store/tiered_store.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "cache_store/chunk_store.hpp"
 #include "cache_store/error.hpp"
@@ -48,6 +49,7 @@ tiered_store::make(std::vector<std::unique_ptr<tier>> tiers) {
         e.info.refcount = 0;
       }
       e.info.verified = e.info.verified || item.info.verified;
+      e.info.tenants.insert(item.info.tenants.begin(), item.info.tenants.end());
       e.info.tiers |= tier_bit(t);
       e.pos[idx(t)] = result->lru_[idx(t)].insert(result->lru_[idx(t)].end(),
                                                   item.key);
@@ -77,6 +79,7 @@ caf::error tiered_store::add_tier(std::unique_ptr<tier> t) {
       e.info.tiers = 0;
       e.info.refcount = 0;
     }
+    e.info.tenants.insert(item.info.tenants.begin(), item.info.tenants.end());
     e.info.tiers |= tier_bit(k);
     e.pos[idx(k)] = lru_[idx(k)].insert(lru_[idx(k)].end(), item.key);
   }
@@ -167,7 +170,7 @@ caf::error tiered_store::add_to_tier(const chunk_key& key, entry& e,
                       "tier " + tp.name() + " cannot take chunk " + key.to_string()
                         + " from device memory");
   if (auto err = device != nullptr ? device->put_from_device(key, data, size)
-                                   : tp.put(key, data, size))
+                                   : tp.put_for(key, data, size, e.info.tenants))
     return err;
   e.pos[idx(t)] = lru_[idx(t)].insert(lru_[idx(t)].end(), key);
   e.info.tiers |= tier_bit(t);
@@ -210,14 +213,30 @@ std::vector<size_t> tiered_store::missing(const std::vector<chunk_key>& keys) {
 }
 
 caf::error tiered_store::put(const chunk_key& key, const void* data,
-                             size_t size, uint8_t tiers) {
-  if (auto err = verify_content(key, data, size))
-    return err;
+                             size_t size, uint8_t tiers, const std::string& tenant) {
+  // Bytes for a held XXH3 chunk are compared with the held ones instead
+  // (join): equal bytes need no hash, other bytes are refused either way.
+  bool hashed = false;
+  if (key.kind != chunk_key::algo::xxh3_128 || !contains(key)) {
+    if (auto err = verify_content(key, data, size))
+      return err;
+    hashed = true;
+  }
   std::lock_guard<std::mutex> guard{mtx_};
   auto [i, added] = index_.try_emplace(key);
   auto& e = i->second;
-  if (added)
+  if (added) {
+    // Dropped since the look above: hashed now (rare).
+    if (!hashed)
+      if (auto err = verify_content(key, data, size)) {
+        index_.erase(i);
+        return err;
+      }
     e.info.size = size;
+    e.info.tenants = tenant_set{tenant};
+  } else if (auto err = join(key, e, data, size, tenant)) {
+    return err;
+  }
   auto last = add_to_tiers(key, e, tiers, data, size);
   if (e.info.tiers == 0) {
     index_.erase(key);
@@ -230,6 +249,49 @@ caf::error tiered_store::put(const chunk_key& key, const void* data,
   }
   touch(e);
   return {};
+}
+
+caf::error tiered_store::join(const chunk_key& key, entry& e, const void* data, size_t size,
+                              const std::string& tenant) {
+  // Under an XXH3 key, only equal bytes: they may go on to other tiers
+  // (the caller's GPU-tier copy of them, too), and their tenant joins.
+  if (key.kind == chunk_key::algo::xxh3_128) {
+    std::vector<uint8_t> held;
+    if (auto err = read_locked(key, e, held))
+      return err;
+    if (held.size() != size || (size > 0 && std::memcmp(held.data(), data, size) != 0))
+      return collision_error(key);
+  }
+  if (e.info.tenants.count(tenant) != 0)
+    return {};
+  tenant_set joining{tenant};
+  for (auto t : all_tiers)
+    if (holds(e.info, t))
+      if (auto err = tiers_[idx(t)]->add_tenants(key, joining))
+        return err;
+  e.info.tenants.insert(tenant);
+  return {};
+}
+
+caf::error tiered_store::read_locked(const chunk_key& key, const entry& e,
+                                     std::vector<uint8_t>& out) {
+  out.resize(e.info.size);
+  caf::error last = not_found(key);
+  for (auto t : {tier_kind::host, tier_kind::disk, tier_kind::gpu}) {
+    if (!tiers_[idx(t)] || !holds(e.info, t))
+      continue;
+    auto n = tiers_[idx(t)]->read(key, out.data(), out.size());
+    if (n)
+      return {};
+    last = std::move(n.error());
+  }
+  return last;
+}
+
+bool tiered_store::may_serve(const chunk_key& key, const std::string& tenant) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = index_.find(key);
+  return i != index_.end() && cache_store::may_serve(key, i->second.info, tenant);
 }
 
 caf::error tiered_store::extend(const chunk_key& key, const void* data, size_t size,
@@ -271,7 +333,8 @@ uint64_t tiered_store::shed(tier_kind x, uint64_t bytes) {
 caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,
                                             const std::vector<tier_kind>& order,
                                             const fill_sink& sink,
-                                            const void* device_dst) {
+                                            const void* device_dst,
+                                            const std::string& tenant) {
   std::vector<uint8_t> staging;
   chunk_view src;
   tier_kind served = tier_kind::disk;
@@ -280,7 +343,8 @@ caf::expected<tier_kind> tiered_store::fill(const chunk_key& key,
     std::lock_guard<std::mutex> guard{mtx_};
     auto i = index_.find(key);
     size_t pos = order.size();
-    if (i != index_.end())
+    // A chunk that may not serve `tenant` is a miss for it.
+    if (i != index_.end() && cache_store::may_serve(key, i->second.info, tenant))
       for (size_t k = 0; k < order.size(); ++k)
         if (tiers_[idx(order[k])] && holds(i->second.info, order[k])) {
           pos = k;
@@ -359,17 +423,10 @@ caf::expected<std::vector<uint8_t>> tiered_store::get(const chunk_key& key) {
   }
   ++hits_;
   touch(i->second);
-  std::vector<uint8_t> result(i->second.info.size);
-  caf::error last;
-  for (auto t : {tier_kind::host, tier_kind::disk, tier_kind::gpu}) {
-    if (!tiers_[idx(t)] || !holds(i->second.info, t))
-      continue;
-    auto n = tiers_[idx(t)]->read(key, result.data(), result.size());
-    if (n)
-      return result;
-    last = std::move(n.error());
-  }
-  return last;
+  std::vector<uint8_t> result;
+  if (auto err = read_locked(key, i->second, result))
+    return err;
+  return result;
 }
 
 caf::error tiered_store::erase(const chunk_key& key) {

@@ -6,6 +6,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -29,6 +30,9 @@ namespace gleam::cache_store {
 /// - A tier over capacity evicts its least recently used chunks with
 ///   refcount 0 (unverified before verified). A chunk dropped from every tier
 ///   is gone from the index.
+/// - Each chunk records its tenants (chunk_info::tenants): `put` names the
+///   uploading tenant, persistent tiers keep them across restarts, and
+///   `fill` and `may_serve` apply the tenant rule (`cache_store::may_serve`).
 ///
 /// Threading: thread-safe; one internal mutex serializes index and tier
 /// calls. The fill sink runs without the mutex while the chunk is pinned
@@ -68,17 +72,26 @@ public:
 
   /// Checks that `size` bytes at `data` hash to `key`
   /// (`error_code::hash_mismatch`, nothing stored, otherwise) and stores
-  /// them into every configured tier named in `tiers` (`tier_bit` flags),
-  /// evicting as needed. Succeeds when at least one tier took the chunk;
-  /// otherwise returns the last tier's error (usually
+  /// them for `tenant` into every configured tier named in `tiers`
+  /// (`tier_bit` flags), evicting as needed. Succeeds when at least one tier
+  /// took the chunk; otherwise returns the last tier's error (usually
   /// `error_code::no_space`) and stores nothing.
+  ///
+  /// Tenants: a new chunk records `tenant` as its only tenant (persistent
+  /// tiers write it with the bytes). A held chunk under an XXH3 key takes
+  /// only bytes equal to the held ones (compared instead of hashed; other
+  /// bytes, e.g. a collision, store nothing and give
+  /// `error_code::collision`); then, as a held chunk under a SHA-256 key at
+  /// once, it records `tenant` too. See `cache_store::may_serve`.
   [[nodiscard]] caf::error put(const chunk_key& key, const void* data,
                                size_t size,
                                uint8_t tiers = tier_bit(tier_kind::host)
-                                               | tier_bit(tier_kind::disk));
+                                               | tier_bit(tier_kind::disk),
+                               const std::string& tenant = {});
 
   /// `put` into `tiers` for a chunk the store already holds: checks the
-  /// bytes against `key` and adds them to those tiers; `error_code::not_found`
+  /// bytes against `key` and adds them to those tiers (with the chunk's
+  /// tenants; none are added); `error_code::not_found`
   /// when the entry is gone (erased or evicted meanwhile), so a late copy
   /// never brings back a dropped chunk.
   [[nodiscard]] caf::error extend(const chunk_key& key, const void* data, size_t size,
@@ -101,7 +114,8 @@ public:
   /// Hands the chunk under `key` to `sink` from the fastest tier among
   /// `order` (fastest first) that holds it, after promoting it into the
   /// tiers listed before that one. Returns the tier it was found in;
-  /// `error_code::not_found` when no tier of `order` holds it; the sink's
+  /// `error_code::not_found` when no tier of `order` holds it, or when the
+  /// chunk may not serve `tenant` (`cache_store::may_serve`); the sink's
   /// error when the sink fails.
   ///
   /// `device_dst` (optional) is the device address the sink writes the
@@ -110,10 +124,16 @@ public:
   /// it: a hit in the host tier crosses PCIe once.
   [[nodiscard]] caf::expected<tier_kind>
   fill(const chunk_key& key, const std::vector<tier_kind>& order,
-       const fill_sink& sink, const void* device_dst = nullptr);
+       const fill_sink& sink, const void* device_dst = nullptr,
+       const std::string& tenant = {});
+
+  /// True when the store holds `key` and the chunk may serve `tenant`
+  /// (`cache_store::may_serve` over its recorded tenants).
+  bool may_serve(const chunk_key& key, const std::string& tenant);
 
   /// A host copy of the chunk, read from the fastest host-readable tier
-  /// (host, then disk, then GPU); no promotion.
+  /// (host, then disk, then GPU); no promotion. For any tenant: callers
+  /// that serve a tenant check `may_serve`.
   [[nodiscard]] caf::expected<std::vector<uint8_t>> get(const chunk_key& key);
 
   /// Drops the chunk from every tier; `error_code::in_use` when referenced.
@@ -128,7 +148,8 @@ public:
   /// Removes one holder; `error_code::refcount_underflow` when none.
   [[nodiscard]] caf::error unref(const chunk_key& key);
 
-  /// Metadata of the chunk, with the mask of tiers holding it.
+  /// Metadata of the chunk, with the mask of tiers holding it and its
+  /// tenants.
   [[nodiscard]] caf::expected<chunk_info> entry_info(const chunk_key& key);
 
   /// Keys held by tier `x`, least recently used first.
@@ -159,6 +180,12 @@ private:
   caf::error add_to_tiers(const chunk_key& key, entry& e, uint8_t tiers, const void* data,
                           size_t size);
   caf::error make_room(tier_kind t, uint64_t need, const chunk_key* keep);
+  /// For `put` of a held chunk: checks the bytes (XXH3) and records
+  /// `tenant` in every tier holding it.
+  caf::error join(const chunk_key& key, entry& e, const void* data, size_t size,
+                  const std::string& tenant);
+  /// The chunk's bytes from the fastest host-readable tier holding it.
+  caf::error read_locked(const chunk_key& key, const entry& e, std::vector<uint8_t>& out);
   caf::error drop_from_tier(const chunk_key& key, tier_kind t);
   void touch(entry& e);
   caf::error not_found(const chunk_key& key) const;

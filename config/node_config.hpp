@@ -45,9 +45,10 @@ struct node_config {
   /// [node] auth-token: clients must present it in OpenSession; "" = none.
   std::string auth_token;
   /// [node] tenants = ["NAME:TOKEN", ...]: a client presenting TOKEN is
-  /// tenant NAME. With tenants, a session needs one of their tokens (or the
-  /// auth-token, for the unnamed tenant ""), and the weight cache shares a
-  /// chunk across tenants only under a SHA-256 key. (tenant, token) pairs.
+  /// tenant NAME. With tenants, a session (gpu_server role) and a placement
+  /// request (scheduler role) need one of their tokens (or the auth-token,
+  /// for the unnamed tenant ""), and the weight cache shares a chunk across
+  /// tenants only under a SHA-256 key. (tenant, token) pairs.
   std::vector<std::pair<std::string, std::string>> tenants;
   /// [tls]: certificates for every connection of this node.
   tls_config tls;

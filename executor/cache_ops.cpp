@@ -247,7 +247,7 @@ void cache_ops::verify_placed(driver_api& api, session& s, weight_cache* cache, 
       if (api.cuMemcpyDtoHAsync(buf, static_cast<CUdeviceptr>(i->first), c.size, stream)
             == CUDA_SUCCESS
           && api.cuStreamSynchronize(stream) == CUDA_SUCCESS)
-        static_cast<void>(cache->verify(c.key, buf, c.size));
+        static_cast<void>(cache->verify(c.key, buf, c.size, s.tenant));
     }
     if (pinned != nullptr)
       static_cast<void>(api.cuMemFreeHost(pinned));

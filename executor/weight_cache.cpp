@@ -9,6 +9,7 @@
 #include <utility>
 #include <filesystem>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -192,35 +193,9 @@ caf::error weight_cache::check(const cs::chunk_key& key, const void* data, size_
                                     size, actual.to_string(), key.to_string()));
 }
 
-bool weight_cache::may_serve(const cs::chunk_key& key, const std::string& tenant) {
-  if (key.kind != cs::chunk_key::algo::xxh3_128)
-    return true;
-  std::lock_guard<std::mutex> guard{owners_mtx_};
-  auto i = owners_.find(key);
-  if (i == owners_.end())
-    return tenant.empty();
-  return i->second.count(tenant) != 0;
-}
-
-bool weight_cache::claim(const cs::chunk_key& key, const void* data, size_t size,
-                         const std::string& tenant) {
-  if (key.kind != cs::chunk_key::algo::xxh3_128)
-    return true;
-  if (!may_serve(key, tenant) && store_->contains(key)) {
-    // Someone else's chunk under this key: join it only with equal bytes.
-    auto held = store_->get(key);
-    if (held && (held->size() != size || std::memcmp(held->data(), data, size) != 0)) {
-      ++rejected_;
-      return false;
-    }
-  }
-  std::lock_guard<std::mutex> guard{owners_mtx_};
-  auto [i, added] = owners_.try_emplace(key);
-  // A chunk stored before (no uploaders recorded) stays the unnamed tenant's.
-  if (added && store_->contains(key))
-    i->second.insert(std::string{});
-  i->second.insert(tenant);
-  return true;
+void weight_cache::count_refusal(const caf::error& err) {
+  if (cs::is(err, cs::error_code::collision))
+    ++rejected_;
 }
 
 uint64_t weight_cache::gpu_bytes() {
@@ -230,18 +205,20 @@ uint64_t weight_cache::gpu_bytes() {
 void weight_cache::accept_upload(const cs::chunk_key& key, const void* data, size_t size,
                                  const std::string& tenant, const void* device_dst) {
   received_bytes_ += size;
-  if (!claim(key, data, size, tenant))
-    return;
   // Best effort: a full GPU tier leaves the chunk in the slower tiers.
   auto on_device = [&] {
     if (device_dst != nullptr && store_->find_tier(cs::tier_kind::gpu) != nullptr)
       static_cast<void>(store_->extend_from_device(key, device_dst, size));
   };
-  // A full store only means the chunk is not cached; the copy itself succeeded.
+  // A full store only means the chunk is not cached; the copy itself
+  // succeeded. Other bytes under a key another tenant stored (a collision)
+  // are not cached for `tenant`.
   if (!persist_) {
     auto where = store_->find_tier(cs::tier_kind::host) != nullptr ? host_bit : disk_bit;
-    static_cast<void>(store_->put(key, data, size, where));
-    on_device();
+    auto err = store_->put(key, data, size, where, tenant);
+    count_refusal(err);
+    if (!cs::is(err, cs::error_code::collision))
+      on_device();
     return;
   }
   // Into the host tier now; onto the disk by the background writer while
@@ -249,23 +226,24 @@ void weight_cache::accept_upload(const cs::chunk_key& key, const void* data, siz
   // session end then only marks the entry, instead of writing a whole model
   // to disk in one go while the GPU server waits (16 GiB: tens of seconds),
   // and the GPU server never waits for the disk during the upload either.
-  if (!store_->put(key, data, size, host_bit))
+  auto err = store_->put(key, data, size, host_bit, tenant);
+  count_refusal(err);
+  if (!err)
     persist_->push(key);
-  on_device();
+  if (!cs::is(err, cs::error_code::collision))
+    on_device();
 }
 
 weight_cache::verify_outcome weight_cache::verify(const cs::chunk_key& key,
-                                                  const void* device_bytes, size_t size) {
+                                                  const void* device_bytes, size_t size,
+                                                  const std::string& tenant) {
   if (is_verified(key))
     return verify_outcome::already_verified;
   if (cs::hash_chunk(key.kind, device_bytes, size) != key) {
     ++dropped_;
-    // Dropped unless someone holds it; a verified copy would have returned above.
+    // Dropped (with its tenants) unless someone holds it; a verified copy
+    // would have returned above.
     static_cast<void>(store_->erase(key));
-    if (!store_->contains(key)) {
-      std::lock_guard<std::mutex> guard{owners_mtx_};
-      owners_.erase(key);
-    }
     return verify_outcome::dropped;
   }
   // The device bytes are the chunk: it is a weight. Still stored from the
@@ -273,11 +251,11 @@ weight_cache::verify_outcome weight_cache::verify(const cs::chunk_key& key,
   // lands); gone from the store, it is stored again from the device bytes.
   auto info = store_->entry_info(key);
   if (!info) {
-    static_cast<void>(store_->put(key, device_bytes, size, host_bit | disk_bit));
+    static_cast<void>(store_->put(key, device_bytes, size, host_bit | disk_bit, tenant));
   } else if (persist_ && (info->tiers & disk_bit) == 0) {
     persist_->push(key);
   } else if (!persist_ && (info->tiers & disk_bit) == 0) {
-    static_cast<void>(store_->put(key, device_bytes, size, host_bit | disk_bit));
+    static_cast<void>(store_->extend(key, device_bytes, size, host_bit | disk_bit));
   }
   if (!store_->mark_verified(key))
     ++verified_;
@@ -295,15 +273,12 @@ caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
                                                 const void* device_dst) {
   if (from_peer != nullptr)
     *from_peer = false;
-  // Another tenant's XXH3 chunk is a miss: the client proves it has the
-  // bytes by uploading them.
-  if (!may_serve(key, tenant))
-    return cs::make_error(cs::error_code::not_found,
-                          "chunk " + key.to_string() + " is not cached for this tenant");
   static const std::vector<cs::tier_kind> order{cs::tier_kind::gpu, cs::tier_kind::host,
                                                 cs::tier_kind::disk};
-  auto found = store_->fill(key, order, sink, device_dst);
-  if (found || !cs::is(found.error(), cs::error_code::not_found))
+  // Another tenant's XXH3 chunk is a miss (the store's rule): the client
+  // proves it has the bytes by uploading them, no peer is asked.
+  auto found = store_->fill(key, order, sink, device_dst, tenant);
+  if (found || !cs::is(found.error(), cs::error_code::not_found) || store_->contains(key))
     return found;
   peer_fetch peer;
   {
@@ -323,7 +298,7 @@ caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
   if (from_peer != nullptr)
     *from_peer = true;
   // Chunks a shard serves were verified weights where they came from.
-  if (!store_->put(key, bytes->data(), bytes->size(), host_bit | disk_bit))
+  if (!store_->put(key, bytes->data(), bytes->size(), host_bit | disk_bit, tenant))
     static_cast<void>(store_->mark_verified(key));
   cs::chunk_view view{cs::tier_kind::host, bytes->data(), bytes->size()};
   if (auto err = sink(view))
@@ -333,10 +308,12 @@ caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
 
 caf::expected<std::string> weight_cache::image(const cs::chunk_key& key,
                                                const std::string& tenant) {
-  if (!may_serve(key, tenant))
+  auto bytes = store_->get(key);
+  // Checked after the read: the bytes read are ones the tenant may use
+  // whenever the entry serves it now (a tenant joins only with equal bytes).
+  if (bytes && !may_serve(key, tenant))
     return cs::make_error(cs::error_code::not_found,
                           "image " + key.to_string() + " is not cached for this tenant");
-  auto bytes = store_->get(key);
   if (!bytes)
     return std::move(bytes.error());
   return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
@@ -344,9 +321,9 @@ caf::expected<std::string> weight_cache::image(const cs::chunk_key& key,
 
 void weight_cache::put_image(const cs::chunk_key& key, const std::string& image,
                              const std::string& tenant) {
-  if (!claim(key, image.data(), image.size(), tenant))
-    return;
-  if (!store_->put(key, image.data(), image.size(), host_bit | disk_bit))
+  auto err = store_->put(key, image.data(), image.size(), host_bit | disk_bit, tenant);
+  count_refusal(err);
+  if (!err)
     static_cast<void>(store_->mark_verified(key));
 }
 
@@ -462,7 +439,10 @@ caf::expected<proto::CacheEvicted> weight_cache::evict(const std::vector<std::st
 proto::CacheSummary weight_cache::summary() {
   cs::key_bloom bloom;
   proto::CacheSummary out;
-  for (const auto& e : all_entries(*store_)) {
+  // Per tenant: the XXH3 chunks that may serve it.
+  std::map<std::string, std::vector<const cs::listed_chunk*>> per_tenant;
+  auto entries = all_entries(*store_);
+  for (const auto& e : entries) {
     bloom.add(e.key);
     out.set_chunks(out.chunks() + 1);
     out.set_bytes(out.bytes() + e.info.size);
@@ -470,10 +450,35 @@ proto::CacheSummary weight_cache::summary() {
       out.set_verified_chunks(out.verified_chunks() + 1);
       out.set_verified_bytes(out.verified_bytes() + e.info.size);
     }
+    if (e.key.kind == cs::chunk_key::algo::xxh3_128)
+      for (const auto& t : e.info.tenants)
+        per_tenant[t].push_back(&e);
   }
   out.set_key_bloom(bloom.bits());
   out.set_bloom_hashes(bloom.hashes());
+  for (const auto& [tenant, chunks] : per_tenant) {
+    auto tb = cs::key_bloom::sized_for(chunks.size());
+    auto* x = out.add_tenants();
+    x->set_tenant(tenant);
+    for (const auto* e : chunks) {
+      tb.add(e->key);
+      x->set_chunks(x->chunks() + 1);
+      x->set_bytes(x->bytes() + e->info.size);
+    }
+    x->set_key_bloom(tb.bits());
+    x->set_bloom_hashes(tb.hashes());
+  }
   return out;
+}
+
+bool summary_may_serve(const proto::CacheSummary& summary, const cs::chunk_key& key,
+                       const std::string& tenant) {
+  if (key.kind != cs::chunk_key::algo::xxh3_128)
+    return cs::key_bloom::may_contain(summary.key_bloom(), summary.bloom_hashes(), key);
+  for (const auto& t : summary.tenants())
+    if (t.tenant() == tenant)
+      return cs::key_bloom::may_contain(t.key_bloom(), t.bloom_hashes(), key);
+  return false;
 }
 
 } // namespace gleam::executor

@@ -5,8 +5,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
-#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -53,9 +51,11 @@ class driver_api;
 ///   tenant must not be able to plant bytes another tenant's key finds); a
 ///   tenant that uploads bytes equal to the stored ones joins them, other
 ///   bytes under the same key are not cached for it. SHA-256 keys are shared
-///   by every tenant. Chunks without recorded uploaders (stored before a
-///   restart) belong to the unnamed tenant "" only. `tenant` "" everywhere
-///   is the single-tenant default.
+///   by every tenant. The store keeps each chunk's tenants
+///   (chunk_info::tenants; on disk in the chunk's index record), so they
+///   survive a restart; this class keeps no list of its own. Chunks stored
+///   before tenants were recorded belong to the unnamed tenant "" only.
+///   `tenant` "" everywhere is the single-tenant default.
 ///
 /// Threading: thread-safe (the store locks; counters are atomic;
 /// `set_peer_fetch` may be called at any time).
@@ -110,8 +110,11 @@ public:
   /// Bytes the GPU tier holds (shed_gpu can give them to the app).
   uint64_t gpu_bytes();
 
-  /// Whether chunk `key` may serve `tenant` (the tenant rule above).
-  bool may_serve(const cache_store::chunk_key& key, const std::string& tenant);
+  /// Whether the store holds chunk `key` and it may serve `tenant` (the
+  /// tenant rule above, over the tenants the store recorded).
+  bool may_serve(const cache_store::chunk_key& key, const std::string& tenant) {
+    return store_->may_serve(key, tenant);
+  }
 
   /// Outcome of verifying one chunk placed on a GPU.
   enum class verify_outcome {
@@ -123,10 +126,12 @@ public:
     dropped,
   };
 
-  /// The weight rule for chunk `key` placed on a GPU, given the `size`
-  /// bytes read back from the device region it was written to.
+  /// The weight rule for chunk `key` placed on a GPU by a session of
+  /// `tenant`, given the `size` bytes read back from the device region it
+  /// was written to. A chunk gone from the store meanwhile is stored again
+  /// from those bytes, for `tenant`.
   verify_outcome verify(const cache_store::chunk_key& key, const void* device_bytes,
-                        size_t size);
+                        size_t size, const std::string& tenant = {});
 
   /// Waits until the background writer has put every accepted upload on
   /// the disk tier (or found it dropped). A session's end calls it, so that
@@ -182,7 +187,9 @@ public:
                                                          bool all);
 
   /// The compact summary for telemetry: counts and a Bloom filter over the
-  /// keys (cache_store::key_bloom).
+  /// keys (cache_store::key_bloom), and per tenant a Bloom filter over the
+  /// XXH3 keys that may serve it (proto::TenantCache); test keys against it
+  /// with `summary_may_serve`.
   proto::CacheSummary summary();
 
 private:
@@ -200,14 +207,9 @@ private:
   std::unique_ptr<persister> persist_;
   std::mutex peer_mtx_;
   peer_fetch peer_;
-  /// XXH3 chunk -> the tenants that uploaded its bytes (in memory only).
-  std::mutex owners_mtx_;
-  std::unordered_map<cache_store::chunk_key, std::set<std::string>> owners_;
 
-  /// Records that `tenant` holds the bytes of `key`; false when `key` is
-  /// stored with other bytes (a collision: not cached for `tenant`).
-  bool claim(const cache_store::chunk_key& key, const void* data, size_t size,
-             const std::string& tenant);
+  /// Counts a chunk the store refused for its tenant (`error_code::collision`).
+  void count_refusal(const caf::error& err);
   std::atomic<uint64_t> received_bytes_{0};
   std::atomic<uint64_t> filled_bytes_{0};
   std::atomic<uint64_t> rejected_{0};
@@ -215,5 +217,12 @@ private:
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> peer_bytes_{0};
 };
+
+/// Whether a node whose weight cache `summary` describes (weight_cache::summary)
+/// may hold chunk `key` for `tenant`: a SHA-256 key in the filter over every
+/// key, an XXH3 key in the filter of `tenant`. Bloom filters: false
+/// positives are possible, false negatives are not.
+bool summary_may_serve(const proto::CacheSummary& summary, const cache_store::chunk_key& key,
+                       const std::string& tenant);
 
 } // namespace gleam::executor

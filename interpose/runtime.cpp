@@ -470,15 +470,27 @@ void open_connection(client& c) {
     actors::pb<proto::PlacementRequest> req;
     req->set_client_id(std::to_string(::getpid()));
     req->set_task_signature(c.cfg.task_signature);
+    req->set_auth_token(c.cfg.auth_token); // names the task's tenant, as in OpenSession
     proto::PlacementReply placed;
     bool got = false;
+    bool refused = false;
     self->request(sched, timeout, actors::place_atom::value, req)
       .receive(
         [&](actors::pb<proto::PlacementReply>& r) {
           placed = std::move(r.value);
           got = true;
         },
-        [&](caf::error& e) { why = render(c, e); });
+        [&](caf::error& e) {
+          why = render(c, e);
+          refused = e.category() == caf::atom("gleam_act");
+        });
+    if (refused) {
+      // The scheduler is there and said no (a token naming no tenant).
+      std::fprintf(stderr, "gleam: the Gleam scheduler at %s refused the placement: %s\n",
+                   where.c_str(), why.c_str());
+      c.state = cudaErrorNoDevice;
+      return;
+    }
     if (!got)
       return unreachable(c, where, "placement failed: " + why);
     if (!placed.ok())

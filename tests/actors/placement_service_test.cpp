@@ -2,6 +2,9 @@
 
 #include "actors/placement_service.hpp"
 
+#include "cache_store/hash.hpp"
+#include "executor/weight_cache.hpp"
+
 using namespace gleam;
 using actors::placement_service;
 
@@ -75,14 +78,14 @@ proto::SessionEnded ended(const std::string& sig, double load_s, double compute_
 TEST_CASE("placement_service refuses clearly when no GPU is up", "[actors][placement]") {
   placement_service ps;
   auto now = placement_service::clock::now();
-  auto id = ps.submit(request("t"), now);
+  auto id = ps.submit(request("t"), "", now);
   auto out = ps.dispatch(now, 0);
   REQUIRE(out.size() == 1);
   CHECK(out[0].id == id);
   CHECK_FALSE(out[0].reply.ok());
   CHECK_THAT(out[0].reply.error(), Catch::Contains("no GPU server has registered"));
   ps.on_node(node("a", 80, {}, false), 0);
-  ps.submit(request("t"), now);
+  ps.submit(request("t"), "", now);
   out = ps.dispatch(now, 0);
   REQUIRE(out.size() == 1);
   CHECK_THAT(out[0].reply.error(), Catch::Contains("no GPU server is up"));
@@ -96,7 +99,7 @@ TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of
   ps.on_node(node("bb", 80), 0);
   // An unknown task gets the conservative default and a server.
   auto now = placement_service::clock::now();
-  ps.submit(request("mm"), now);
+  ps.submit(request("mm"), "", now);
   auto first = ps.dispatch(now, 0);
   REQUIRE(first.size() == 1);
   CHECK(first[0].reply.ok());
@@ -134,7 +137,7 @@ TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of
   ps.on_node(node("a", 80, {session(1, "mm", 2 * gb, 1)}), 1);
   ps.on_node(node("bb", 80, {session(2, "mm", 2 * gb, 1)}), 1);
   auto t0 = placement_service::clock::now();
-  auto id = ps.submit(request("mm"), t0);
+  auto id = ps.submit(request("mm"), "", t0);
   CHECK(ps.dispatch(t0, 1).empty());
   auto q = ps.queue(t0);
   REQUIRE(q.tasks_size() == 1);
@@ -165,10 +168,128 @@ TEST_CASE("placement_service places a request that waited too long", "[actors][p
     ps.on_session_ended("a", ended("mm", 1, 10));
   ps.on_node(node("a", 80, {session(1, "mm", 79 * gb, 1)}), 1);
   auto t0 = placement_service::clock::now();
-  ps.submit(request("mm"), t0);
+  ps.submit(request("mm"), "", t0);
   CHECK(ps.dispatch(t0, 1).empty()); // 79 of 80 GB held: waits
   auto later = ps.dispatch(t0 + std::chrono::milliseconds{150}, 1);
   REQUIRE(later.size() == 1);
   CHECK(later[0].reply.ok());
   CHECK_THAT(later[0].reply.explanation(), Catch::Contains("placed after waiting"));
+}
+
+namespace {
+
+namespace cs = gleam::cache_store;
+
+/// `n` chunks of 64 KiB (distinct per `seed`).
+std::vector<std::string> chunks(int seed, int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) {
+    std::string c(64 << 10, '\0');
+    for (size_t j = 0; j < c.size(); ++j)
+      c[j] = static_cast<char>((seed * 131 + i * 31 + j * 7) & 0xFF);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+cs::chunk_key key_of(const std::string& c, cs::chunk_key::algo algo) {
+  return cs::hash_chunk(algo, c.data(), c.size());
+}
+
+/// A request for 16 GB of weights whose chunk keys are those of `cs`.
+proto::PlacementRequest keyed_request(const std::vector<std::string>& cs_,
+                                      cs::chunk_key::algo algo) {
+  auto r = request("llm");
+  r.set_weight_bytes(16 * gb);
+  for (const auto& c : cs_)
+    r.add_chunk_keys(key_of(c, algo).to_binary());
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("cache affinity counts only the chunks the request's tenant may use",
+          "[actors][placement][tenant]") {
+  // Node "b" caches alice's weights under XXH3 keys and bob's under
+  // SHA-256 keys, as its telemetry reports them; node "a" caches nothing.
+  gleam::executor::weight_cache_options opts;
+  opts.host_capacity = 64ull << 20;
+  auto cache = gleam::executor::weight_cache::open(opts);
+  REQUIRE(cache);
+  auto alices = chunks(1, 4);
+  auto bobs = chunks(2, 4);
+  for (const auto& c : alices)
+    (*cache)->accept_upload(key_of(c, cs::chunk_key::algo::xxh3_128), c.data(), c.size(),
+                            "alice");
+  for (const auto& c : bobs)
+    (*cache)->accept_upload(key_of(c, cs::chunk_key::algo::sha256), c.data(), c.size(), "bob");
+  auto b = node("b", 80);
+  *b.mutable_telemetry()->mutable_cache() = (*cache)->summary();
+  auto place = [&](const proto::PlacementRequest& r, const std::string& tenant) {
+    placement_service ps;
+    ps.on_node(node("a", 80), 0);
+    ps.on_node(b, 0);
+    auto now = placement_service::clock::now();
+    ps.submit(r, tenant, now);
+    auto out = ps.dispatch(now, 0);
+    REQUIRE(out.size() == 1);
+    REQUIRE(out[0].reply.ok());
+    return out[0].reply;
+  };
+  auto xxh3 = keyed_request(alices, cs::chunk_key::algo::xxh3_128);
+  SECTION("alice's own XXH3 chunks draw her task to b") {
+    auto r = place(xxh3, "alice");
+    CHECK(r.node_id() == "b");
+    CHECK_THAT(r.explanation(), Catch::Contains("(16.0 GB cached of 16.0 GB)"));
+  }
+  SECTION("bob's request for the same XXH3 keys finds nothing cached for him") {
+    auto r = place(xxh3, "bob");
+    CHECK_THAT(r.explanation(), Catch::Contains("(0.0 GB cached of 16.0 GB)"));
+    CHECK(actors::weight_set_of(xxh3, "alice") != actors::weight_set_of(xxh3, "bob"));
+  }
+  SECTION("SHA-256 chunks count for every tenant") {
+    auto sha = keyed_request(bobs, cs::chunk_key::algo::sha256);
+    for (std::string tenant : {"bob", "carol", ""}) {
+      auto r = place(sha, tenant);
+      CHECK(r.node_id() == "b");
+      CHECK_THAT(r.explanation(), Catch::Contains("(16.0 GB cached of 16.0 GB)"));
+    }
+    CHECK(actors::weight_set_of(sha, "bob") == actors::weight_set_of(sha, "carol"));
+  }
+  SECTION("cached bytes scale with the share of the set's keys held") {
+    auto half = alices;
+    half.resize(2);
+    auto others = chunks(3, 2);
+    half.insert(half.end(), others.begin(), others.end());
+    actors::keyed_weights set;
+    set.id = 7;
+    set.tenant = "alice";
+    set.bytes = 16 * gb;
+    for (const auto& c : half)
+      set.keys.push_back(key_of(c, cs::chunk_key::algo::xxh3_128));
+    auto cached = actors::cached_weight_sets(b.telemetry().cache(), {set});
+    REQUIRE(cached.size() == 1);
+    CHECK(cached[0].weights == 7);
+    CHECK(cached[0].bytes == 8 * gb);
+    set.tenant = "bob";
+    CHECK(actors::cached_weight_sets(b.telemetry().cache(), {set}).empty());
+  }
+}
+
+TEST_CASE("the queue and explain name each task's tenant", "[actors][placement][tenant]") {
+  placement_service ps;
+  // One GPU, nearly full: requests wait.
+  ps.on_node(node("a", 80, {session(1, "big", 79 * gb, 1)}), 1);
+  auto now = placement_service::clock::now();
+  auto alice = ps.submit(request("mm"), "alice", now);
+  auto unnamed = ps.submit(request("mm"), "", now);
+  CHECK(ps.dispatch(now, 1).empty());
+  auto q = ps.queue(now);
+  REQUIRE(q.tasks_size() == 2);
+  CHECK(q.tasks(0).placement_id() == alice);
+  CHECK(q.tasks(0).tenant() == "alice");
+  CHECK(q.tasks(1).placement_id() == unnamed);
+  CHECK(q.tasks(1).tenant().empty());
+  CHECK(ps.explain(std::to_string(alice), 0, 1).tenant() == "alice");
+  CHECK(ps.explain(std::to_string(unnamed), 0, 1).tenant().empty());
 }

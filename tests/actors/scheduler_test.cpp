@@ -132,3 +132,56 @@ TEST_CASE("the scheduler actor places through the placement library and queues",
   CHECK(g.entries(0).gamma() == 1.0);
   self->send_exit(sched, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("the scheduler names a request's tenant from its token and refuses others",
+          "[actors][placement][tenant]") {
+  caf::actor_system_config cfg;
+  actors::add_message_types(cfg);
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  actors::admission rules{"node-token", {{"alice", "a-secret"}, {"bob", "b-secret"}}};
+  auto sched = actors::spawn_scheduler(sys, 60s, {}, rules);
+  self->request(sched, 5s, actors::register_atom::value, gpu_node("n1", 80 * gb))
+    .receive([](pb<proto::NodeRegistered>&) {}, [&](caf::error& e) { FAIL(sys.render(e)); });
+  // 79 of 80 GB held: every request waits in the queue.
+  self->request(sched, 5s, actors::heartbeat_atom::value, beat("n1", 79 * gb, false))
+    .receive([](pb<proto::HeartbeatAck>&) {}, [&](caf::error& e) { FAIL(sys.render(e)); });
+  auto with_token = [](const std::string& sig, const std::string& token) {
+    auto r = request(sig);
+    r->set_auth_token(token);
+    return r;
+  };
+  for (std::string token : {"", "wrong"}) {
+    std::string refusal;
+    self->request(sched, 5s, actors::place_atom::value, with_token("x", token))
+      .receive([&](pb<proto::PlacementReply>&) { FAIL("placed with token '" << token << "'"); },
+               [&](caf::error& e) { refusal = sys.render(e); });
+    INFO(refusal);
+    CHECK_THAT(refusal, Catch::Contains("the scheduler admits its tenants only")
+                          && Catch::Contains(token.empty() ? "is missing" : "is wrong")
+                          && Catch::Contains("GLEAM_TOKEN"));
+  }
+  auto alice = self->request(sched, 10s, actors::place_atom::value, with_token("a", "a-secret"));
+  auto unnamed = self->request(sched, 10s, actors::place_atom::value,
+                               with_token("u", "node-token"));
+  proto::PlacementQueue q;
+  for (int i = 0; i < 50 && q.tasks_size() < 2; ++i)
+    self->request(sched, 5s, actors::queue_atom::value)
+      .receive([&](pb<proto::PlacementQueue>& x) { q = x.value; },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+  static_cast<void>(alice); // both wait for a GPU while the queue is read
+  static_cast<void>(unnamed);
+  REQUIRE(q.tasks_size() == 2);
+  CHECK(q.tasks(0).task_signature() == "a");
+  CHECK(q.tasks(0).tenant() == "alice");
+  CHECK(q.tasks(1).task_signature() == "u");
+  CHECK(q.tasks(1).tenant().empty());
+  proto::PlacementExplain ask;
+  ask.set_task(std::to_string(q.tasks(0).placement_id()));
+  proto::PlacementExplanation x;
+  self->request(sched, 5s, actors::explain_atom::value, pb<proto::PlacementExplain>{ask})
+    .receive([&](pb<proto::PlacementExplanation>& r) { x = r.value; },
+             [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK(x.tenant() == "alice");
+  self->send_exit(sched, caf::exit_reason::user_shutdown);
+}

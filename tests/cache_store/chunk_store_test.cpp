@@ -286,3 +286,29 @@ TEMPLATE_TEST_CASE("concurrent puts and gets see whole chunks",
   CHECK(store->stats().entries == chunks.size());
   CHECK(store->missing({chunks.front().key, chunks.back().key}).empty());
 }
+
+TEMPLATE_TEST_CASE("a chunk records the tenants that stored its bytes",
+                   "[cache_store][chunk_store][tenant]", memory_impl, rocksdb_impl) {
+  TestType impl;
+  auto store = impl.make();
+  auto a = make_chunk(40, 3000);
+  REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size(), tenant_set{"alice"}));
+  CHECK(store->entry_info(a.key)->tenants == tenant_set{"alice"});
+  CHECK(may_serve(a.key, *store->entry_info(a.key), "alice"));
+  CHECK_FALSE(may_serve(a.key, *store->entry_info(a.key), "bob"));
+  // Equal bytes from another tenant: it joins.
+  REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size(), tenant_set{"bob"}));
+  CHECK(store->entry_info(a.key)->tenants == (tenant_set{"alice", "bob"}));
+  REQUIRE_FALSE(store->add_tenants(a.key, tenant_set{"carol"}));
+  CHECK(store->entry_info(a.key)->tenants == (tenant_set{"alice", "bob", "carol"}));
+  CHECK(is(store->add_tenants(make_chunk(41, 10).key, tenant_set{"x"}), error_code::not_found));
+  // Without tenants: the unnamed one.
+  auto b = make_chunk(42, 100);
+  REQUIRE_FALSE(store->put(b.key, b.bytes));
+  CHECK(store->entry_info(b.key)->tenants == tenant_set{""});
+  // A SHA-256 chunk serves every tenant whoever stored it.
+  auto c = make_chunk(43, 100, chunk_key::algo::sha256);
+  REQUIRE_FALSE(store->put(c.key, c.bytes, tenant_set{"alice"}));
+  CHECK(may_serve(c.key, *store->entry_info(c.key), "bob"));
+  CHECK(may_serve(c.key, *store->entry_info(c.key), ""));
+}

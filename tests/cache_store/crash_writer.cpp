@@ -1,5 +1,5 @@
 // Helper of the kill -9 test: opens the chunk store at argv[1], puts chunks
-// 0..N-1 (argv[2]) and prints each index to stdout once its put returned,
+// 0..N-1 (argv[2]), each for tenant crash_tenant(i), and prints each index to stdout once its put returned,
 // then keeps putting chunks N, N+1, ... while another thread SIGKILLs the
 // process after K (argv[3]) more acknowledged puts, in the middle of a write.
 // With K = 0 it puts chunks START (argv[4]), START+1, ... forever and the
@@ -34,7 +34,7 @@ bool put_chunk(cs::chunk_store& store, uint64_t i) {
   auto bytes = cs::test::crash_chunk(i);
   auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, bytes.data(),
                             bytes.size());
-  if (auto err = store.put(key, bytes)) {
+  if (auto err = store.put(key, bytes, cs::tenant_set{cs::test::crash_tenant(i)})) {
     std::fprintf(stderr, "put %llu failed: %s\n",
                  static_cast<unsigned long long>(i), cs::render(err).c_str());
     return false;

@@ -26,6 +26,7 @@
 
 using namespace gleam::cache_store;
 using gleam::cache_store::test::crash_chunk;
+using gleam::cache_store::test::crash_tenant;
 using gleam::cache_store::test::make_bytes;
 using gleam::cache_store::test::temp_dir;
 
@@ -143,6 +144,114 @@ TEST_CASE("a reopened rocksdb store keeps bytes, verified flags and LRU order",
   CHECK(store->entry_info(key_of(c))->refcount == 0);
 }
 
+TEST_CASE("a reopened rocksdb store keeps each chunk's tenants", "[cache_store][rocksdb][tenant]") {
+  temp_dir dir;
+  auto path = dir.sub("db");
+  auto a = make_bytes(4, 300000); // in a blob file
+  auto b = make_bytes(5, 1000);
+  {
+    auto store = open_at(path);
+    REQUIRE_FALSE(store->put(key_of(a), a, tenant_set{"alice"}));
+    REQUIRE_FALSE(store->put(key_of(b), b, tenant_set{"bob"}));
+    REQUIRE_FALSE(store->put(key_of(b), b, tenant_set{"alice"})); // equal bytes: alice joins
+    REQUIRE_FALSE(store->mark_verified(key_of(a)));
+    REQUIRE(store->get(key_of(a))); // a recency update rewrites the record
+  }
+  auto store = open_at(path);
+  auto info_a = store->entry_info(key_of(a));
+  REQUIRE(info_a);
+  CHECK(info_a->tenants == tenant_set{"alice"});
+  CHECK(info_a->verified);
+  CHECK(may_serve(key_of(a), *info_a, "alice"));
+  CHECK_FALSE(may_serve(key_of(a), *info_a, "bob"));
+  CHECK_FALSE(may_serve(key_of(a), *info_a, ""));
+  CHECK(store->entry_info(key_of(b))->tenants == (tenant_set{"alice", "bob"}));
+}
+
+TEST_CASE("a format-1 index record opens as a chunk of the unnamed tenant",
+          "[cache_store][rocksdb][tenant]") {
+  temp_dir dir;
+  auto path = dir.sub("db");
+  auto bytes = make_bytes(6, 5000);
+  auto key = key_of(bytes);
+  {
+    // What a store of the previous format wrote: an 18-byte record
+    // (version 1, flags: verified, size, last use) and the bytes.
+    rocksdb::DBOptions db_opts;
+    db_opts.create_if_missing = true;
+    db_opts.create_missing_column_families = true;
+    std::vector<rocksdb::ColumnFamilyDescriptor> families{
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions{}},
+      {"index", rocksdb::ColumnFamilyOptions{}},
+      {"blobs", rocksdb::ColumnFamilyOptions{}}};
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(db_opts, path, families, &handles, &raw).ok());
+    std::string record(18, '\0');
+    record[0] = 1;
+    record[1] = 1;
+    for (int i = 0; i < 8; ++i) {
+      record[2 + i] = static_cast<char>((bytes.size() >> (8 * i)) & 0xFF);
+      record[10 + i] = static_cast<char>((uint64_t{1700000000} >> (8 * i)) & 0xFF);
+    }
+    auto bin = key.to_binary();
+    REQUIRE(raw->Put(rocksdb::WriteOptions{}, handles[1], bin, record).ok());
+    REQUIRE(raw->Put(rocksdb::WriteOptions{}, handles[2], bin,
+                     rocksdb::Slice{reinterpret_cast<const char*>(bytes.data()), bytes.size()})
+              .ok());
+    for (auto* h : handles)
+      REQUIRE(raw->DestroyColumnFamilyHandle(h).ok());
+    delete raw;
+  }
+  for (int round = 0; round < 2; ++round) {
+    // Round 1 reads the record the first round rewrote in the new format.
+    auto store = open_at(path);
+    auto info = store->entry_info(key);
+    REQUIRE(info);
+    CHECK(info->size == bytes.size());
+    CHECK(info->verified);
+    CHECK(info->tenants == tenant_set{""});
+    CHECK(may_serve(key, *info, ""));
+    CHECK_FALSE(may_serve(key, *info, "alice"));
+    auto got = store->get(key);
+    REQUIRE(got);
+    CHECK(*got == bytes);
+  }
+}
+
+TEST_CASE("an index record with damaged tenants is refused at open",
+          "[cache_store][rocksdb][tenant]") {
+  temp_dir dir;
+  auto path = dir.sub("db");
+  auto bytes = make_bytes(7, 100);
+  {
+    auto store = open_at(path);
+    REQUIRE_FALSE(store->put(key_of(bytes), bytes, tenant_set{"alice"}));
+  }
+  {
+    rocksdb::DBOptions db_opts;
+    std::vector<rocksdb::ColumnFamilyDescriptor> families{
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions{}},
+      {"index", rocksdb::ColumnFamilyOptions{}},
+      {"blobs", rocksdb::ColumnFamilyOptions{}}};
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(db_opts, path, families, &handles, &raw).ok());
+    std::string record;
+    REQUIRE(raw->Get(rocksdb::ReadOptions{}, handles[1], key_of(bytes).to_binary(), &record).ok());
+    record.pop_back(); // the tenant's name is one byte short
+    REQUIRE(raw->Put(rocksdb::WriteOptions{}, handles[1], key_of(bytes).to_binary(), record).ok());
+    for (auto* h : handles)
+      REQUIRE(raw->DestroyColumnFamilyHandle(h).ok());
+    delete raw;
+  }
+  rocksdb_store_options opts;
+  opts.path = path;
+  auto store = rocksdb_chunk_store::open(opts);
+  REQUIRE_FALSE(store);
+  CHECK(is(store.error(), error_code::corrupt_entry));
+}
+
 TEST_CASE("LRU order survives a reopen", "[cache_store][rocksdb]") {
   temp_dir dir;
   auto path = dir.sub("db");
@@ -236,12 +345,13 @@ TEST_CASE("acknowledged puts survive kill -9, and nothing stored is torn",
   for (uint64_t i = 0; i < n + k - 1; ++i)
     REQUIRE(acked.count(i) == 1);
   auto store = open_at(path);
-  // Every acknowledged chunk is there with its bytes.
+  // Every acknowledged chunk is there with its bytes and its tenant.
   for (auto i : acked) {
     auto bytes = crash_chunk(i);
     auto got = store->get(key_of(bytes));
     REQUIRE(got);
     CHECK(*got == bytes);
+    CHECK(store->entry_info(key_of(bytes))->tenants == tenant_set{crash_tenant(i)});
   }
   // Every index entry's bytes re-hash to its key (no torn or dangling entry).
   auto listed = store->list(0);
@@ -251,6 +361,7 @@ TEST_CASE("acknowledged puts survive kill -9, and nothing stored is torn",
     REQUIRE(got);
     CHECK(got->size() == entry.info.size);
     CHECK(hash_chunk(entry.key.kind, got->data(), got->size()) == entry.key);
+    CHECK(entry.info.tenants.size() == 1);
   }
 }
 
@@ -292,12 +403,15 @@ TEST_CASE("100 kill -9 at random moments: the store opens and every entry "
       auto got = store->get(key_of(bytes));
       REQUIRE(got);
       REQUIRE(*got == bytes);
+      REQUIRE(store->entry_info(key_of(bytes))->tenants == tenant_set{crash_tenant(i)});
     }
     for (const auto& entry : store->list(0)) {
       auto got = store->get(entry.key);
       REQUIRE(got);
       REQUIRE(got->size() == entry.info.size);
       REQUIRE(hash_chunk(entry.key.kind, got->data(), got->size()) == entry.key);
+      // Never without the tenant it was stored for.
+      REQUIRE(entry.info.tenants.size() == 1);
     }
   }
   CHECK(killed == 100);

@@ -65,4 +65,11 @@ inline std::vector<uint8_t> crash_chunk(uint64_t i) {
   return make_bytes(1000 + i, 1024 + (i * 7919) % (95 * 1024));
 }
 
+/// The tenant the crash writer stores chunk `i` for: one of three, so that
+/// records of several lengths are torn by the kills.
+inline std::string crash_tenant(uint64_t i) {
+  static const char* const names[] = {"", "alice", "tenant-with-a-longer-name"};
+  return names[i % 3];
+}
+
 } // namespace gleam::cache_store::test

@@ -429,3 +429,89 @@ TEST_CASE("extend adds tiers to a held chunk and never brings back a dropped one
            error_code::not_found));
   CHECK_FALSE(store->contains(b.key));
 }
+
+TEST_CASE("an XXH3 chunk fills only for its tenants; equal bytes join, other bytes do not",
+          "[cache_store][tiered][tenant]") {
+  auto store = make_store(0, 16 * kib, 64 * kib);
+  auto a = make_chunk(81);
+  REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size(),
+                           tier_bit(tier_kind::host) | tier_bit(tier_kind::disk), "alice"));
+  CHECK(store->may_serve(a.key, "alice"));
+  CHECK_FALSE(store->may_serve(a.key, "bob"));
+  recording_sink sink;
+  CHECK(store->fill(a.key, all_order, sink.fn(), nullptr, "alice"));
+  CHECK(sink.dst == a.bytes);
+  recording_sink refused;
+  auto miss = store->fill(a.key, all_order, refused.fn(), nullptr, "bob");
+  REQUIRE_FALSE(miss);
+  CHECK(is(miss.error(), error_code::not_found));
+  CHECK(refused.dst.empty());
+  // Other bytes under alice's key (as if they collided with it): refused,
+  // bob gains nothing and alice's bytes stay.
+  auto other = make_bytes(82, a.bytes.size());
+  CHECK(is(store->put(a.key, other.data(), other.size(), tier_bit(tier_kind::host), "bob"),
+           error_code::collision));
+  CHECK_FALSE(store->may_serve(a.key, "bob"));
+  CHECK(*store->get(a.key) == a.bytes);
+  // Bob uploads the same bytes: he joins, in every tier.
+  REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size(), tier_bit(tier_kind::host),
+                           "bob"));
+  CHECK(store->entry_info(a.key)->tenants == (tenant_set{"alice", "bob"}));
+  auto* disk = dynamic_cast<disk_tier*>(store->find_tier(tier_kind::disk));
+  REQUIRE(disk != nullptr);
+  CHECK(disk->store().entry_info(a.key)->tenants == (tenant_set{"alice", "bob"}));
+  recording_sink joined;
+  CHECK(store->fill(a.key, all_order, joined.fn(), nullptr, "bob"));
+  CHECK(joined.dst == a.bytes);
+  // A SHA-256 chunk fills for anyone.
+  auto s = make_bytes(83, kib);
+  auto skey = hash_chunk(chunk_key::algo::sha256, s.data(), s.size());
+  REQUIRE_FALSE(store->put(skey, s.data(), s.size(), tier_bit(tier_kind::host), "alice"));
+  recording_sink shared;
+  CHECK(store->fill(skey, all_order, shared.fn(), nullptr, "bob"));
+  CHECK(shared.dst == s);
+}
+
+TEST_CASE("after a restart, tenant A's XXH3 chunk serves A and not B",
+          "[cache_store][tiered][rocksdb][tenant]") {
+  temp_dir dir;
+  rocksdb_store_options opts;
+  opts.path = dir.sub("db");
+  auto a = make_chunk(91, 10 * kib);
+  auto b = make_chunk(92, 10 * kib);
+  auto make = [&] {
+    auto disk = rocksdb_chunk_store::open(opts);
+    REQUIRE(disk);
+    std::vector<std::unique_ptr<tier>> tiers;
+    tiers.push_back(std::make_unique<host_memory_tier>("host", 64 * kib));
+    tiers.push_back(std::make_unique<disk_tier>(std::move(*disk), 64 * kib));
+    auto store = tiered_store::make(std::move(tiers));
+    REQUIRE(store);
+    return std::move(*store);
+  };
+  {
+    auto store = make();
+    // a: host first, disk later (as the background writer does).
+    REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size(), tier_bit(tier_kind::host),
+                             "alice"));
+    REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size(), tier_bit(tier_kind::host),
+                             "carol"));
+    REQUIRE_FALSE(store->extend(a.key, a.bytes.data(), a.bytes.size(),
+                                tier_bit(tier_kind::disk)));
+    REQUIRE_FALSE(store->put(b.key, b.bytes.data(), b.bytes.size(),
+                             tier_bit(tier_kind::host) | tier_bit(tier_kind::disk), "bob"));
+  }
+  auto store = make();
+  CHECK(store->may_serve(a.key, "alice"));
+  CHECK(store->may_serve(a.key, "carol"));
+  CHECK_FALSE(store->may_serve(a.key, "bob"));
+  CHECK_FALSE(store->may_serve(a.key, ""));
+  CHECK(store->may_serve(b.key, "bob"));
+  CHECK_FALSE(store->may_serve(b.key, "alice"));
+  recording_sink sink;
+  CHECK(store->fill(a.key, all_order, sink.fn(), nullptr, "alice"));
+  CHECK(sink.dst == a.bytes);
+  recording_sink refused;
+  CHECK_FALSE(store->fill(a.key, all_order, refused.fn(), nullptr, "bob"));
+  CHECK(refused.dst.empty());
+}

@@ -797,3 +797,46 @@ TEST_CASE("a session resumes only for its own tenant", "[weight_cache][tenant]")
   CHECK(f.exec->open_session(resume, "alice"));
   f.exec->close_session(opened->session());
 }
+
+TEST_CASE("a tenant's XXH3 chunks still serve it, and only it, after a restart",
+          "[weight_cache][tenant]") {
+  scratch_dir dir;
+  auto weights = pattern(25, 3 * mib);
+  {
+    fixture f{dir.path.string()};
+    CHECK(bytes_sent_by(f, weights, "alice") == weights.size());
+    f.cache->wait_persisted();
+  }
+  fixture g{dir.path.string()};
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, weights.data(), mib);
+  CHECK(g.cache->may_serve(key, "alice"));
+  CHECK_FALSE(g.cache->may_serve(key, "bob"));
+  // Alice's weights do not cross the network again; bob's do, once.
+  CHECK(bytes_sent_by(g, weights, "alice") == 0);
+  CHECK(bytes_sent_by(g, weights, "bob") == weights.size());
+  CHECK(bytes_sent_by(g, weights, "bob") == 0);
+  CHECK(bytes_sent_by(g, weights, "") == weights.size());
+}
+
+TEST_CASE("the telemetry summary says per tenant which XXH3 chunks may serve it",
+          "[weight_cache][tenant]") {
+  fixture f;
+  auto alices = pattern(26, 2 * mib);
+  auto shared = pattern(27, 2 * mib);
+  CHECK(bytes_sent_by(f, alices, "alice") == alices.size());
+  CHECK(bytes_sent_by(f, shared, "bob", cs::chunk_key::algo::sha256) == shared.size());
+  auto s = f.cache->summary();
+  CHECK(s.chunks() == 4);
+  REQUIRE(s.tenants_size() == 1);
+  CHECK(s.tenants(0).tenant() == "alice");
+  CHECK(s.tenants(0).chunks() == 2);
+  CHECK(s.tenants(0).bytes() == 2 * mib);
+  for (size_t off = 0; off < alices.size(); off += mib) {
+    auto x = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, alices.data() + off, mib);
+    CHECK(gleam::executor::summary_may_serve(s, x, "alice"));
+    CHECK_FALSE(gleam::executor::summary_may_serve(s, x, "bob"));
+    auto y = cs::hash_chunk(cs::chunk_key::algo::sha256, shared.data() + off, mib);
+    CHECK(gleam::executor::summary_may_serve(s, y, "alice"));
+    CHECK(gleam::executor::summary_may_serve(s, y, "bob"));
+  }
+}

@@ -14,6 +14,11 @@
 #include <string>
 #include <thread>
 
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/interfaces.hpp"
+#include "actors/type_registry.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
@@ -230,12 +235,103 @@ TEST_CASE("the console shows gamma, the placement queue and a task's explanation
   CHECK_THAT(queue, Catch::Contains("0 queued task(s); 0 placed so far"));
   auto explain = console(port, "placement explain llama-8B");
   INFO(explain);
-  CHECK_THAT(explain, Catch::Contains("task llama-8B: unknown signature, conservative default "
-                                      "profile; weights 17.18 GB, memory 35.43 GB")
+  CHECK_THAT(explain, Catch::Contains("task llama-8B (tenant -): unknown signature, "
+                                      "conservative default profile; weights 17.18 GB, "
+                                      "memory 35.43 GB")
                         && Catch::Contains("decision: no GPU server has registered"));
   auto usage = console(port, "placement");
   CHECK_THAT(usage, Catch::Contains("usage: placement explain TASK"));
   CHECK_THAT(console(port, "help"), Catch::Contains("placement explain TASK"));
+}
+
+TEST_CASE("the console's queue shows each task's tenant and explain names it",
+          "[gleamd][cluster][tenant]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  write_file(dir + "/s.conf", "[node]\nid = \"ten-s\"\nroles = [\"scheduler\"]\nport = "
+                                + std::to_string(port)
+                                + "\nauth-token = \"node-token\"\n"
+                                  "tenants = [\"alice:a-secret\", \"bob:b-secret\"]\n");
+  node_process node{dir + "/s.conf", dir + "/s.log"};
+  poll_nodes(port, [](const std::string& t) { return has_word(row(t, "ten-s"), "up"); });
+
+  // A GPU node whose one GPU is full registers; clients of alice and of the
+  // unnamed tenant ask for a placement and wait.
+  caf::actor_system_config sys_cfg;
+  gleam::actors::add_message_types(sys_cfg);
+  sys_cfg.load<caf::io::middleman>();
+  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  caf::actor_system sys{sys_cfg};
+  caf::scoped_actor self{sys};
+  auto remote = sys.middleman().remote_actor<gleam::actors::node_actor>("127.0.0.1", port);
+  REQUIRE(remote);
+  gleam::actors::scheduler_actor sched;
+  self->request(*remote, 5s, gleam::actors::get_scheduler_atom::value)
+    .receive([&](gleam::actors::scheduler_actor& s) { sched = s; },
+             [&](caf::error& e) { FAIL(sys.render(e)); });
+  using gleam::actors::pb;
+  namespace proto = gleam::proto;
+  proto::NodeRegister reg;
+  reg.set_node_id("ten-gpu");
+  reg.add_roles(proto::ROLE_GPU_SERVER);
+  reg.set_data_host("127.0.0.1");
+  reg.set_data_port(1);
+  auto* g = reg.add_gpus();
+  g->set_index(0);
+  g->set_name("NVIDIA H200");
+  g->set_total_memory(80'000'000'000ull);
+  self->request(sched, 5s, gleam::actors::register_atom::value, pb<proto::NodeRegister>{reg})
+    .receive([](pb<proto::NodeRegistered>&) {}, [&](caf::error& e) { FAIL(sys.render(e)); });
+  proto::Heartbeat hb;
+  hb.set_node_id("ten-gpu");
+  auto* t = hb.mutable_telemetry()->add_gpus();
+  t->set_index(0);
+  auto* r = t->add_running();
+  r->set_session(1);
+  r->set_task_signature("big");
+  r->set_allocated_bytes(79'000'000'000ull);
+  r->set_first_launch_time_ns(1);
+  self->request(sched, 5s, gleam::actors::heartbeat_atom::value, pb<proto::Heartbeat>{hb})
+    .receive([](pb<proto::HeartbeatAck>&) {}, [&](caf::error& e) { FAIL(sys.render(e)); });
+  auto ask = [&](const std::string& sig, const std::string& token) {
+    proto::PlacementRequest req;
+    req.set_client_id("client-" + sig);
+    req.set_task_signature(sig);
+    req.set_auth_token(token);
+    return self->request(sched, 30s, gleam::actors::place_atom::value,
+                         pb<proto::PlacementRequest>{req});
+  };
+  std::string refusal;
+  ask("intruder-task", "nobody's").receive(
+    [&](pb<proto::PlacementReply>&) { FAIL("a token naming no tenant was placed"); },
+    [&](caf::error& e) { refusal = sys.render(e); });
+  CHECK_THAT(refusal, Catch::Contains("the scheduler admits its tenants only"));
+  auto waiting_alice = ask("alice-task", "a-secret");
+  auto waiting_unnamed = ask("unnamed-task", "node-token");
+  static_cast<void>(waiting_alice); // they wait for the GPU while the console looks
+  static_cast<void>(waiting_unnamed);
+
+  std::string queue;
+  for (int i = 0; i < 50; ++i) {
+    queue = console(port, "queue");
+    if (queue.find("2 queued task(s)") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  INFO(queue);
+  CHECK_THAT(queue, Catch::Contains("TENANT"));
+  auto alice_row = row(queue, "     1");
+  CHECK(has_word(alice_row, "alice"));
+  CHECK(has_word(alice_row, "alice-task"));
+  auto unnamed_row = row(queue, "     2");
+  CHECK(has_word(unnamed_row, "-"));
+  CHECK(has_word(unnamed_row, "unnamed-task"));
+  CHECK(queue.find("intruder-task") == std::string::npos);
+  auto explain = console(port, "placement explain 1");
+  INFO(explain);
+  CHECK_THAT(explain, Catch::Contains("task 1 (tenant alice):"));
+  CHECK_THAT(console(port, "placement explain 2"), Catch::Contains("task 2 (tenant -):"));
 }
 
 namespace {

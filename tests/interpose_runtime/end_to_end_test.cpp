@@ -402,6 +402,44 @@ TEST_CASE("the client presents GLEAM_TOKEN and prints the server's refusal",
   ::waitpid(server, nullptr, 0);
 }
 
+TEST_CASE("the client presents GLEAM_TOKEN to the scheduler, which refuses a token naming no "
+          "tenant",
+          "[interpose_runtime][auth][tenant]") {
+  auto dir = temp_dir();
+  auto port = free_port();
+  auto server = spawn_logged({build_path("tests/fake_gpu_server"), std::to_string(port),
+                              dir + "/stats.txt", "--scheduler-tenants",
+                              "alice:a-secret,bob:b-secret"},
+                             dir + "/server.log");
+  for (int i = 0; i < 200 && !port_open(port); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{25});
+  REQUIRE(port_open(port));
+  auto env = "GLEAM_SCHEDULER=127.0.0.1:" + std::to_string(port);
+  for (std::string token : {"", "wrong"}) {
+    std::string out;
+    auto rc = run_command(probe_command(env + (token.empty() ? "" : " GLEAM_TOKEN=" + token),
+                                        dir + "/err.txt"),
+                          out);
+    auto err = read_file(dir + "/err.txt");
+    INFO("token '" << token << "'\nstdout: " << out << "\nstderr: " << err);
+    CHECK(rc == 0);
+    CHECK(out.rfind("count=0 error=cudaErrorNoDevice", 0) == 0);
+    CHECK(err.find("refused the placement") != std::string::npos);
+    CHECK(err.find("admits its tenants only") != std::string::npos);
+    CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
+    CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
+    CHECK(err.find("start gleamd") == std::string::npos);
+  }
+  // Alice's token: placed on the fake GPU, and the session opens there.
+  std::string out;
+  auto rc = run_command(probe_command(env + " GLEAM_TOKEN=a-secret", dir + "/err.txt"), out);
+  INFO("stdout: " << out << "\nstderr: " << read_file(dir + "/err.txt"));
+  CHECK(rc == 0);
+  CHECK(out.rfind("count=1 error=cudaSuccess", 0) == 0);
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+}
+
 TEST_CASE("a TLS client reaches a TLS server; a plaintext client does not",
           "[interpose_runtime][tls]") {
   auto dir = temp_dir();

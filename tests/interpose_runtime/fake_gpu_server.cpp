@@ -1,5 +1,7 @@
 // fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--threads N]
 //                 [--token T]     (OpenSession checked like gpu_server checks it)
+//                 [--scheduler-tenants NAME:TOKEN,...] (a real scheduler with those
+//                                 tenants on this node, this fake GPU registered with it)
 //                 [--workers N]   (middleman.workers, default 0 like gleamd)
 //                 [--op-us U]     (every memset busies the server U us, like a kernel)
 //                 [--scheduled 1] (the GPU actor on the scheduler, not detached)
@@ -40,6 +42,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,7 @@
 #include "actors/host_call_router.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/network.hpp"
+#include "actors/scheduler.hpp"
 #include "actors/type_registry.hpp"
 #include "consistency/replay_log.hpp"
 #include "tools/common/shutdown.hpp"
@@ -428,9 +432,12 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
 
 actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
                                             actors::gpu_server_actor gpu,
-                                            std::shared_ptr<actors::host_call_router> router) {
+                                            std::shared_ptr<actors::host_call_router> router,
+                                            actors::scheduler_actor scheduler) {
   return {
     [=](actors::get_scheduler_atom) -> caf::result<actors::scheduler_actor> {
+      if (scheduler)
+        return scheduler;
       return caf::make_error(caf::sec::unexpected_message);
     },
     [=](actors::get_gpu_atom, uint32_t) { return gpu; },
@@ -451,7 +458,7 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] [--scheduled 0|1] [--token T] "
-                         "[--threads N]\n");
+                         "[--threads N] [--scheduler-tenants NAME:TOKEN,...]\n");
     return 2;
   }
   auto port = static_cast<uint16_t>(std::atoi(argv[1]));
@@ -462,6 +469,7 @@ int main(int argc, char** argv) {
   int op_us = 0;
   bool scheduled = false;
   std::string token;
+  std::string scheduler_tenants;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--policy") == 0)
       policy = argv[i + 1];
@@ -475,6 +483,8 @@ int main(int argc, char** argv) {
       scheduled = std::atoi(argv[i + 1]) != 0;
     else if (std::strcmp(argv[i], "--token") == 0)
       token = argv[i + 1];
+    else if (std::strcmp(argv[i], "--scheduler-tenants") == 0)
+      scheduler_tenants = argv[i + 1];
   }
   tools::stop_signals signals;
   caf::actor_system_config cfg;
@@ -507,12 +517,42 @@ int main(int argc, char** argv) {
                  ? sys.spawn(fake_gpu, stats, std::chrono::microseconds{op_us}, token, router)
                  : sys.spawn<caf::detached>(fake_gpu, stats, std::chrono::microseconds{op_us},
                                             token, router);
-    auto node = sys.spawn(fake_node, gpu, router);
+    // With --scheduler-tenants: a real scheduler with those tenants, on
+    // which this fake registers its one GPU.
+    actors::scheduler_actor scheduler;
+    if (!scheduler_tenants.empty()) {
+      actors::admission rules;
+      std::istringstream list{scheduler_tenants};
+      for (std::string entry; std::getline(list, entry, ',');) {
+        auto colon = entry.find(':');
+        rules.tenants.emplace_back(entry.substr(0, colon), entry.substr(colon + 1));
+      }
+      scheduler = actors::spawn_scheduler(sys, std::chrono::seconds{60}, {}, rules);
+    }
+    auto node = sys.spawn(fake_node, gpu, router, scheduler);
     auto bound = actors::publish(sys, node, port, "127.0.0.1", tls.enabled);
     if (!bound) {
       std::fprintf(stderr, "fake_gpu_server: cannot listen on %u: %s\n", port,
                    sys.render(bound.error()).c_str());
       return 1;
+    }
+    if (scheduler) {
+      actors::pb<proto::NodeRegister> reg;
+      reg->set_node_id("fake");
+      reg->add_roles(proto::ROLE_GPU_SERVER);
+      reg->set_data_host("127.0.0.1");
+      reg->set_data_port(*bound);
+      auto* g = reg->add_gpus();
+      g->set_index(0);
+      g->set_name("Gleam fake GPU (host memory)");
+      g->set_total_memory(uint64_t{1} << 37);
+      caf::scoped_actor self{sys};
+      self->request(scheduler, std::chrono::seconds{5}, actors::register_atom::value, reg)
+        .receive([](actors::pb<proto::NodeRegistered>&) {},
+                 [&](caf::error& e) {
+                   std::fprintf(stderr, "fake_gpu_server: registration failed: %s\n",
+                                sys.render(e).c_str());
+                 });
     }
     std::printf("listening %u\n", *bound);
     std::fflush(stdout);
@@ -522,6 +562,8 @@ int main(int argc, char** argv) {
     static_cast<void>(sys.middleman().unpublish(node, *bound));
     caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(gpu, caf::exit_reason::user_shutdown);
+    if (scheduler)
+      caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
   }
   return 0;
 }

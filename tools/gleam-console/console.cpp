@@ -28,16 +28,23 @@ std::string role_names(const proto::NodeStatus& n) {
   return out.empty() ? "-" : out;
 }
 
+/// A tenant as the console prints it: "-" for the unnamed tenant "".
+std::string tenant_name(const std::string& tenant) {
+  return tenant.empty() ? "-" : tenant;
+}
+
 const char* help_text =
   "commands:\n"
   "  nodes      every registered node: roles, up/down, heartbeat age, RTT, GPUs\n"
   "  gpus       every GPU of the cluster: memory, sessions, utilization\n"
   "  sessions   every open client session on the GPU servers\n"
   "  gamma      the contention factor per GPU type and resource: fitted or default\n"
-  "  queue      placement requests waiting for a GPU\n"
+  "  queue      placement requests waiting for a GPU, with the tenant each token\n"
+  "             named ('-': the unnamed tenant)\n"
   "  placement explain TASK\n"
   "             the latency model's prediction for TASK (a task signature or a\n"
-  "             queued task's id) on every GPU, and where it would go\n"
+  "             queued task's id, whose tenant it names) on every GPU, and where\n"
+  "             it would go; cached bytes count only chunks the tenant may use\n"
   "  cache stats            each node's weight cache: entries, tier sizes, hits, bytes\n"
   "                         received from clients / filled / from peers (RECEIVED, FILLED, PEER)\n"
   "  cache ls [N]           the N (default 50) most recently used entries of each node\n"
@@ -243,11 +250,12 @@ bool console::queue(std::ostream& out) {
     out << "error: " << config::describe(err) << "\n";
     return false;
   }
-  out << fmt::format("{:>6} {:<24} {:<28} {:>9} {:<20} {:>9}\n", "TASK", "CLIENT", "SIGNATURE",
-                     "WAITED", "WAITS FOR", "START IN");
+  out << fmt::format("{:>6} {:<16} {:<24} {:<28} {:>9} {:<20} {:>9}\n", "TASK", "TENANT",
+                     "CLIENT", "SIGNATURE", "WAITED", "WAITS FOR", "START IN");
   for (const auto& t : q.tasks())
-    out << fmt::format("{:>6} {:<24} {:<28} {:>8.1f}s {:<20} {:>8.1f}s\n", t.placement_id(),
-                       t.client_id(), t.task_signature(), t.waited_s(),
+    out << fmt::format("{:>6} {:<16} {:<24} {:<28} {:>8.1f}s {:<20} {:>8.1f}s\n",
+                       t.placement_id(), tenant_name(t.tenant()), t.client_id(),
+                       t.task_signature(), t.waited_s(),
                        t.awaited_server().empty() ? "-" : t.awaited_server(),
                        t.predicted_start_s());
   out << q.tasks_size() << " queued task(s); " << q.placed_total() << " placed so far, "
@@ -267,7 +275,7 @@ bool console::explain(const std::string& task, std::ostream& out) {
     out << "error: " << config::describe(err) << "\n";
     return false;
   }
-  out << "task " << x.task() << ": "
+  out << "task " << x.task() << " (tenant " << tenant_name(x.tenant()) << "): "
       << (x.known() ? "profile from " + std::to_string(x.samples()) + " finished run(s)"
                     : std::string{"unknown signature, conservative default profile"})
       << fmt::format("; weights {:.2f} GB, memory {:.2f} GB, occupancy gpu {:.2f} net {:.2f}\n",

@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
     actors::node_roles roles;
     actors::gpu_service gpus;
     if (cfg->scheduler)
-      roles.scheduler = actors::spawn_scheduler(sys, cfg->down_after);
+      roles.scheduler = actors::spawn_scheduler(sys, cfg->down_after, {},
+                                                actors::admission{cfg->auth_token, cfg->tenants});
     // The weight cache: one store per node, shared by its GPU servers and
     // served to peers and the console by the cache_shard actor.
     std::shared_ptr<executor::weight_cache> cache;
