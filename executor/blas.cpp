@@ -164,20 +164,12 @@ private:
 
   // --- lookups ---------------------------------------------------------------
 
-  /// The session's stream `handle` for a cuBLAS call on it
-  /// (executor/session_streams.hpp).
-  bool lookup_stream(uint64_t handle, CUstream& out) {
-    auto rc = stream_for_work(driver_, s_, handle, &out);
-    if (rc == CUDA_SUCCESS)
-      return true;
-    invalid(fmt::format("stream handle {} is not a usable stream of this session ({})",
-                        handle, static_cast<int>(rc)));
-    return false;
-  }
-
-  /// The driver stream of the session's stream `handle`, issuing nothing.
-  bool resolve_stream(uint64_t handle, CUstream& out) {
-    auto rc = driver_stream(driver_, s_, handle, &out);
+  /// The session's stream `handle` for a cuBLAS call on it: with `work`,
+  /// for work about to be issued there (ordered by the legacy-stream rule,
+  /// executor/session_streams.hpp); without, only resolved.
+  bool lookup_stream(uint64_t handle, CUstream& out, bool work = true) {
+    auto rc = work ? stream_for_work(driver_, s_, handle, &out)
+                   : driver_stream(driver_, s_, handle, &out);
     if (rc == CUDA_SUCCESS)
       return true;
     invalid(fmt::format("stream handle {} is not a usable stream of this session ({})",
@@ -292,7 +284,7 @@ private:
   /// changes.
   bool bind(blas_handle_entry& h, uint64_t handle, bool work = true) {
     CUstream stream = nullptr;
-    if (work ? !lookup_stream(handle, stream) : !resolve_stream(handle, stream))
+    if (!lookup_stream(handle, stream, work))
       return false;
     if (stream == h.bound)
       return true;

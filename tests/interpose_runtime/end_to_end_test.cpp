@@ -90,6 +90,42 @@ std::string probe_command(const std::string& env, const std::string& err_file) {
          + build_path("lib/libcudart.so.13") + " 2>" + err_file;
 }
 
+/// Runs the probe with `env` and no, then a wrong GLEAM_TOKEN; each is
+/// refused with `refusal` in a message naming the problem and GLEAM_TOKEN,
+/// and the probe prints `out_start` first (no device, no session).
+void check_token_refusals(const std::string& env, const std::string& dir,
+                          const std::string& refusal,
+                          const std::string& out_start = "count=0 error=cudaErrorNoDevice") {
+  for (std::string token : {"", "wrong"}) {
+    std::string out;
+    auto rc = run_command(probe_command(env + (token.empty() ? "" : " GLEAM_TOKEN=" + token),
+                                        dir + "/err.txt"),
+                          out);
+    auto err = read_file(dir + "/err.txt");
+    INFO("token '" << token << "'\nstdout: " << out << "\nstderr: " << err);
+    CHECK(rc == 0);
+    CHECK(out.rfind(out_start, 0) == 0);
+    CHECK(err.find(refusal) != std::string::npos);
+    CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
+    CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
+    CHECK(err.find("start gleamd") == std::string::npos);
+  }
+}
+
+/// fake_gpu_server on `port` with `args` after its stats file, logging to
+/// DIR/server.log; returns once it listens.
+pid_t start_fake_server(const std::string& dir, int port, std::vector<std::string> args = {}) {
+  std::vector<std::string> argv{build_path("tests/fake_gpu_server"), std::to_string(port),
+                                dir + "/stats.txt"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto pid = spawn_logged(argv, dir + "/server.log");
+  // Bounded wait for the listener (not a timing assertion).
+  for (int i = 0; i < 200 && !port_open(port); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{25});
+  REQUIRE(port_open(port));
+  return pid;
+}
+
 } // namespace
 
 TEST_CASE("without a reachable server the device count is 0 with cudaErrorNoDevice",
@@ -289,12 +325,7 @@ TEST_CASE("a server killed with -9 during a call: the client gets a CUDA error w
   using namespace std::chrono;
   auto dir = temp_dir();
   auto port = free_port();
-  auto server = spawn_logged({build_path("tests/fake_gpu_server"), std::to_string(port),
-                              dir + "/stats.txt"},
-                             dir + "/server.log");
-  for (int i = 0; i < 200 && !port_open(port); ++i)
-    std::this_thread::sleep_for(milliseconds{25});
-  REQUIRE(port_open(port));
+  auto server = start_fake_server(dir, port);
   auto client = spawn_logged({build_path("tests/interpose_runtime_lost_server_probe"),
                               build_path("lib/libcudart.so.13")},
                              dir + "/client.log", "GLEAM_SERVER",
@@ -371,28 +402,11 @@ TEST_CASE("the client presents GLEAM_TOKEN and prints the server's refusal",
           "[interpose_runtime][auth]") {
   auto dir = temp_dir();
   auto port = free_port();
-  auto server = spawn_logged({build_path("tests/fake_gpu_server"), std::to_string(port),
-                              dir + "/stats.txt", "--token", "s3cret"},
-                             dir + "/server.log");
-  for (int i = 0; i < 200 && !port_open(port); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds{25});
-  REQUIRE(port_open(port));
+  auto server = start_fake_server(dir, port, {"--token", "s3cret"});
   auto env = "GLEAM_SERVER=127.0.0.1:" + std::to_string(port);
-  for (std::string token : {"", "wrong"}) {
-    std::string out;
-    auto rc = run_command(probe_command(env + (token.empty() ? "" : " GLEAM_TOKEN=" + token),
-                                        dir + "/err.txt"),
-                          out);
-    auto err = read_file(dir + "/err.txt");
-    INFO("token '" << token << "'\nstdout: " << out << "\nstderr: " << err);
-    CHECK(rc == 0);
-    CHECK(out == "count=0 error=cudaErrorNoDevice again=cudaErrorNoDevice "
-                 "last=cudaErrorNoDevice\n");
-    CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
-    CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
-    CHECK(err.find("refused the session") != std::string::npos);
-    CHECK(err.find("start gleamd") == std::string::npos);
-  }
+  check_token_refusals(env, dir, "refused the session",
+                       "count=0 error=cudaErrorNoDevice again=cudaErrorNoDevice "
+                       "last=cudaErrorNoDevice\n");
   std::string out;
   auto rc = run_command(probe_command(env + " GLEAM_TOKEN=s3cret", dir + "/err.txt"), out);
   INFO("stdout: " << out << "\nstderr: " << read_file(dir + "/err.txt"));
@@ -407,29 +421,11 @@ TEST_CASE("the client presents GLEAM_TOKEN to the scheduler, which refuses a tok
           "[interpose_runtime][auth][tenant]") {
   auto dir = temp_dir();
   auto port = free_port();
-  auto server = spawn_logged({build_path("tests/fake_gpu_server"), std::to_string(port),
-                              dir + "/stats.txt", "--scheduler-tenants",
-                              "alice:a-secret,bob:b-secret"},
-                             dir + "/server.log");
-  for (int i = 0; i < 200 && !port_open(port); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds{25});
-  REQUIRE(port_open(port));
+  auto server =
+    start_fake_server(dir, port, {"--scheduler-tenants", "alice:a-secret,bob:b-secret"});
   auto env = "GLEAM_SCHEDULER=127.0.0.1:" + std::to_string(port);
-  for (std::string token : {"", "wrong"}) {
-    std::string out;
-    auto rc = run_command(probe_command(env + (token.empty() ? "" : " GLEAM_TOKEN=" + token),
-                                        dir + "/err.txt"),
-                          out);
-    auto err = read_file(dir + "/err.txt");
-    INFO("token '" << token << "'\nstdout: " << out << "\nstderr: " << err);
-    CHECK(rc == 0);
-    CHECK(out.rfind("count=0 error=cudaErrorNoDevice", 0) == 0);
-    CHECK(err.find("refused the placement") != std::string::npos);
-    CHECK(err.find("admits its tenants only") != std::string::npos);
-    CHECK(err.find(token.empty() ? "is missing" : "is wrong") != std::string::npos);
-    CHECK(err.find("GLEAM_TOKEN") != std::string::npos);
-    CHECK(err.find("start gleamd") == std::string::npos);
-  }
+  check_token_refusals(env, dir, "refused the placement");
+  check_token_refusals(env, dir, "admits its tenants only");
   // Alice's token: placed on the fake GPU, and the session opens there.
   std::string out;
   auto rc = run_command(probe_command(env + " GLEAM_TOKEN=a-secret", dir + "/err.txt"), out);
