@@ -168,6 +168,42 @@ TEST_CASE("a reopened rocksdb store keeps each chunk's tenants", "[cache_store][
   CHECK(store->entry_info(key_of(b))->tenants == (tenant_set{"alice", "bob"}));
 }
 
+/// The store's database opened directly (its three column families), to
+/// write what another format or a damage would have left.
+class raw_store {
+public:
+  explicit raw_store(const std::string& path) {
+    rocksdb::DBOptions db_opts;
+    db_opts.create_if_missing = true;
+    db_opts.create_missing_column_families = true;
+    std::vector<rocksdb::ColumnFamilyDescriptor> families{
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions{}},
+      {"index", rocksdb::ColumnFamilyOptions{}},
+      {"blobs", rocksdb::ColumnFamilyOptions{}}};
+    REQUIRE(rocksdb::DB::Open(db_opts, path, families, &handles_, &db_).ok());
+  }
+  ~raw_store() {
+    for (auto* h : handles_)
+      static_cast<void>(db_->DestroyColumnFamilyHandle(h));
+    delete db_;
+  }
+  raw_store(const raw_store&) = delete;
+  raw_store& operator=(const raw_store&) = delete;
+  rocksdb::DB* db() {
+    return db_;
+  }
+  rocksdb::ColumnFamilyHandle* index() {
+    return handles_[1];
+  }
+  rocksdb::ColumnFamilyHandle* blobs() {
+    return handles_[2];
+  }
+
+private:
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  rocksdb::DB* db_ = nullptr;
+};
+
 TEST_CASE("a format-1 index record opens as a chunk of the unnamed tenant",
           "[cache_store][rocksdb][tenant]") {
   temp_dir dir;
@@ -177,16 +213,7 @@ TEST_CASE("a format-1 index record opens as a chunk of the unnamed tenant",
   {
     // What a store of the previous format wrote: an 18-byte record
     // (version 1, flags: verified, size, last use) and the bytes.
-    rocksdb::DBOptions db_opts;
-    db_opts.create_if_missing = true;
-    db_opts.create_missing_column_families = true;
-    std::vector<rocksdb::ColumnFamilyDescriptor> families{
-      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions{}},
-      {"index", rocksdb::ColumnFamilyOptions{}},
-      {"blobs", rocksdb::ColumnFamilyOptions{}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(db_opts, path, families, &handles, &raw).ok());
+    raw_store raw{path};
     std::string record(18, '\0');
     record[0] = 1;
     record[1] = 1;
@@ -195,13 +222,11 @@ TEST_CASE("a format-1 index record opens as a chunk of the unnamed tenant",
       record[10 + i] = static_cast<char>((uint64_t{1700000000} >> (8 * i)) & 0xFF);
     }
     auto bin = key.to_binary();
-    REQUIRE(raw->Put(rocksdb::WriteOptions{}, handles[1], bin, record).ok());
-    REQUIRE(raw->Put(rocksdb::WriteOptions{}, handles[2], bin,
-                     rocksdb::Slice{reinterpret_cast<const char*>(bytes.data()), bytes.size()})
+    REQUIRE(raw.db()->Put(rocksdb::WriteOptions{}, raw.index(), bin, record).ok());
+    REQUIRE(raw.db()->Put(rocksdb::WriteOptions{}, raw.blobs(), bin,
+                          rocksdb::Slice{reinterpret_cast<const char*>(bytes.data()),
+                                         bytes.size()})
               .ok());
-    for (auto* h : handles)
-      REQUIRE(raw->DestroyColumnFamilyHandle(h).ok());
-    delete raw;
   }
   for (int round = 0; round < 2; ++round) {
     // Round 1 reads the record the first round rewrote in the new format.
@@ -229,21 +254,12 @@ TEST_CASE("an index record with damaged tenants is refused at open",
     REQUIRE_FALSE(store->put(key_of(bytes), bytes, tenant_set{"alice"}));
   }
   {
-    rocksdb::DBOptions db_opts;
-    std::vector<rocksdb::ColumnFamilyDescriptor> families{
-      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions{}},
-      {"index", rocksdb::ColumnFamilyOptions{}},
-      {"blobs", rocksdb::ColumnFamilyOptions{}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(db_opts, path, families, &handles, &raw).ok());
+    raw_store raw{path};
+    auto bin = key_of(bytes).to_binary();
     std::string record;
-    REQUIRE(raw->Get(rocksdb::ReadOptions{}, handles[1], key_of(bytes).to_binary(), &record).ok());
+    REQUIRE(raw.db()->Get(rocksdb::ReadOptions{}, raw.index(), bin, &record).ok());
     record.pop_back(); // the tenant's name is one byte short
-    REQUIRE(raw->Put(rocksdb::WriteOptions{}, handles[1], key_of(bytes).to_binary(), record).ok());
-    for (auto* h : handles)
-      REQUIRE(raw->DestroyColumnFamilyHandle(h).ok());
-    delete raw;
+    REQUIRE(raw.db()->Put(rocksdb::WriteOptions{}, raw.index(), bin, record).ok());
   }
   rocksdb_store_options opts;
   opts.path = path;
