@@ -308,6 +308,18 @@ TEST_CASE("a failing sink fails the fill and releases the pin",
   CHECK(pinned);
 }
 
+/// A 64 KiB host tier over a 64 KiB RocksDB disk tier at `opts.path`.
+std::unique_ptr<tiered_store> host_over_rocksdb(const rocksdb_store_options& opts) {
+  auto disk = rocksdb_chunk_store::open(opts);
+  REQUIRE(disk);
+  std::vector<std::unique_ptr<tier>> tiers;
+  tiers.push_back(std::make_unique<host_memory_tier>("host", 64 * kib));
+  tiers.push_back(std::make_unique<disk_tier>(std::move(*disk), 64 * kib));
+  auto store = tiered_store::make(std::move(tiers));
+  REQUIRE(store);
+  return std::move(*store);
+}
+
 TEST_CASE("a tiered store over RocksDB keeps its disk tier across restarts",
           "[cache_store][tiered][rocksdb]") {
   temp_dir dir;
@@ -315,16 +327,7 @@ TEST_CASE("a tiered store over RocksDB keeps its disk tier across restarts",
   opts.path = dir.sub("db");
   auto a = make_chunk(71, 10 * kib);
   auto b = make_chunk(72, 10 * kib);
-  auto make = [&] {
-    auto disk = rocksdb_chunk_store::open(opts);
-    REQUIRE(disk);
-    std::vector<std::unique_ptr<tier>> tiers;
-    tiers.push_back(std::make_unique<host_memory_tier>("host", 64 * kib));
-    tiers.push_back(std::make_unique<disk_tier>(std::move(*disk), 64 * kib));
-    auto store = tiered_store::make(std::move(tiers));
-    REQUIRE(store);
-    return std::move(*store);
-  };
+  auto make = [&] { return host_over_rocksdb(opts); };
   {
     auto store = make();
     REQUIRE_FALSE(store->put(a.key, a.bytes.data(), a.bytes.size()));
@@ -479,16 +482,7 @@ TEST_CASE("after a restart, tenant A's XXH3 chunk serves A and not B",
   opts.path = dir.sub("db");
   auto a = make_chunk(91, 10 * kib);
   auto b = make_chunk(92, 10 * kib);
-  auto make = [&] {
-    auto disk = rocksdb_chunk_store::open(opts);
-    REQUIRE(disk);
-    std::vector<std::unique_ptr<tier>> tiers;
-    tiers.push_back(std::make_unique<host_memory_tier>("host", 64 * kib));
-    tiers.push_back(std::make_unique<disk_tier>(std::move(*disk), 64 * kib));
-    auto store = tiered_store::make(std::move(tiers));
-    REQUIRE(store);
-    return std::move(*store);
-  };
+  auto make = [&] { return host_over_rocksdb(opts); };
   {
     auto store = make();
     // a: host first, disk later (as the background writer does).
