@@ -72,7 +72,7 @@ for r in $(seq 1 "$triples"); do round 3 "triple$r"; done
 console gamma > "$out/gamma-after.txt"
 
 echo
-echo "one GPU, identical copies; gamma $gamma ($state, fitted on the 1- and 2-copy rounds),"
+echo "one GPU, identical copies; gamma $gamma ($state after the 1- and 2-copy rounds),"
 echo "solo compute ${solo_s} s and GPU occupancy $u as the scheduler learned them;"
 echo "model: compute x max(1, gamma * (N-1) * u); time-sharing reference: compute x max(1, N * u)"
 awk -v g="$gamma" -v s="$solo_s" -v u="$u" '
