@@ -29,9 +29,9 @@ server_timeline::server_timeline(const server& s)
       intervals_[index_of(resource::network)].push_back({0, load_end, r.occ.network});
     if (r.remaining_s > load_end)
       intervals_[index_of(resource::gpu)].push_back({load_end, r.remaining_s, r.occ.gpu});
-    releases_.emplace_back(std::max(0.0, r.remaining_s), r.memory_bytes);
+    memory_.emplace_back(std::max(0.0, r.remaining_s), static_cast<int64_t>(r.memory_bytes));
   }
-  std::sort(releases_.begin(), releases_.end());
+  std::sort(memory_.begin(), memory_.end());
   rebuild(0);
   rebuild(1);
 }
@@ -49,9 +49,16 @@ void server_timeline::add(double start_s, double load_s, double total_s, occupan
     intervals_[index_of(resource::gpu)].push_back({load_end, end, occ.gpu});
     rebuild(index_of(resource::gpu));
   }
-  free_now_ = free_now_ > memory_bytes ? free_now_ - memory_bytes : 0;
-  auto rel = std::make_pair(end, memory_bytes);
-  releases_.insert(std::upper_bound(releases_.begin(), releases_.end(), rel), rel);
+  auto held = static_cast<int64_t>(memory_bytes);
+  if (start_s > 0) {
+    // A reservation: it takes its memory when it starts.
+    auto take = std::make_pair(start_s, -held);
+    memory_.insert(std::upper_bound(memory_.begin(), memory_.end(), take), take);
+  } else {
+    free_now_ = free_now_ > memory_bytes ? free_now_ - memory_bytes : 0;
+  }
+  auto rel = std::make_pair(end, held);
+  memory_.insert(std::upper_bound(memory_.begin(), memory_.end(), rel), rel);
 }
 
 void server_timeline::rebuild(std::size_t r) {
@@ -104,40 +111,84 @@ double server_timeline::stretch(resource r, double start_s, double work_s,
   return t + work_s - start_s;
 }
 
-bool server_timeline::admits(double at_s, double u, double gamma) const {
-  for (const auto& st : steps_[index_of(resource::gpu)]) {
-    if (st.end_s <= at_s)
+double server_timeline::marginal_progress(double begin_s, double end_s, double u,
+                                          double gamma) const {
+  auto worst = marginal_progress_at(begin_s, u, gamma);
+  for (const auto& x : intervals_[index_of(resource::gpu)])
+    if (begin_s < x.begin_s && x.begin_s < end_s)
+      worst = std::min(worst, marginal_progress_at(x.begin_s, u, gamma));
+  return worst;
+}
+
+double server_timeline::marginal_progress_at(double at_s, double u, double gamma) const {
+  const auto& xs = intervals_[index_of(resource::gpu)];
+  auto covers = [at_s](const interval& x) { return x.begin_s <= at_s && at_s < x.end_s; };
+  double sum = 0;
+  for (const auto& x : xs)
+    if (covers(x))
+      sum += x.u;
+  auto delta = 1.0 / std::max(1.0, gamma * sum);
+  for (const auto& x : xs)
+    if (covers(x))
+      delta += 1.0 / std::max(1.0, gamma * (sum - x.u + u))
+               - 1.0 / std::max(1.0, gamma * (sum - x.u));
+  return delta;
+}
+
+double server_timeline::inflicted(resource r, double begin_s, double end_s, double u,
+                                  double gamma) const {
+  double cost = 0;
+  const auto& steps = steps_[index_of(r)];
+  for (const auto& x : intervals_[index_of(r)]) {
+    auto from = std::max(begin_s, x.begin_s);
+    auto to = std::min(end_s, x.end_s);
+    if (!(from < to))
       continue;
-    if (st.count == 0)
-      return true;
-    auto n = static_cast<double>(st.count);
-    auto each = st.sum_u / n;
-    auto before = n / std::max(1.0, gamma * (st.sum_u - each));
-    auto after = n / std::max(1.0, gamma * (st.sum_u - each + u))
-                 + 1.0 / std::max(1.0, gamma * st.sum_u);
-    return after >= before;
+    // Walk the steps (Σu constant) inside the overlap.
+    auto t = 0.0;
+    for (const auto& st : steps) {
+      auto a = std::max(from, t);
+      auto b = std::min(to, st.end_s);
+      t = st.end_s;
+      if (a < b) {
+        auto others = st.sum_u - x.u;
+        cost += (b - a)
+                * (std::max(1.0, gamma * (others + u)) / std::max(1.0, gamma * others) - 1.0);
+      }
+      if (t >= to)
+        break;
+    }
   }
-  return true;
+  return cost;
 }
 
 double server_timeline::next_release_after(double t_s) const {
-  auto i = std::upper_bound(releases_.begin(), releases_.end(), t_s,
-                            [](double t, const auto& rel) { return t < rel.first; });
-  return i != releases_.end() ? i->first : infinity;
+  auto i = std::upper_bound(memory_.begin(), memory_.end(), t_s,
+                            [](double t, const auto& e) { return t < e.first; });
+  for (; i != memory_.end(); ++i)
+    if (i->second > 0)
+      return i->first;
+  return infinity;
 }
 
 double server_timeline::earliest_fit(uint64_t bytes) const {
   if (bytes > total_)
     return infinity;
-  if (free_now_ >= bytes)
-    return 0;
-  auto free = free_now_;
-  for (const auto& [at, released] : releases_) {
-    free += released;
-    if (free >= bytes)
-      return at;
+  // The start of the last stretch, running to the end, during which at
+  // least `bytes` are free (reservations take memory back).
+  auto need = static_cast<int64_t>(bytes);
+  auto free = static_cast<int64_t>(free_now_);
+  auto fit = free >= need ? 0.0 : infinity;
+  for (std::size_t k = 0; k < memory_.size();) {
+    auto at = memory_[k].first;
+    for (; k < memory_.size() && memory_[k].first == at; ++k)
+      free += memory_[k].second;
+    if (free < need)
+      fit = infinity;
+    else if (!(fit < infinity))
+      fit = at;
   }
-  return infinity;
+  return fit;
 }
 
 double server_timeline::occupancy_now(resource r) const {

@@ -52,7 +52,8 @@ public:
   explicit server_timeline(const server& s);
 
   /// Adds a task that starts its load phase at `start_s`, loads until
-  /// `start_s + load_s`, then computes until `start_s + total_s`.
+  /// `start_s + load_s`, then computes until `start_s + total_s`. With
+  /// `start_s` > 0 it is a reservation: its memory is taken at `start_s`.
   void add(double start_s, double load_s, double total_s, occupancy occ,
            uint64_t memory_bytes);
 
@@ -61,19 +62,29 @@ public:
   /// the occupancy of the other tasks on `r` at each instant.
   double stretch(resource r, double start_s, double work_s, double gamma) const;
 
-  /// Admission test of the gleam policy: true when a task of GPU occupancy
-  /// `u` that starts computing at `at_s` does not lower the GPU's total
-  /// progress rate Σ 1/αᵢ (co-runners taken as of equal occupancy), i.e.
-  /// co-locating it adds throughput instead of only contention. Always true
-  /// on an idle GPU.
-  bool admits(double at_s, double u, double gamma) const;
+  /// How much a task of GPU occupancy `u` that computes over
+  /// [begin_s, end_s) changes the GPU's total progress rate Σ 1/αᵢ (solo
+  /// seconds of work done per second, its own included), at the worst
+  /// instant: at begin_s and at each later instant another task starts
+  /// computing. Exact per co-runner (α = max(1, γ·Σu of the others)).
+  /// 1 on an idle GPU; below 0 when the task costs its co-runners more
+  /// progress than it adds, i.e. co-locating it lowers throughput.
+  double marginal_progress(double begin_s, double end_s, double u, double gamma) const;
+
+  /// What a task of occupancy `u` using resource `r` over [begin_s, end_s)
+  /// costs the tasks already on the timeline: the wall seconds by which it
+  /// stretches their use of `r`, Σ over co-runners and the time they
+  /// overlap it of (α_with / α_without − 1). 0 on an idle resource.
+  double inflicted(resource r, double begin_s, double end_s, double u, double gamma) const;
 
   /// The first instant after `t_s` at which a task finishes (and releases
   /// its memory); infinity if none.
   double next_release_after(double t_s) const;
 
-  /// Seconds from now until `bytes` of GPU memory are free, counting the
-  /// memory running tasks release when they finish; infinity if never.
+  /// Seconds from now until `bytes` of GPU memory are free from then on,
+  /// counting the memory tasks release when they finish and the memory
+  /// reserved tasks (added with a start after 0) take when they start;
+  /// infinity if never.
   double earliest_fit(uint64_t bytes) const;
 
   /// Summed occupancy of `r` at time 0, over running and added tasks.
@@ -109,9 +120,14 @@ private:
 
   void rebuild(std::size_t r);
 
+  /// Σ 1/α change at instant `at_s` (see marginal_progress).
+  double marginal_progress_at(double at_s, double u, double gamma) const;
+
   std::array<std::vector<interval>, resource_count> intervals_;
   std::array<std::vector<step>, resource_count> steps_;
-  std::vector<std::pair<double, uint64_t>> releases_;
+  /// Memory changes after time 0, sorted by time: +bytes when a task
+  /// finishes, -bytes when a reserved task starts.
+  std::vector<std::pair<double, int64_t>> memory_;
   uint64_t free_now_ = 0;
   uint64_t total_ = 0;
   std::size_t count_ = 0;
@@ -192,8 +208,12 @@ private:
 /// finished runs and reads into `snapshot::gamma`. Not thread-safe.
 class contention_calibration {
 public:
-  /// γ used for a (type, resource) whose fit has not converged yet.
-  static constexpr double default_gamma = 1.0;
+  /// γ used for a (type, resource) whose fit has not converged yet: the
+  /// prior that two tasks of occupancy 0.5 share a resource at no cost and
+  /// a third slows everyone down. γ = 1 would be ideal time-sharing, the
+  /// optimistic bound: an unfitted type then packs too many tasks together
+  /// and its shared runs teach too-long solo times (see README.md).
+  static constexpr double default_gamma = 2.0;
 
   /// Folds one observation of `gpu_type` on resource `r`.
   void observe(const std::string& gpu_type, resource r, double sum_u, double slowdown);

@@ -16,6 +16,13 @@ constexpr double infinity = std::numeric_limits<double>::infinity();
 
 constexpr uint32_t no_slot = std::numeric_limits<uint32_t>::max();
 
+/// Least change of the GPU's progress rate Σ 1/αᵢ (server_timeline::
+/// marginal_progress) for work conservation to start a waiting task on a
+/// server already holding tasks: a task moved off the server it waits for
+/// must add at least this share of a solo task's progress there, a margin
+/// against the error of the occupancy and remaining-time estimates.
+constexpr double fill_min_progress = 0.3;
+
 /// Per-server state a decision keeps while it places tasks one by one: the
 /// prepared aggregates, overlaid by private copies of the servers this
 /// decision placed tasks on (copy on first write, so a decision that places
@@ -51,10 +58,34 @@ public:
     return predict(t, prep_.snap().servers[s], timeline(s), 0, gamma_gpu(s), gamma_net(s));
   }
 
+  /// Adds `t` to server `s` as predicted: running from now when
+  /// p.start_s is 0, else reserved from p.start_s on.
   void commit(server_index s, const task& t, const prediction& p) {
     auto& e = own(s);
-    e.timeline.add(0, p.load_s, p.total_s, t.profile.occ, t.profile.memory_bytes);
-    e.gpu_load += t.profile.occ.gpu;
+    e.timeline.add(p.start_s, p.load_s, p.total_s, t.profile.occ, t.profile.memory_bytes);
+    if (p.start_s <= 0)
+      e.gpu_load += t.profile.occ.gpu;
+  }
+
+  /// Predicted completion of `t` on server `s` (seconds from now, p as
+  /// predicted there) plus the time it costs the tasks already there or
+  /// reserved: their compute stretched while it computes, their loads
+  /// while it loads.
+  double objective(server_index s, const task& t, const prediction& p) const {
+    const auto& tl = timeline(s);
+    auto compute_from = p.start_s + p.load_s;
+    return p.completion_s()
+           + tl.inflicted(resource::gpu, compute_from, p.start_s + p.total_s,
+                          t.profile.occ.gpu, gamma_gpu(s))
+           + tl.inflicted(resource::network, p.start_s, compute_from, t.profile.occ.network,
+                          gamma_net(s));
+  }
+
+  /// Change of server `s`'s GPU progress rate if `t`, predicted as `p`,
+  /// joins it (server_timeline::marginal_progress over its compute phase).
+  double marginal_progress(server_index s, const task& t, const prediction& p) const {
+    return timeline(s).marginal_progress(p.start_s + p.load_s, p.start_s + p.total_s,
+                                         t.profile.occ.gpu, gamma_gpu(s));
   }
 
 private:
@@ -122,13 +153,17 @@ void pick_fitting(const snapshot& snap, const std::vector<task>& queue, cluster_
 }
 
 /// Work conservation for gleam: a waiting task's predicted start assumes it
-/// gets its awaited server first, but the k-th waiter of a server (queue
-/// order) realistically completes about k / c service times later, c being
-/// how many such tasks fit in the server's memory at once. A server
-/// left with nothing to run takes the waiting task that gains most by
-/// running on it now instead, if any completes earlier there.
-void fill_idle(const snapshot& snap, const std::vector<task>& queue, cluster_state& cs,
-               decision& d) {
+/// gets its awaited server first, but the k-th unreserved waiter of a server
+/// (queue order) realistically completes about k / c service times later, c
+/// being how many such tasks fit in the server's memory at once. Each server
+/// that can start a waiting task now takes the one that gains most by
+/// starting there instead (realistic completion minus gleam's objective
+/// there), if any gains. A server holding no task takes any such waiter; a
+/// server already holding tasks only one whose weights it caches (its load
+/// then overlaps the others' compute and evicts nothing) and that adds at
+/// least `fill_min_progress` to its GPU's progress rate.
+void fill(const snapshot& snap, const std::vector<task>& queue, cluster_state& cs,
+          decision& d, std::size_t reserved) {
   auto n = static_cast<server_index>(snap.servers.size());
   std::vector<std::size_t> waiting;
   for (std::size_t i = 0; i < queue.size(); ++i)
@@ -140,25 +175,36 @@ void fill_idle(const snapshot& snap, const std::vector<task>& queue, cluster_sta
   std::unordered_map<server_index, uint32_t> rank;
   for (auto i : waiting) {
     const auto& a = d.assignments[i];
+    realistic[i] = a.predicted.completion_s();
+    // The reserved waiter's prediction already holds its place in line, and
+    // the others' predictions already wait behind it.
+    if (i == reserved)
+      continue;
     auto k = rank[a.awaited]++;
     // As many run at once as fit in its memory (an optimistic bound).
     auto fit = std::max<uint64_t>(1, cs.timeline(a.awaited).total_memory_bytes()
                                          / std::max<uint64_t>(1, queue[i].profile.memory_bytes));
-    realistic[i] = a.predicted.completion_s()
-                   + static_cast<double>(k / fit) * a.predicted.total_s;
+    realistic[i] += static_cast<double>(k / fit) * a.predicted.total_s;
   }
   for (server_index s = 0; s < n; ++s) {
-    if (cs.timeline(s).task_count() != 0)
-      continue;
+    const auto& tl = cs.timeline(s);
+    auto empty = tl.free_memory_bytes() >= tl.total_memory_bytes();
     auto pick = queue.size();
     double gain = 0;
     prediction pick_p;
     for (auto i : waiting) {
-      const auto& a = d.assignments[i];
-      if (a.awaited == no_server || !cs.fits_now(s, queue[i]))
+      const auto& t = queue[i];
+      // It must fit now and until it ends, around the reserved waiter.
+      if (d.assignments[i].awaited == no_server
+          || tl.earliest_fit(t.profile.memory_bytes) != 0)
         continue;
-      auto p = cs.predict_now(s, queue[i]);
-      auto g = realistic[i] - p.completion_s();
+      auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
+      if (!empty && snap.servers[s].cached_bytes(t.weights) < bytes)
+        continue;
+      auto p = cs.predict_now(s, t);
+      if (!empty && cs.marginal_progress(s, t, p) < fill_min_progress)
+        continue;
+      auto g = realistic[i] - cs.objective(s, t, p);
       if (g > gain) {
         gain = g;
         pick = i;
@@ -187,8 +233,10 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
       groups.emplace_back();
     groups[it->second].push_back(i);
   }
-  // Phase 2: each task of each group where it completes first.
+  // Phase 2: each task of each group where it completes first, counting
+  // what it costs the tasks it shares the server with.
   auto n = static_cast<server_index>(snap.servers.size());
+  auto reserved = queue.size();
   for (const auto& group : groups) {
     for (auto i : group) {
       const auto& t = queue[i];
@@ -198,6 +246,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
       prediction best_p;
       auto second = no_server;
       auto second_done = infinity;
+      auto second_completion = infinity;
       auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
       for (server_index s = 0; s < n; ++s) {
         const auto& srv = snap.servers[s];
@@ -214,12 +263,13 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
                      + t.profile.compute_s[srv.gpu_type];
         if (!(bound < second_done))
           continue;
-        // The earliest start at which the task also passes admission.
+        // The earliest start at which co-locating it does not lower the
+        // GPU's progress rate over its compute phase.
         prediction p;
         bool admitted = false;
         while (start < second_done) {
           p = predict(t, srv, tl, start, cs.gamma_gpu(s), cs.gamma_net(s));
-          if (tl.admits(start + p.load_s, t.profile.occ.gpu, cs.gamma_gpu(s))) {
+          if (cs.marginal_progress(s, t, p) >= 0) {
             admitted = true;
             break;
           }
@@ -227,28 +277,38 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
         }
         if (!admitted)
           continue;
-        auto done = p.completion_s();
+        // Its own completion plus what it costs its co-runners.
+        auto done = cs.objective(s, t, p);
         // Ties go to the server free now, then to the lower index.
         bool wins = done < best_done
                     || (done == best_done && start == 0 && best_p.start_s > 0);
         if (wins) {
           second = best;
           second_done = best_done;
+          second_completion = best_p.completion_s();
           best = s;
           best_done = done;
           best_p = p;
         } else if (done < second_done) {
           second = s;
           second_done = done;
+          second_completion = p.completion_s();
         }
       }
       a.runner_up = second;
-      a.runner_up_completion_s = second_done;
+      a.runner_up_completion_s = second_completion;
       if (best == no_server)
         continue;
       a.predicted = best_p;
       if (best_p.start_s > 0) {
         a.awaited = best;
+        // The first task that waits (the oldest group's) reserves its
+        // place, so that later tasks are placed around it, not ahead of it
+        // for ever.
+        if (reserved == queue.size()) {
+          reserved = i;
+          cs.commit(best, t, best_p);
+        }
         continue;
       }
       a.server = best;
@@ -256,7 +316,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
       ++d.placed;
     }
   }
-  fill_idle(snap, queue, cs, d);
+  fill(snap, queue, cs, d, reserved);
 }
 
 std::string gb(uint64_t bytes) {

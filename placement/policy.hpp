@@ -19,10 +19,15 @@ namespace gleam::placement {
 enum class policy_kind : uint8_t {
   /// Two phases: group tasks by weight set (cache affinity), then place each
   /// task of each group where its predicted completion (start delay + load +
-  /// compute, contention included) is earliest; a task whose best server is
-  /// not free yet waits for it. Then work conservation: a server left with
-  /// nothing to run takes the waiter that gains most by starting there now,
-  /// judging each waiter's real completion by its place in its server's line.
+  /// compute, contention included) plus the time it costs its co-runners
+  /// (their compute and loads stretched by it) is least, at the earliest
+  /// start where co-locating it does not lower the GPU's progress rate;
+  /// a task whose best server is not free yet waits for it, and the first
+  /// such task reserves its place there. Then work conservation: each server
+  /// that can start a waiter now takes the one that gains most by starting
+  /// there, judging each waiter's real completion by its place in its
+  /// server's line; a server already holding tasks only takes waiters whose
+  /// weights it caches and that add throughput to it.
   gleam,
   /// Next server after the cursor on which the task fits now.
   round_robin,
@@ -53,7 +58,8 @@ struct assignment {
   server_index awaited = no_server;
   /// The latency model's prediction on `server` (or on `awaited`).
   prediction predicted;
-  /// The second-best server under gleam and its predicted completion, s.
+  /// The second-best server under gleam (by its objective, completion plus
+  /// the cost to co-runners) and its predicted completion there, s.
   server_index runner_up = no_server;
   double runner_up_completion_s = 0;
 };
@@ -81,7 +87,7 @@ struct decision {
 decision place(const snapshot& snap, const std::vector<task>& queue, policy_kind kind);
 
 /// Same over prepared aggregates: copies only the timelines of servers it
-/// places tasks on, so one decision for one task over 1000 servers costs a
+/// places (or reserves) tasks on, so one decision for one task over 1000 servers costs a
 /// few tens of microseconds.
 decision place(const prepared_snapshot& prep, const std::vector<task>& queue,
                policy_kind kind);

@@ -32,7 +32,7 @@ void profile_store::observe(const std::string& signature, const run_record& run)
   fold(e.memory_bytes, static_cast<double>(run.memory_bytes));
   fold(e.gpu_occ, run.occ.gpu);
   fold(e.net_occ, run.occ.network);
-  if (!run.shared_gpu && run.compute_wall_s > 0)
+  if ((!run.shared_gpu || run.alpha_modelled) && run.compute_wall_s > 0)
     fold(e.compute_s[run.gpu_type], run.compute_wall_s / std::max(1.0, run.alpha_gpu));
 }
 

@@ -77,10 +77,14 @@ struct run_record {
   /// latency model (1 when the task ran alone below the knee); the profile
   /// stores `compute_wall_s / alpha_gpu` as the solo time.
   double alpha_gpu = 1;
-  /// Whether other tasks shared the GPU during the compute phase. Only
-  /// solo runs update the solo compute time, so that the profile never
-  /// depends on the contention fit it feeds (see profile_store).
+  /// Whether other tasks shared the GPU during the compute phase.
   bool shared_gpu = false;
+  /// Whether `alpha_gpu` is the latency model's contention for this run,
+  /// from its co-runners' occupancy under the current γ (e.g. the wall time
+  /// over ∫ dt / α(t)). A shared run updates the solo compute time only
+  /// then, as `compute_wall_s / alpha_gpu` (solo-equivalent); a shared run
+  /// without it holds an unknown contention and does not.
+  bool alpha_modelled = false;
   /// Measured occupancy of the run on each resource.
   occupancy occ;
 };
@@ -90,9 +94,14 @@ struct run_record {
 /// Each field is a running mean for the first `1 / ema_weight` samples and
 /// an exponential moving average with weight `ema_weight` afterwards, so a
 /// profile adapts when a workload drifts. Solo compute time is learned per
-/// GPU type from runs that had the GPU to themselves (`shared_gpu` false),
-/// de-contended by `alpha_gpu`; weight bytes, memory and occupancies from
-/// every run. A signature never seen gets `default_profile`. A known
+/// GPU type from runs that had the GPU to themselves (`shared_gpu` false)
+/// and from shared runs whose contention the model predicted
+/// (`alpha_modelled`), each de-contended by `alpha_gpu`, so that a busy
+/// cluster, where few runs are solo, still learns solo-equivalent times.
+/// Those then depend on the fitted γ, and the γ fit reads solo times: the
+/// loop is consistent when the contention model's form fits the GPU, which
+/// the held-out mix validation checks. Weight bytes, memory and occupancies
+/// are learned from every run. A signature never seen gets `default_profile`. A known
 /// signature on a GPU type it never ran on gets a known time of it scaled by
 /// the mean slowdown between the two types of the other signatures that ran
 /// on both; failing that, its slowest known time × `unknown_gpu_type_factor`.

@@ -454,7 +454,11 @@ private:
         rec.memory_bytes = j.memory_bytes;
         rec.compute_wall_s = wall;
         rec.shared_gpu = j.others_integral > 1e-9;
-        rec.alpha_gpu = 1.0;
+        // The solo seconds done by the model's own account (∫ dt / α_model,
+        // as a gpu_server would report from its co-runners' occupancy)
+        // divide the predicted contention out of the wall time.
+        rec.alpha_gpu = j.model_done_s > 0 ? std::max(1.0, wall / j.model_done_s) : 1.0;
+        rec.alpha_modelled = true;
         rec.occ = {j.u_gpu, j.u_net};
         model_.profiles.observe(sig, rec);
         if (++since_refit_ >= cfg_.refit_every) {

@@ -129,7 +129,7 @@ TEST_CASE("the scheduler actor places through the placement library and queues",
   REQUIRE(g.entries_size() == 2);
   CHECK(g.entries(0).gpu_type() == "NVIDIA H200");
   CHECK_FALSE(g.entries(0).converged());
-  CHECK(g.entries(0).gamma() == 1.0);
+  CHECK(g.entries(0).gamma() == 2.0); // the prior until enough contended runs
   self->send_exit(sched, caf::exit_reason::user_shutdown);
 }
 

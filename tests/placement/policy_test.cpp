@@ -139,9 +139,11 @@ TEST_CASE("gleam gives an idle server the waiter that would otherwise finish lat
   std::vector<task> queue;
   for (task_id i = 0; i < 12; ++i)
     queue.push_back(make_task(10 + i, 7, 10, 80));
-  // Each alone would finish on A at 5 + 8 + 10 = 23 s, but the k-th in
-  // line realistically at 23 + 18 k s; on B it finishes at 170 s. Only the
-  // last (k = 11, 221 s) gains by starting on B now.
+  // The first reserves A from 5 s and finishes at 5 + 8 + 10 = 23 s; each
+  // other would then start at 23 s and finish at 41 s, but the k-th in line
+  // behind the first realistically at 41 + 18 (k - 1) s; on B it finishes
+  // at 170 s. The last (k = 11, 221 s) gains most by starting on B now, and
+  // B, once busy, takes no more: it does not cache their weights.
   auto d = place(snap, queue, policy_kind::gleam);
   CHECK(d.placed == 1);
   CHECK(d.assignments[11].server == 1);
@@ -150,7 +152,95 @@ TEST_CASE("gleam gives an idle server the waiter that would otherwise finish lat
     CHECK(d.assignments[i].server == no_server);
     CHECK(d.assignments[i].awaited == 0);
   }
-  // With a short line nobody gains: all wait for A.
+  // With a short line nobody gains: all wait for A (the last, k = 4, at
+  // 95 s).
   queue.resize(5);
+  CHECK(place(snap, queue, policy_kind::gleam).placed == 0);
+}
+
+TEST_CASE("gleam charges a task the time it costs its co-runners", "[placement]") {
+  // A caches the weights (8 s from its cache) and runs a task of GPU
+  // occupancy 0.5 for the next 100 s. B is idle and caches them too, but its
+  // cache tier is slower (16 GB at 1.5 GB/s = 10.7 s).
+  auto a = make_server("A", 141, 121);
+  a.cached.push_back({7, 16 * gb});
+  a.running.push_back(make_running(1, 0.5, 100));
+  auto b = make_server("B", 141, 141);
+  b.cached.push_back({7, 16 * gb});
+  b.cache_fill_rate_bytes_per_s = 1.5e9;
+  auto snap = make_snapshot({a, b});
+  // A light task (u 0.5, gamma 2) shares A for free: alpha 1 for both, done
+  // at 18.0 s on A against 20.7 s on B.
+  auto light = place(snap, {make_task(10, 7, 10, 20, 0.5)}, policy_kind::gleam);
+  REQUIRE(light.placed == 1);
+  CHECK(light.assignments[0].server == 0);
+  CHECK(light.assignments[0].predicted.completion_s() == Approx(18.001));
+  // A heavy one (u 0.8) would still finish first on A, its own alpha being
+  // 1 there, but it would slow the running task to alpha 1.6 for its 10 s
+  // of compute: 6 s charged, more than the 2.7 s it saves. It goes to B.
+  auto heavy_task = make_task(11, 7, 10, 20, 0.8);
+  auto heavy = place(snap, {heavy_task}, policy_kind::gleam);
+  REQUIRE(heavy.placed == 1);
+  CHECK(heavy.assignments[0].server == 1);
+  CHECK(heavy.assignments[0].predicted.completion_s() == Approx(20.668).epsilon(0.001));
+  CHECK(heavy.assignments[0].runner_up == 0);
+  CHECK(heavy.assignments[0].runner_up_completion_s == Approx(18.001));
+  auto on_a = predict(heavy_task, 0, snap);
+  CHECK(on_a.completion_s() < heavy.assignments[0].predicted.completion_s());
+}
+
+TEST_CASE("the first waiting task keeps its place against later ones", "[placement]") {
+  // One 80 GB server; a task holds 40 GB for 10 s more.
+  auto a = make_server("A", 80, 40);
+  a.cached.push_back({1, 16 * gb});
+  a.cached.push_back({2, 16 * gb});
+  a.running.push_back(make_running(1, 0.5, 10, 40));
+  auto snap = make_snapshot({a});
+  // The older task needs the whole GPU and waits for 10 s; the younger one
+  // would fit now, but its 100 s run would hold 40 GB past the 10 s mark
+  // and push the older one back by 100 s. It waits behind it instead.
+  std::vector<task> queue{make_task(10, 1, 10, 80), make_task(11, 2, 100, 40)};
+  auto d = place(snap, queue, policy_kind::gleam);
+  CHECK(d.placed == 0);
+  CHECK(d.assignments[0].awaited == 0);
+  CHECK(d.assignments[0].predicted.start_s == Approx(10.0));
+  CHECK(d.assignments[1].awaited == 0);
+  CHECK(d.assignments[1].predicted.start_s
+        == Approx(d.assignments[0].predicted.completion_s()));
+  // Alone, the younger one starts now.
+  CHECK(place(snap, {queue[1]}, policy_kind::gleam).assignments[0].server == 0);
+}
+
+TEST_CASE("a busy server takes a waiter it caches, not one it must load", "[placement]") {
+  // A caches sets 7 and 8 and is full for 30 s, then runs two tasks at a
+  // time (8 s load, 10 s compute). B runs a light task for 100 s and caches
+  // set 8 only, on a slow tier (16 GB at 0.25 GB/s = 64 s). Twelve tasks,
+  // sets 7 and 8 in turn: each would rather wait for A (done at 48 s) than
+  // start on B (74 s for set 8, 170 s for set 7 over the link).
+  auto a = make_server("A", 80, 0);
+  a.cached.push_back({7, 16 * gb});
+  a.cached.push_back({8, 16 * gb});
+  a.running.push_back(make_running(1, 0.3, 30, 80));
+  auto b = make_server("B", 141, 121);
+  b.cached.push_back({8, 16 * gb});
+  b.cache_fill_rate_bytes_per_s = 0.25e9;
+  b.running.push_back(make_running(2, 0.3, 100));
+  auto snap = make_snapshot({a, b});
+  std::vector<task> queue;
+  for (task_id i = 0; i < 12; ++i)
+    queue.push_back(make_task(10 + i, i % 2 == 0 ? 7 : 8, 10, 40, 0.3));
+  auto d = place(snap, queue, policy_kind::gleam);
+  // The first reserves A; the k-th behind it realistically finishes at
+  // 48 + 18 floor(k / 2) s. The last set-8 task (k = 10, 138 s) gains most
+  // by starting on B now, its load from B's cache overlapping B's compute;
+  // the set-7 ones behind it would gain too, but B would have to load them.
+  CHECK(d.placed == 1);
+  CHECK(d.assignments[11].server == 1);
+  CHECK(d.assignments[11].predicted.cached_bytes == 16 * gb);
+  CHECK(d.assignments[11].predicted.completion_s() == Approx(74.001));
+  for (std::size_t i = 0; i < 11; ++i)
+    CHECK(d.assignments[i].awaited == 0);
+  // Were B not caching set 8, nothing would start.
+  snap.servers[1].cached.clear();
   CHECK(place(snap, queue, policy_kind::gleam).placed == 0);
 }
