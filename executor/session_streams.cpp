@@ -76,27 +76,6 @@ CUresult blocking_waits(driver_api& api, session& s, CUstream stream, blocking_s
 
 } // namespace
 
-CUresult stream_for_work(driver_api& api, session& s, uint64_t handle, CUstream* out) {
-  if (handle == stream_handle::legacy_default || handle == stream_handle::legacy) {
-    if (auto rc = stand_in(api, s.legacy_stream); rc != CUDA_SUCCESS)
-      return rc;
-    *out = s.legacy_stream;
-    return legacy_waits(api, s, s.legacy_stream);
-  }
-  if (handle == stream_handle::per_thread) {
-    if (auto rc = stand_in(api, s.per_thread_stream); rc != CUDA_SUCCESS)
-      return rc;
-    *out = s.per_thread_stream;
-    return blocking_waits(api, s, s.per_thread_stream, s.blocking[handle]);
-  }
-  auto i = s.streams.find(handle);
-  if (i == s.streams.end())
-    return CUDA_ERROR_INVALID_HANDLE;
-  *out = i->second;
-  auto b = s.blocking.find(handle);
-  return b == s.blocking.end() ? CUDA_SUCCESS : blocking_waits(api, s, i->second, b->second);
-}
-
 CUresult driver_stream(driver_api& api, session& s, uint64_t handle, CUstream* out) {
   if (handle == stream_handle::legacy_default || handle == stream_handle::legacy
       || handle == stream_handle::per_thread) {
@@ -111,6 +90,17 @@ CUresult driver_stream(driver_api& api, session& s, uint64_t handle, CUstream* o
     return CUDA_ERROR_INVALID_HANDLE;
   *out = i->second;
   return CUDA_SUCCESS;
+}
+
+CUresult stream_for_work(driver_api& api, session& s, uint64_t handle, CUstream* out) {
+  if (auto rc = driver_stream(api, s, handle, out); rc != CUDA_SUCCESS)
+    return rc;
+  if (handle == stream_handle::legacy_default || handle == stream_handle::legacy)
+    return legacy_waits(api, s, *out);
+  if (handle == stream_handle::per_thread)
+    return blocking_waits(api, s, *out, s.blocking[handle]);
+  auto b = s.blocking.find(handle);
+  return b == s.blocking.end() ? CUDA_SUCCESS : blocking_waits(api, s, *out, b->second);
 }
 
 CUresult sync_session(driver_api& api, session& s) {
