@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <ctime>
 
@@ -47,12 +49,30 @@ shutdown_watchdog::shutdown_watchdog(std::chrono::milliseconds deadline) {
   thread_ = std::thread([this, deadline] {
     std::unique_lock<std::mutex> guard{mtx_};
     if (!cv_.wait_for(guard, deadline, [this] { return done_; })) {
-      static const char msg[] = "shutdown took longer than its deadline; exiting now\n";
-      auto rc = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
-      static_cast<void>(rc); // nothing left to report a failed write to
+      char msg[160];
+      auto in_step = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - step_began_)
+                       .count();
+      int n = std::snprintf(msg, sizeof(msg),
+                            "shutdown took longer than its deadline (%lld ms) in step '%s' "
+                            "(%ld ms in it); exiting now\n",
+                            static_cast<long long>(deadline.count()), step_, in_step);
+      if (n > 0) {
+        auto rc = ::write(STDERR_FILENO, msg, std::min<std::size_t>(n, sizeof(msg) - 1));
+        static_cast<void>(rc); // nothing left to report a failed write to
+      }
       _exit(0);
     }
   });
+}
+
+long shutdown_watchdog::step(const char* name) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto now = std::chrono::steady_clock::now();
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(now - step_began_).count();
+  step_ = name;
+  step_began_ = now;
+  return static_cast<long>(took);
 }
 
 shutdown_watchdog::~shutdown_watchdog() {

@@ -25,9 +25,10 @@ public:
 };
 
 /// Bounds a shutdown: if not destroyed within `deadline`, writes a line to
-/// stderr and ends the process with _exit(0) (CAF 0.17's actor_system
-/// destructor blocks while actors are still referenced, e.g. by remote
-/// peers; the node has already stopped serving by then).
+/// stderr naming the step it was in and ends the process with _exit(0)
+/// (CAF 0.17's actor_system destructor blocks while actors are still
+/// referenced, e.g. by remote peers; the node has already stopped serving
+/// by then). Not copyable.
 class shutdown_watchdog {
 public:
   explicit shutdown_watchdog(std::chrono::milliseconds deadline);
@@ -35,10 +36,17 @@ public:
   shutdown_watchdog(const shutdown_watchdog&) = delete;
   shutdown_watchdog& operator=(const shutdown_watchdog&) = delete;
 
+  /// Names the step the shutdown enters now (a string literal: it is read
+  /// by the watchdog's thread). Returns the milliseconds since the previous
+  /// step began, for the caller's log.
+  long step(const char* name);
+
 private:
   std::mutex mtx_;
   std::condition_variable cv_;
   bool done_ = false;
+  const char* step_ = "start";
+  std::chrono::steady_clock::time_point step_began_ = std::chrono::steady_clock::now();
   std::thread thread_;
 };
 

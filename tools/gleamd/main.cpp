@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
     }
     // Armed here, destroyed only after ~actor_system (declared outside).
     watchdog.emplace(std::chrono::milliseconds{1900});
+    watchdog->step("closing the listener");
     if (port)
       actors::unpublish(sys, node.address(), *port,
                         cfg->tls.enabled); // closes the listener early
@@ -189,8 +190,14 @@ int main(int argc, char** argv) {
     gpus.servers.clear();
     // The actors stop with the network still running (their last messages
     // go out); ~actor_system then runs the network's last events here.
+    watchdog->step("stopping the actors");
     sys.await_all_actors_done();
+    auto actors_ms = watchdog->step("stopping the network");
     network_loop.stop();
+    auto network_ms = watchdog->step("closing the cache and the actor system");
+    log(log_level::info, "actors stopped in {} ms, network in {} ms", actors_ms, network_ms);
   } // ~actor_system waits for the actors; the watchdog bounds the wait
+  log(log_level::info, "stopped; the cache and the actor system closed in {} ms",
+      watchdog ? watchdog->step("done") : 0);
   return exit_code;
 }
