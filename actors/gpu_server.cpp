@@ -164,7 +164,8 @@ private:
       log(log_level::info, "gpu {}: session {} resumed by its client after a reconnect",
           exec_->ordinal(), opened->session());
     orphaned_.erase(opened->session());
-    meter_.on_open(opened->session(), req.client_id(), req.task_signature(), unix_ns());
+    meter_.on_open(opened->session(), req.client_id(), req.task_signature(), *tenant,
+                   unix_ns());
     log(log_level::info, "gpu {}: session {} opened for '{}'", exec_->ordinal(),
         opened->session(), req.client_id());
     post_telemetry();

@@ -1,16 +1,20 @@
 #include "actors/session_meter.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 namespace gleam::actors {
 
 void session_meter::on_open(uint64_t session, const std::string& client_id,
-                            const std::string& signature, uint64_t now_ns) {
+                            const std::string& signature, const std::string& tenant,
+                            uint64_t now_ns) {
   auto& r = open_[session];
   if (r.opened_ns != 0)
     return; // a resumed session keeps its record
   r.client_id = client_id;
   r.signature = signature;
+  r.tenant = tenant;
   r.opened_ns = now_ns;
 }
 
@@ -25,10 +29,25 @@ bool session_meter::on_batch(const proto::OpBatch& batch, uint64_t begin_ns, uin
     switch (op.kind_case()) {
       case proto::Op::kMemcpyHtod:
         r.uploaded_bytes += op.memcpy_htod().data().size();
+        r.weight_bytes += op.memcpy_htod().data().size();
         break;
       case proto::Op::kMemcpy2D:
-        if (op.memcpy_2d().kind() == proto::Memcpy2D::HTOD)
+        if (op.memcpy_2d().kind() == proto::Memcpy2D::HTOD) {
           r.uploaded_bytes += op.memcpy_2d().data().size();
+          r.weight_bytes += op.memcpy_2d().data().size();
+        }
+        break;
+      case proto::Op::kCacheFill:
+        for (auto size : op.cache_fill().sizes())
+          r.weight_bytes += size;
+        for (const auto& key : op.cache_fill().keys()) {
+          r.key_sample.insert(key);
+          if (r.key_sample.size() > key_sample_size)
+            r.key_sample.erase(std::prev(r.key_sample.end()));
+        }
+        break;
+      case proto::Op::kCacheUpload:
+        r.uploaded_bytes += op.cache_upload().data().size();
         break;
       case proto::Op::kLaunchKernel:
         ++r.launches;
@@ -45,6 +64,16 @@ bool session_meter::on_batch(const proto::OpBatch& batch, uint64_t begin_ns, uin
     r.busy_ns += end_ns - begin_ns;
   r.peak_allocated_bytes = std::max(r.peak_allocated_bytes, allocated_bytes);
   return first;
+}
+
+bool session_meter::by_digest::operator()(const std::string& a, const std::string& b) const {
+  // Byte 0 names the algorithm; the digest follows.
+  auto digest = [](const std::string& k) {
+    return std::string_view{k}.substr(std::min<size_t>(1, k.size()));
+  };
+  auto da = digest(a);
+  auto db = digest(b);
+  return da != db ? da < db : a < b;
 }
 
 uint64_t session_meter::overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
@@ -66,12 +95,17 @@ bool session_meter::on_close(uint64_t session, uint64_t now_ns, uint32_t gpu_ind
   out.set_session(session);
   out.set_client_id(r.client_id);
   out.set_task_signature(r.signature);
+  out.set_tenant(r.tenant);
   out.set_gpu_index(gpu_index);
   out.set_gpu_name(gpu_name);
   out.set_opened_time_ns(r.opened_ns);
   out.set_duration_ns(r.closed_ns - r.opened_ns);
   out.set_load_ns(launch - r.opened_ns);
   out.set_uploaded_bytes(r.uploaded_bytes);
+  out.set_weight_bytes(r.weight_bytes);
+  for (const auto& key : r.key_sample)
+    out.add_chunk_keys_sample(key);
+  r.key_sample.clear(); // the history needs only the phases
   out.set_peak_allocated_bytes(r.peak_allocated_bytes);
   out.set_busy_ns(r.busy_ns);
   out.set_kernel_launches(r.launches);

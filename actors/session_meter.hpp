@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 
 #include "actors/proto/control.pb.h"
@@ -12,18 +13,21 @@ namespace gleam::actors {
 
 /// What one gpu_server measures about its sessions for the scheduler's task
 /// profiles and γ fit: phases (load = open until the first kernel launch,
-/// compute = from there to close), uploaded bytes, peak memory, time spent
-/// executing, and which other sessions overlapped each phase. Pure logic
+/// compute = from there to close), uploaded bytes, the weights written
+/// (cached ones included) with a sample of their chunk keys, peak memory,
+/// time spent executing, and which other sessions overlapped each phase. Pure logic
 /// with explicit unix-ns timestamps, so tests drive it with a fake clock.
 /// Not thread-safe (one gpu_server actor owns it).
 class session_meter {
 public:
   /// How long ended sessions are kept to compute overlaps of later ones, ns.
   static constexpr uint64_t history_ns = 3600ull * 1'000'000'000ull;
+  /// Chunk keys kept per session for the scheduler's cache affinity.
+  static constexpr size_t key_sample_size = 256;
 
-  /// A session opened at `now_ns`.
+  /// A session of `tenant` opened at `now_ns`.
   void on_open(uint64_t session, const std::string& client_id, const std::string& signature,
-               uint64_t now_ns);
+               const std::string& tenant, uint64_t now_ns);
 
   /// Accounts one batch of `session` that began executing at `begin_ns` and
   /// ended at `end_ns`; `allocated_bytes` is the session's memory after it.
@@ -42,13 +46,22 @@ public:
   void annotate(proto::SessionSummary& summary) const;
 
 private:
+  /// Orders chunk keys (binary form) by digest: the smallest digests of a
+  /// set are a uniform sample of it whatever the upload order.
+  struct by_digest {
+    bool operator()(const std::string& a, const std::string& b) const;
+  };
+
   struct record {
     std::string client_id;
     std::string signature;
+    std::string tenant;
     uint64_t opened_ns = 0;
     uint64_t first_launch_ns = 0; // 0 = still loading
     uint64_t closed_ns = 0;       // 0 = open
     uint64_t uploaded_bytes = 0;
+    uint64_t weight_bytes = 0;
+    std::set<std::string, by_digest> key_sample;
     uint64_t peak_allocated_bytes = 0;
     uint64_t busy_ns = 0;
     uint64_t launches = 0;

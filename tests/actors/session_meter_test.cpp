@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "actors/session_meter.hpp"
 
 using namespace gleam;
@@ -28,8 +31,8 @@ TEST_CASE("session_meter splits load and compute and measures overlaps", "[actor
   actors::session_meter m;
   // A: opens at 0, uploads 1000 B until 2 s, computes 2..10 s.
   // B: opens at 1, first launch at 4, closes at 6.
-  m.on_open(1, "c1", "sig-a", 0);
-  m.on_open(2, "c2", "sig-b", 1 * s);
+  m.on_open(1, "c1", "sig-a", "", 0);
+  m.on_open(2, "c2", "sig-b", "", 1 * s);
   CHECK_FALSE(m.on_batch(upload(1, 1000), 1 * s, 2 * s, 4096));
   CHECK(m.on_batch(launch(1), 2 * s, 2 * s + 10, 4096));
   CHECK_FALSE(m.on_batch(launch(1), 3 * s, 3 * s + 10, 8192)); // not the first launch
@@ -66,4 +69,72 @@ TEST_CASE("session_meter splits load and compute and measures overlaps", "[actor
   CHECK(a.co_runners(0).load_overlap_ns() == 1 * s);
   CHECK(a.co_runners(0).compute_overlap_ns() == 2 * s);
   CHECK_FALSE(m.on_close(1, 11 * s, 0, "H200", a)); // already closed
+}
+
+namespace {
+
+/// A chunk key in binary form: algorithm byte 1, then a 16-byte digest made
+/// from `n` (big-endian in the last bytes, so digests order like n).
+std::string key_of(uint32_t n) {
+  std::string k(17, '\0');
+  k[0] = 1;
+  for (int i = 0; i < 4; ++i)
+    k[16 - i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return k;
+}
+
+proto::OpBatch fill(uint64_t session, const std::vector<uint32_t>& ns, uint64_t chunk) {
+  proto::OpBatch b;
+  b.set_session(session);
+  auto* f = b.add_ops()->mutable_cache_fill();
+  for (auto n : ns) {
+    f->add_keys(key_of(n));
+    f->add_sizes(chunk);
+  }
+  return b;
+}
+
+} // namespace
+
+TEST_CASE("session_meter counts cached weights and samples their keys in any order",
+          "[actors]") {
+  actors::session_meter m;
+  constexpr uint32_t chunks = 300;
+  std::vector<uint32_t> up;
+  for (uint32_t n = 0; n < chunks; ++n)
+    up.push_back((n * 7919u) % 1000u + 1); // distinct, shuffled
+  std::vector<uint32_t> down(up.rbegin(), up.rend());
+  m.on_open(1, "c1", "sig", "team-a", 0);
+  m.on_open(2, "c2", "sig", "team-b", 0);
+  // Session 1: 300 chunks of 64 B through the cache, two of them missing
+  // and uploaded, plus a plain 1000-byte copy.
+  CHECK_FALSE(m.on_batch(fill(1, {up.begin(), up.begin() + 100}, 64), 0, 1, 0));
+  CHECK_FALSE(m.on_batch(fill(1, {up.begin() + 100, up.end()}, 64), 1, 2, 0));
+  proto::OpBatch missing;
+  missing.set_session(1);
+  for (int i = 0; i < 2; ++i)
+    missing.add_ops()->mutable_cache_upload()->set_data(std::string(64, 'w'));
+  CHECK_FALSE(m.on_batch(missing, 2, 3, 0));
+  CHECK_FALSE(m.on_batch(upload(1, 1000), 3, 4, 0));
+  // Session 2: the same chunks in reverse order, all cached.
+  CHECK_FALSE(m.on_batch(fill(2, down, 64), 0, 1, 0));
+
+  proto::SessionEnded a;
+  REQUIRE(m.on_close(1, 5 * s, 0, "H200", a));
+  CHECK(a.tenant() == "team-a");
+  CHECK(a.weight_bytes() == 1000 + chunks * 64);
+  CHECK(a.uploaded_bytes() == 1000 + 2 * 64);
+  REQUIRE(a.chunk_keys_sample_size() == actors::session_meter::key_sample_size);
+  std::vector<uint32_t> smallest = up;
+  std::sort(smallest.begin(), smallest.end());
+  for (size_t i = 0; i < actors::session_meter::key_sample_size; ++i)
+    CHECK(a.chunk_keys_sample(static_cast<int>(i)) == key_of(smallest[i]));
+
+  proto::SessionEnded b;
+  REQUIRE(m.on_close(2, 5 * s, 0, "H200", b));
+  CHECK(b.weight_bytes() == chunks * 64);
+  CHECK(b.uploaded_bytes() == 0);
+  REQUIRE(b.chunk_keys_sample_size() == a.chunk_keys_sample_size());
+  for (int i = 0; i < b.chunk_keys_sample_size(); ++i)
+    CHECK(b.chunk_keys_sample(i) == a.chunk_keys_sample(i));
 }
