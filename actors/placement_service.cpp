@@ -218,36 +218,21 @@ void placement_service::on_session_ended(const std::string& node_id,
   auto load = seconds(std::min(e.load_ns(), e.duration_ns()));
   auto compute = duration - load;
   // Co-runners' occupancy, time-averaged over each phase.
-  double sum_u_gpu = 0;
-  double sum_u_net = 0;
+  double others_gpu = 0;
+  double others_net = 0;
   for (const auto& c : e.co_runners()) {
     auto p = profile_of(c.task_signature(), 0);
     if (compute > 0)
-      sum_u_gpu += p.occ.gpu * seconds(c.compute_overlap_ns()) / compute;
+      others_gpu += p.occ.gpu * seconds(c.compute_overlap_ns()) / compute;
     if (load > 0)
-      sum_u_net += p.occ.network * seconds(c.load_overlap_ns()) / load;
-  }
-  // γ from contended phases, against the solo times known before this run.
-  auto solo = profiles_.solo_compute_s(sig, type);
-  if (sum_u_gpu > 0 && solo > 0 && compute > 0)
-    calibration_.observe(type, placement::resource::gpu, sum_u_gpu, compute / solo);
-  auto uploaded = static_cast<double>(e.uploaded_bytes());
-  if (sum_u_net > 0 && e.uploaded_bytes() >= min_rate_sample_bytes && load > 0) {
-    auto solo_load = rtt + uploaded / link_rate(server_key);
-    calibration_.observe(type, placement::resource::network, sum_u_net, load / solo_load);
-  } else if (sum_u_net == 0 && e.uploaded_bytes() >= min_rate_sample_bytes && load > rtt) {
-    auto rate = uploaded / (load - rtt);
-    auto [it, added] = link_rate_.emplace(server_key, rate);
-    if (!added)
-      it->second += link_rate_ema * (rate - it->second);
+      others_net += p.occ.network * seconds(c.load_overlap_ns()) / load;
   }
   placement::run_record rec;
   rec.gpu_type = type;
   rec.weight_bytes = e.uploaded_bytes();
   rec.memory_bytes = e.peak_allocated_bytes();
   rec.compute_wall_s = compute;
-  rec.shared_gpu = sum_u_gpu > 0;
-  rec.alpha_gpu = 1.0;
+  rec.shared_gpu = others_gpu > 0;
   // GPU occupancy: the fraction of the session the server spent executing
   // it (synchronizing waits included); unmeasured means the whole GPU.
   // Learned from solo runs only: a shared GPU stretches a session's wall
@@ -258,6 +243,31 @@ void placement_service::on_session_ended(const std::string& node_id,
   if (rec.shared_gpu && profiles_.knows(sig))
     rec.occ.gpu = profile_of(sig, 0).occ.gpu;
   rec.occ.network = 1.0; // a load saturates the server's ingress
+  // Σu of each resource over its phase, the run's own occupancy included:
+  // what α = contention(γ, Σu) and the γ fit read.
+  auto sum_u_gpu = rec.occ.gpu + others_gpu;
+  auto sum_u_net = rec.occ.network + others_net;
+  // The contention the model predicts for this run under the γ in force,
+  // divided out of its wall time, as the simulator does: shared runs teach
+  // the solo time too, and every run's is in the model's unit (a task alone
+  // above the knee, γ·u > 1, is itself stretched by γ·u).
+  rec.alpha_gpu = placement::contention(calibration_.gamma(type, placement::resource::gpu),
+                                        sum_u_gpu);
+  rec.alpha_modelled = true;
+  // γ from contended phases, against the solo times known before this run.
+  auto solo = profiles_.solo_compute_s(sig, type);
+  if (rec.shared_gpu && solo > 0 && compute > 0)
+    calibration_.observe(type, placement::resource::gpu, sum_u_gpu, compute / solo);
+  auto uploaded = static_cast<double>(e.uploaded_bytes());
+  if (others_net > 0 && e.uploaded_bytes() >= min_rate_sample_bytes && load > 0) {
+    auto solo_load = rtt + uploaded / link_rate(server_key);
+    calibration_.observe(type, placement::resource::network, sum_u_net, load / solo_load);
+  } else if (others_net == 0 && e.uploaded_bytes() >= min_rate_sample_bytes && load > rtt) {
+    auto rate = uploaded / (load - rtt);
+    auto [it, added] = link_rate_.emplace(server_key, rate);
+    if (!added)
+      it->second += link_rate_ema * (rate - it->second);
+  }
   profiles_.observe(sig, rec);
   refresh_gamma();
 }

@@ -74,7 +74,8 @@ console gamma > "$out/gamma-after.txt"
 echo
 echo "one GPU, identical copies; gamma $gamma ($state after the 1- and 2-copy rounds),"
 echo "solo compute ${solo_s} s and GPU occupancy $u as the scheduler learned them;"
-echo "model: compute x max(1, gamma * (N-1) * u); time-sharing reference: compute x max(1, N * u)"
+echo "model: compute x max(1, gamma * N * u) (summed occupancy of the N copies, each one's own included);"
+echo "time-sharing reference: compute x max(1, N * u) (the model at gamma 1)"
 awk -v g="$gamma" -v s="$solo_s" -v u="$u" '
   { n=$1; c[n]+=$2; t[n]+=$3; k[n]++ }
   END {
@@ -83,7 +84,7 @@ awk -v g="$gamma" -v s="$solo_s" -v u="$u" '
     for (n = 1; n <= 3; n++) {
       if (!k[n]) continue
       m = c[n] / k[n]
-      a = g * (n - 1) * u; if (a < 1) a = 1
+      a = g * n * u; if (a < 1) a = 1
       ts = n * u; if (ts < 1) ts = 1
       p = s * a; q = s * ts
       role = n == 1 ? "profile" : n == 2 ? "fit" : "held out"

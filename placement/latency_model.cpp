@@ -93,7 +93,7 @@ void server_timeline::rebuild(std::size_t r) {
   }
 }
 
-double server_timeline::stretch(resource r, double start_s, double work_s,
+double server_timeline::stretch(resource r, double start_s, double work_s, double u,
                                 double gamma) const {
   if (work_s <= 0)
     return 0;
@@ -101,14 +101,14 @@ double server_timeline::stretch(resource r, double start_s, double work_s,
   for (const auto& st : steps_[index_of(r)]) {
     if (st.end_s <= t)
       continue;
-    auto alpha = std::max(1.0, gamma * st.sum_u);
+    auto alpha = contention(gamma, st.sum_u + u);
     auto capacity = (st.end_s - t) / alpha;
     if (capacity >= work_s)
       return t + work_s * alpha - start_s;
     work_s -= capacity;
     t = st.end_s;
   }
-  return t + work_s - start_s;
+  return t + work_s * contention(gamma, u) - start_s;
 }
 
 double server_timeline::marginal_progress(double begin_s, double end_s, double u,
@@ -121,43 +121,34 @@ double server_timeline::marginal_progress(double begin_s, double end_s, double u
 }
 
 double server_timeline::marginal_progress_at(double at_s, double u, double gamma) const {
-  const auto& xs = intervals_[index_of(resource::gpu)];
-  auto covers = [at_s](const interval& x) { return x.begin_s <= at_s && at_s < x.end_s; };
+  // Every task computing at `at_s` runs at the same α, so the progress rate
+  // of n tasks of summed occupancy Σu is n / contention(γ, Σu).
   double sum = 0;
-  for (const auto& x : xs)
-    if (covers(x))
+  double n = 0;
+  for (const auto& x : intervals_[index_of(resource::gpu)]) {
+    if (x.begin_s <= at_s && at_s < x.end_s) {
       sum += x.u;
-  auto delta = 1.0 / std::max(1.0, gamma * sum);
-  for (const auto& x : xs)
-    if (covers(x))
-      delta += 1.0 / std::max(1.0, gamma * (sum - x.u + u))
-               - 1.0 / std::max(1.0, gamma * (sum - x.u));
-  return delta;
+      n += 1;
+    }
+  }
+  return (n + 1) / contention(gamma, sum + u) - n / contention(gamma, sum);
 }
 
 double server_timeline::inflicted(resource r, double begin_s, double end_s, double u,
                                   double gamma) const {
+  // Within a step every co-runner runs at contention(γ, Σu) without the
+  // task and at contention(γ, Σu + u) with it.
   double cost = 0;
-  const auto& steps = steps_[index_of(r)];
-  for (const auto& x : intervals_[index_of(r)]) {
-    auto from = std::max(begin_s, x.begin_s);
-    auto to = std::min(end_s, x.end_s);
-    if (!(from < to))
-      continue;
-    // Walk the steps (Σu constant) inside the overlap.
-    auto t = 0.0;
-    for (const auto& st : steps) {
-      auto a = std::max(from, t);
-      auto b = std::min(to, st.end_s);
-      t = st.end_s;
-      if (a < b) {
-        auto others = st.sum_u - x.u;
-        cost += (b - a)
-                * (std::max(1.0, gamma * (others + u)) / std::max(1.0, gamma * others) - 1.0);
-      }
-      if (t >= to)
-        break;
-    }
+  auto t = 0.0;
+  for (const auto& st : steps_[index_of(r)]) {
+    auto a = std::max(begin_s, t);
+    auto b = std::min(end_s, st.end_s);
+    t = st.end_s;
+    if (a < b && st.count > 0)
+      cost += (b - a) * st.count
+              * (contention(gamma, st.sum_u + u) / contention(gamma, st.sum_u) - 1.0);
+    if (t >= end_s)
+      break;
   }
   return cost;
 }
@@ -213,8 +204,10 @@ prediction predict(const task& t, const server& s, const server_timeline& tl,
   p.solo_compute_s = s.gpu_type < t.profile.compute_s.size()
                        ? t.profile.compute_s[s.gpu_type]
                        : default_compute_s;
-  p.load_s = tl.stretch(resource::network, start_s, p.solo_load_s, gamma_net);
-  p.compute_s = tl.stretch(resource::gpu, start_s + p.load_s, p.solo_compute_s, gamma_gpu);
+  p.load_s = tl.stretch(resource::network, start_s, p.solo_load_s, t.profile.occ.network,
+                        gamma_net);
+  p.compute_s = tl.stretch(resource::gpu, start_s + p.load_s, p.solo_compute_s,
+                           t.profile.occ.gpu, gamma_gpu);
   p.total_s = p.load_s + p.compute_s;
   p.alpha_net = p.solo_load_s > 0 ? p.load_s / p.solo_load_s : 1.0;
   p.alpha_gpu = p.solo_compute_s > 0 ? p.compute_s / p.solo_compute_s : 1.0;
@@ -330,6 +323,11 @@ caf::expected<gamma_estimate> contention_calibration::estimate(const std::string
   return i->second[index_of(r)].estimate();
 }
 
+double contention_calibration::gamma(const std::string& gpu_type, resource r) const {
+  auto est = estimate(gpu_type, r);
+  return est ? est->gamma : default_gamma;
+}
+
 std::vector<gamma_row> contention_calibration::table(
   const std::vector<std::string>& gpu_types) const {
   std::vector<gamma_row> rows;
@@ -337,8 +335,7 @@ std::vector<gamma_row> contention_calibration::table(
   for (const auto& type : gpu_types) {
     gamma_row row{default_gamma, default_gamma};
     for (std::size_t r = 0; r < resource_count; ++r)
-      if (auto est = estimate(type, static_cast<resource>(r)))
-        row[r] = est->gamma;
+      row[r] = gamma(type, static_cast<resource>(r));
     rows.push_back(row);
   }
   return rows;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +42,18 @@ struct prediction {
   }
 };
 
+/// Contention factor α of every task using a resource at an instant when the
+/// occupancies of all the tasks using it, each task's own included, sum to
+/// `sum_u`: max(1, γ·Σu). The one definition of α that the latency model,
+/// the policies, the γ fit's callers and the simulator's truth share. Below
+/// the knee Σu = 1/γ tasks share the resource at no cost, so a task alone
+/// with u < 1/γ runs at its solo time; above it every task on the resource
+/// is stretched alike. γ = 1 is ideal time-sharing (N saturating copies take
+/// N times as long), γ > 1 interference beyond it.
+inline double contention(double gamma, double sum_u) noexcept {
+  return std::max(1.0, gamma * sum_u);
+}
+
 /// The future of one server as the latency model sees it: a step function of
 /// the summed occupancy per resource and the memory releases, built from its
 /// running tasks' remaining-time estimates. Tasks placed during a decision are
@@ -57,24 +70,30 @@ public:
   void add(double start_s, double load_s, double total_s, occupancy occ,
            uint64_t memory_bytes);
 
-  /// Wall seconds needed to do `work_s` solo-seconds of work on resource `r`
-  /// starting at `start_s`, when contention is α = max(1, γ·Σu) and Σu is
-  /// the occupancy of the other tasks on `r` at each instant.
-  double stretch(resource r, double start_s, double work_s, double gamma) const;
+  /// Wall seconds a task of occupancy `u` needs to do `work_s` solo-seconds
+  /// of work on resource `r` starting at `start_s`: at each instant
+  /// α = contention(γ, u + Σu of the tasks on the timeline).
+  double stretch(resource r, double start_s, double work_s, double u, double gamma) const;
 
   /// How much a task of GPU occupancy `u` that computes over
   /// [begin_s, end_s) changes the GPU's total progress rate Σ 1/αᵢ (solo
   /// seconds of work done per second, its own included), at the worst
   /// instant: at begin_s and at each later instant another task starts
-  /// computing. Exact per co-runner (α = max(1, γ·Σu of the others)).
-  /// 1 on an idle GPU; below 0 when the task costs its co-runners more
-  /// progress than it adds, i.e. co-locating it lowers throughput.
+  /// computing. With n tasks of summed occupancy Σu computing, that is
+  /// (n + 1) / contention(γ, Σu + u) − n / contention(γ, Σu).
+  /// 1 / contention(γ, u) on an idle GPU (1 below the knee); 0 when the
+  /// GPU is past the knee and `u` equals its tasks' mean occupancy (the
+  /// same work, shared by more tasks); below 0 when the task costs its
+  /// co-runners more progress than it adds, i.e. co-locating it lowers
+  /// throughput.
   double marginal_progress(double begin_s, double end_s, double u, double gamma) const;
 
   /// What a task of occupancy `u` using resource `r` over [begin_s, end_s)
   /// costs the tasks already on the timeline: the wall seconds by which it
   /// stretches their use of `r`, Σ over co-runners and the time they
-  /// overlap it of (α_with / α_without − 1). 0 on an idle resource.
+  /// overlap it of (α_with / α_without − 1), where α_without =
+  /// contention(γ, Σu) and α_with = contention(γ, Σu + u) for the Σu of
+  /// the timeline at that instant. 0 on an idle resource.
   double inflicted(resource r, double begin_s, double end_s, double u, double gamma) const;
 
   /// The first instant after `t_s` at which a task finishes (and releases
@@ -137,10 +156,9 @@ private:
 /// (the model of DESIGN.md "Scheduler"): load time = RTT + uncached bytes
 /// over the client's link + cached bytes at the cache fill rate; compute
 /// time = the profile's solo time on that GPU type; each stretched by
-/// α = max(1, γ·Σu) where Σu sums the task's own occupancy and that of the
-/// tasks on the server at each instant, with γ from `snap.gamma`.
-/// With this convention γ = 1 is ideal time-sharing and γ > 1 is
-/// interference beyond it. Preconditions: validate(snap) and
+/// α = contention(γ, Σu) where Σu sums the task's own occupancy and that of
+/// the tasks on the server at each instant, with γ from `snap.gamma`.
+/// Preconditions: validate(snap) and
 /// validate(snap, t) pass, s < snap.servers.size().
 prediction predict(const task& t, server_index s, const snapshot& snap);
 
@@ -157,12 +175,13 @@ struct gamma_estimate {
   uint64_t samples = 0;
   /// Observations on the contended side of the knee (γ·Σu > 1).
   uint64_t active_samples = 0;
-  /// Root mean square of slowdown − max(1, γ·Σu) over all samples.
+  /// Root mean square of slowdown − contention(γ, Σu) over all samples.
   double rms_residual = 0;
 };
 
-/// Online least-squares fit of slowdown = max(1, γ·Σu) from observations
-/// (Σu, observed slowdown). Keeps sufficient statistics in `bins` bins of
+/// Online least-squares fit of slowdown = contention(γ, Σu) = max(1, γ·Σu)
+/// from observations (Σu, observed slowdown), Σu being the summed occupancy
+/// of the resource, the observed task's own included. Keeps sufficient statistics in `bins` bins of
 /// Σu over [0, max_sum_u] (values above fall in the last bin), so memory is
 /// constant and a fit costs O(bins · log bins): for each candidate knee the
 /// closed-form γ of the contended bins is computed and the candidate with the
@@ -175,8 +194,9 @@ public:
 
   explicit gamma_fit(double max_sum_u = 8.0, std::size_t bins = 256);
 
-  /// Folds in one observation: summed occupancy `sum_u` of the co-runners
-  /// (time-averaged over the phase) and the observed slowdown (phase wall
+  /// Folds in one observation: summed occupancy `sum_u` of the resource
+  /// during the phase, the observed task's own plus its co-runners'
+  /// (time-averaged over the phase), and the observed slowdown (phase wall
   /// time / solo time).
   void add(double sum_u, double slowdown);
 
@@ -208,19 +228,24 @@ private:
 /// finished runs and reads into `snapshot::gamma`. Not thread-safe.
 class contention_calibration {
 public:
-  /// γ used for a (type, resource) whose fit has not converged yet: the
-  /// prior that two tasks of occupancy 0.5 share a resource at no cost and
-  /// a third slows everyone down. γ = 1 would be ideal time-sharing, the
-  /// optimistic bound: an unfitted type then packs too many tasks together
-  /// and its shared runs teach too-long solo times (see README.md).
-  static constexpr double default_gamma = 2.0;
+  /// γ used for a (type, resource) whose fit has not converged yet:
+  /// slightly worse than ideal time-sharing (γ = 1), the conservative side
+  /// of what one H200 showed (1, 2 and 3 saturating copies fit γ ≈ 1.06,
+  /// deploy/contention-check.sh). A task alone with occupancy ≤ 0.9 still
+  /// runs at its solo time.
+  static constexpr double default_gamma = 1.1;
 
-  /// Folds one observation of `gpu_type` on resource `r`.
+  /// Folds one observation of `gpu_type` on resource `r`: the summed
+  /// occupancy `sum_u`, the observed task's own included, and the slowdown
+  /// (see gamma_fit::add).
   void observe(const std::string& gpu_type, resource r, double sum_u, double slowdown);
 
   /// The fit for (`gpu_type`, `r`); not_enough_samples when none yet.
   [[nodiscard]] caf::expected<gamma_estimate> estimate(const std::string& gpu_type,
                                                        resource r) const;
+
+  /// The fitted γ of (`gpu_type`, `r`), `default_gamma` while not converged.
+  double gamma(const std::string& gpu_type, resource r) const;
 
   /// γ rows laid out like `gpu_types`, `default_gamma` where not converged.
   std::vector<gamma_row> table(const std::vector<std::string>& gpu_types) const;

@@ -37,8 +37,8 @@ struct job {
   double phase_start_s = 0;
   double model_solo_load_s = 0;
   double sum_u_integral = 0;    // ∫ Σu dt over the phase, self included
+  double sum_u_sq_integral = 0; // ∫ Σu² dt over the phase, self included
   double others_integral = 0;   // ∫ (Σu − self) dt over the phase
-  double others_sq_integral = 0; // ∫ (Σu − self)² dt over the phase
   prediction predicted;
   double finish_s = 0;
   double model_done_s = 0;      // solo seconds done by the model's account
@@ -69,10 +69,10 @@ struct sim_server {
       sum_u[j.phase] += j.self_u();
   }
 
-  /// Truth contention of `j`: α = max(1, γ·Σu of the others in its phase).
+  /// Truth contention of `j`: α = max(1, γ·Σu of every task in its phase,
+  /// its own included), the form one H200 showed for 1, 2 and 3 copies.
   double alpha(const job& j) const {
-    auto gamma = j.phase == load_phase ? gamma_net : gamma_gpu;
-    return std::max(1.0, gamma * (sum_u[j.phase] - j.self_u()));
+    return contention(j.phase == load_phase ? gamma_net : gamma_gpu, sum_u[j.phase]);
   }
 
   double next_dt() const {
@@ -84,8 +84,7 @@ struct sim_server {
 
   /// Model contention of `j` with the scheduler's current γ estimates.
   double model_alpha(const job& j, const gamma_row& g) const {
-    auto gamma = j.phase == load_phase ? g[1] : g[0];
-    return std::max(1.0, gamma * (sum_u[j.phase] - j.self_u()));
+    return contention(j.phase == load_phase ? g[1] : g[0], sum_u[j.phase]);
   }
 
   void advance(double dt, const gamma_row& model_gamma) {
@@ -95,9 +94,8 @@ struct sim_server {
       j.model_done_s += dt / model_alpha(j, model_gamma);
       j.work_left_s -= dt / alpha(j);
       j.sum_u_integral += sum_u[j.phase] * dt;
-      auto others = sum_u[j.phase] - j.self_u();
-      j.others_integral += others * dt;
-      j.others_sq_integral += others * others * dt;
+      j.sum_u_sq_integral += sum_u[j.phase] * sum_u[j.phase] * dt;
+      j.others_integral += (sum_u[j.phase] - j.self_u()) * dt;
     }
   }
 
@@ -360,8 +358,9 @@ private:
         // the predicted solo time minus the work done by the model's own
         // account (elapsed time / model alpha), at the current model alpha.
         auto solo = std::max(1e-3, j.predicted.solo_compute_s);
-        auto own = j.phase == compute_phase ? j.u_gpu : 0.0;
-        auto alpha_now = std::max(1.0, model_.gamma[s.type][0] * (s.sum_u[compute_phase] - own));
+        // A loading task is not yet in the GPU's Σu; it will be.
+        auto computing = s.sum_u[compute_phase] + (j.phase == load_phase ? j.u_gpu : 0.0);
+        auto alpha_now = contention(model_.gamma[s.type][0], computing);
         if (j.phase == load_phase) {
           r.load_remaining_s = std::max(0.0, j.work_left_s) * s.alpha(j);
           r.remaining_s = r.load_remaining_s + solo * alpha_now;
@@ -424,10 +423,11 @@ private:
       const auto& tt = trace_[j.trace_index];
       auto learn = j.trace_index < boundary_;
       auto wall = now - j.phase_start_s;
-      auto mean_u = wall > 0 ? j.others_integral / wall : 0.0;
+      // The regressor of γ: the phase's mean Σu, the task's own included.
+      auto mean_u = wall > 0 ? j.sum_u_integral / wall : 0.0;
       // γ is fitted only from phases whose co-runners stayed steady: under a
       // fluctuating Σu the mean slowdown is not max(1, γ·mean Σu) (Jensen).
-      auto var_u = wall > 0 ? std::max(0.0, j.others_sq_integral / wall - mean_u * mean_u) : 0.0;
+      auto var_u = wall > 0 ? std::max(0.0, j.sum_u_sq_integral / wall - mean_u * mean_u) : 0.0;
       auto steady = std::sqrt(var_u) <= steady_sum_u_spread;
       const auto& type_name = type_names_[s.type];
       if (j.phase == load_phase) {
@@ -438,8 +438,8 @@ private:
         j.work_left_s = j.compute_truth_s;
         j.phase_start_s = now;
         j.sum_u_integral = 0;
+        j.sum_u_sq_integral = 0;
         j.others_integral = 0;
-        j.others_sq_integral = 0;
         j.model_done_s = 0;
         continue;
       }

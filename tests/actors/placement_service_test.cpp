@@ -108,32 +108,52 @@ TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of
   CHECK_FALSE(x.known());
   CHECK(x.gpu_occupancy() == 1.0);
 
-  // Solo runs teach the profile: 2 s load, 10 s compute, 2 GB.
+  // Solo runs teach the profile: 2 s load, 11 s compute, 2 GB. The task
+  // occupies the whole GPU (u 1), so under the prior gamma 1.1 it runs at
+  // alpha 1.1 even alone: the profile keeps its 10 s at alpha 1.
   for (int i = 0; i < 3; ++i)
-    ps.on_session_ended("a", ended("mm", 2, 10));
+    ps.on_session_ended("a", ended("mm", 2, 11));
   x = ps.explain("mm", 0, 0);
   CHECK(x.known());
   CHECK(x.samples() == 3);
   REQUIRE(x.compute_s_size() == 1);
   CHECK(x.compute_s(0) == Approx(10.0));
+  CHECK(x.gpu_occupancy() == 1.0);
   CHECK(x.memory_bytes() == 2 * gb);
-  // Contended runs with a planted gamma of 2.5: k co-runners of occupancy 1
-  // slow the compute phase to max(1, 2.5 k) x solo.
+  // Contended runs with gamma 1.1: with k co-runners of occupancy 1 the GPU
+  // holds Σu = 1 + k, which slows the compute phase to 1.1 (1 + k) x 10 s.
+  // The modelled alpha of each shared run is exactly that, so the solo
+  // time stays 10 s, and the fit finds gamma on every one of them.
   for (int i = 0; i < 12; ++i) {
     int k = 1 + i % 3;
-    ps.on_session_ended("a", ended("mm", 2, 10 * std::max(1.0, 2.5 * k), k, "mm"));
+    ps.on_session_ended("a", ended("mm", 2, 10 * 1.1 * (1 + k), k, "mm"));
   }
   auto g = ps.gamma();
   REQUIRE(g.entries_size() == 2);
   CHECK(g.entries(0).gpu_type() == "NVIDIA H200");
   CHECK(g.entries(0).resource() == "gpu");
   CHECK(g.entries(0).converged());
-  CHECK(g.entries(0).gamma() == Approx(2.5).epsilon(0.01));
+  CHECK(g.entries(0).gamma() == Approx(1.1));
+  CHECK(g.entries(0).active_samples() == 12);
+  CHECK(g.entries(0).rms_residual() == Approx(0.0).margin(1e-6));
   CHECK_FALSE(g.entries(1).converged()); // no contended loads seen
+  CHECK(ps.explain("mm", 0, 0).compute_s(0) == Approx(10.0));
 
-  // Both GPUs run one "mm" each (computing for 10 more s): with gamma 2.5 a
-  // second one would lower each GPU's total progress (2 / 2.5 < 1), so a
-  // new task waits.
+  // A shared run teaches the solo time through its modelled alpha: 26.4 s
+  // next to one other copy (alpha 2.2) is 12 s of solo work, folded in with
+  // weight 0.2 (the profile's moving average): 10 + 0.2 (12 - 10).
+  ps.on_session_ended("a", ended("mm", 2, 26.4, 1, "mm"));
+  CHECK(ps.explain("mm", 0, 0).compute_s(0) == Approx(10.4));
+
+  // It was also a contended observation (slowdown 2.64 against 10 s at
+  // Σu 2): gamma is now the least-squares 132.88 / 120 over the 13.
+  auto gamma = 132.88 / 120;
+  CHECK(ps.gamma().entries(0).gamma() == Approx(gamma));
+
+  // Both GPUs run one "mm" each (computing for 10.4 more s). A second copy
+  // would leave the GPU's progress unchanged (2 / (2 gamma) = 1 / gamma)
+  // but stretch both: done at ~17.7 s and costing the other ~8.4 s (26.1 s
+  // in all), against done at ~23.9 s by waiting for it; so a new task waits.
   ps.on_node(node("a", 80, {session(1, "mm", 2 * gb, 1)}), 1);
   ps.on_node(node("bb", 80, {session(2, "mm", 2 * gb, 1)}), 1);
   auto t0 = placement_service::clock::now();
@@ -153,7 +173,10 @@ TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of
   CHECK(placed[0].reply.ok());
   CHECK(placed[0].reply.node_id() == "bb");
   CHECK(placed[0].reply.data_port() == 4750);
-  CHECK(placed[0].reply.predicted_seconds() == Approx(10.0 + 0.001 + 2 * 125e6 / 125e6).epsilon(0.05));
+  // Alone: 2 s of load (0.001 s RTT and 250 MB at the learned 250 MB /
+  // 1.999 s) at the prior network alpha 1.1 (a load fills the ingress,
+  // occupancy 1), then 10.4 s of compute at alpha gamma.
+  CHECK(placed[0].reply.predicted_seconds() == Approx(1.1 * 2.0 + 10.4 * gamma).epsilon(0.001));
   CHECK(ps.queue(t0).tasks_size() == 0);
   // The first placement was matched to the "mm" session its GPU reported;
   // the new one is not a session yet.

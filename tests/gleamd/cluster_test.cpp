@@ -229,7 +229,7 @@ TEST_CASE("the console shows gamma, the placement queue and a task's explanation
   auto gamma = console(port, "gamma");
   INFO(gamma);
   CHECK_THAT(gamma, Catch::Contains("GPU TYPE") && Catch::Contains("0 GPU type(s)")
-                      && Catch::Contains("default gamma 2"));
+                      && Catch::Contains("default gamma 1.1"));
   auto queue = console(port, "queue");
   INFO(queue);
   CHECK_THAT(queue, Catch::Contains("0 queued task(s); 0 placed so far"));

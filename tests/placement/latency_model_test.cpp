@@ -33,17 +33,47 @@ TEST_CASE("cached bytes come from the cache tier", "[placement]") {
 TEST_CASE("contention stretches compute while co-runners last", "[placement]") {
   auto s = make_server("a", 80, 60);
   s.cached.push_back({7, 16 * gb});
-  // A co-runner of occupancy 0.75 for the next 20 s: alpha = 2 * 0.75 = 1.5.
+  // A co-runner of occupancy 0.75 for the next 20 s; the task's own is 0.5:
+  // alpha = 2 * (0.75 + 0.5) = 2.5 while both compute.
   s.running.push_back(make_running(1, 0.75, 20));
   auto snap = make_snapshot({s});
   auto t = make_task(2, 7, 10);
   auto p = predict(t, 0, snap);
-  // Load 8.001 s (no network co-runner); compute starts at 8.001 s, does
-  // 11.999 / 1.5 s of work until the co-runner ends at 20 s, the rest alone.
+  // Load 8.001 s (no network co-runner; alone max(1, 1.5 * 0.5) = 1);
+  // compute starts at 8.001 s, does 11.999 / 2.5 s of work until the
+  // co-runner ends at 20 s, the rest alone (max(1, 2 * 0.5) = 1).
   CHECK(p.load_s == Approx(8.001));
-  CHECK(p.compute_s == Approx(11.999 + (10 - 11.999 / 1.5)));
-  CHECK(p.alpha_gpu > 1.0);
-  CHECK(p.alpha_gpu < 1.5);
+  CHECK(p.alpha_net == Approx(1.0));
+  CHECK(p.compute_s == Approx(11.999 + (10 - 11.999 / 2.5)));
+  CHECK(p.alpha_gpu == Approx((11.999 + (10 - 11.999 / 2.5)) / 10));
+}
+
+TEST_CASE("alpha sums every task's occupancy, the task's own included", "[placement]") {
+  // The H200 falsifier: identical copies of occupancy 0.91, gamma 1.06.
+  // One copy: 1.06 * 0.91 = 0.9646 < 1, its solo time; two: 1.06 * 1.82 =
+  // 1.9292 each; three: 1.06 * 2.73 = 2.8938 each.
+  CHECK(contention(1.06, 0.91) == 1.0);
+  CHECK(contention(1.06, 2 * 0.91) == Approx(1.9292));
+  CHECK(contention(1.06, 3 * 0.91) == Approx(2.8938));
+  auto s = make_server("a", 141, 141);
+  s.cached.push_back({7, 16 * gb});
+  auto t = make_task(9, 7, 8.18, 20, 0.91);
+  auto compute_with = [&](std::size_t copies) {
+    auto srv = s;
+    for (std::size_t i = 0; i < copies; ++i)
+      srv.running.push_back(make_running(i + 1, 0.91, 1000));
+    auto snap = make_snapshot({srv});
+    snap.gamma = {{1.06, 1.5}};
+    return predict(t, 0, snap).compute_s;
+  };
+  CHECK(compute_with(0) == Approx(8.18));
+  CHECK(compute_with(1) == Approx(8.18 * 1.9292));
+  CHECK(compute_with(2) == Approx(8.18 * 2.8938));
+  // A task alone above the knee is stretched by its own occupancy:
+  // u 1 with gamma 1.1 runs at 1.1 x its unit time.
+  auto snap = make_snapshot({s});
+  snap.gamma = {{1.1, 1.5}};
+  CHECK(predict(make_task(10, 7, 10, 20, 1.0), 0, snap).compute_s == Approx(11.0));
 }
 
 TEST_CASE("a full server predicts a start when memory frees", "[placement]") {
@@ -86,38 +116,54 @@ TEST_CASE("a reservation takes its memory when it starts", "[placement]") {
   CHECK(tl.next_release_after(30) == Approx(50.0));
 }
 
-TEST_CASE("marginal progress is exact per co-runner and sees later starts",
-          "[placement]") {
+TEST_CASE("marginal progress counts every task and sees later starts", "[placement]") {
   auto s = make_server("a", 141, 101);
   // Two co-runners computing for 100 s: u 0.2 and 0.5, gamma 2.
   s.running.push_back(make_running(1, 0.2, 100));
   s.running.push_back(make_running(2, 0.5, 100));
   server_timeline tl{s};
-  // Now: alphas 1 (2 * 0.5) and 1 (2 * 0.2), rate 2. With a task of
-  // u 0.3: its alpha 1.4, theirs 1.6 and 1.0: rate 1/1.4 + 1/1.6 + 1.
-  auto expected = 1 / 1.4 + 1 / 1.6 + 1.0 - 2.0;
+  // Now: both at alpha 2 * 0.7 = 1.4, rate 2 / 1.4. With a task of u 0.3
+  // all three run at alpha 2 * 1.0 = 2: rate 3 / 2.
+  auto expected = 3 / 2.0 - 2 / 1.4;
   CHECK(tl.marginal_progress(0, 10, 0.3, 2.0) == Approx(expected));
-  // An idle GPU gains a whole task.
-  CHECK(server_timeline{make_server("b", 80, 80)}.marginal_progress(0, 10, 0.9, 3.0)
-        == Approx(1.0));
-  // A third co-runner that starts computing at 5 s makes the window
-  // [0, 10) worse than its first instant.
-  tl.add(0, 5, 50, {0.5, 0.5}, 20 * gb);
+  // An idle GPU gains a whole task below the knee, 1 / alpha above it.
+  server_timeline idle{make_server("b", 80, 80)};
+  CHECK(idle.marginal_progress(0, 10, 0.3, 3.0) == Approx(1.0));
+  CHECK(idle.marginal_progress(0, 10, 0.9, 3.0) == Approx(1 / 2.7));
+  // Past the knee a task of the mean occupancy (0.35) adds nothing: the
+  // same work, shared by one more task.
+  CHECK(tl.marginal_progress(0, 10, 0.35, 2.0) == Approx(0.0).margin(1e-12));
+  // A third co-runner of u 0.1 that starts computing at 5 s lowers the
+  // mean occupancy below 0.3: from then on the task costs progress
+  // (4 / (2 * 1.1) - 3 / (2 * 0.8) < 0), which [0, 10) sees and [0, 4)
+  // does not.
+  tl.add(0, 5, 50, {0.1, 0.5}, 20 * gb);
   CHECK(tl.marginal_progress(0, 4, 0.3, 2.0) == Approx(expected));
-  CHECK(tl.marginal_progress(0, 10, 0.3, 2.0) < expected - 0.1);
+  CHECK(tl.marginal_progress(0, 10, 0.3, 2.0) == Approx(4 / 2.2 - 3 / 1.6));
+  CHECK(tl.marginal_progress(0, 10, 0.3, 2.0) < 0);
 }
 
 TEST_CASE("inflicted counts the stretch of each co-runner", "[placement]") {
   auto s = make_server("a", 141, 121);
-  s.running.push_back(make_running(1, 0.5, 100));
+  s.running.push_back(make_running(1, 0.3, 100));
   server_timeline tl{s};
   // A task of u 0.8 computing over [8, 18): the co-runner's alpha goes
-  // from 1 to 2 * 0.8 = 1.6, so it loses 0.6 s per second of overlap.
-  CHECK(tl.inflicted(resource::gpu, 8, 18, 0.8, 2.0) == Approx(6.0));
-  // Below the knee (2 * 0.5 = 1) co-locating costs it nothing.
-  CHECK(tl.inflicted(resource::gpu, 8, 18, 0.5, 2.0) == Approx(0.0));
+  // from max(1, 2 * 0.3) = 1 to 2 * 1.1 = 2.2, so it loses 1.2 s per second
+  // of overlap.
+  CHECK(tl.inflicted(resource::gpu, 8, 18, 0.8, 2.0) == Approx(12.0));
+  // Below the knee (2 * (0.3 + 0.2) = 1) co-locating costs it nothing.
+  CHECK(tl.inflicted(resource::gpu, 8, 18, 0.2, 2.0) == Approx(0.0));
   // Only the overlap counts.
-  CHECK(tl.inflicted(resource::gpu, 95, 130, 0.8, 2.0) == Approx(0.6 * 5));
+  CHECK(tl.inflicted(resource::gpu, 95, 130, 0.8, 2.0) == Approx(1.2 * 5));
   // Nobody loads: a load costs nobody anything.
   CHECK(tl.inflicted(resource::network, 0, 8, 1.0, 2.0) == 0);
+  // Every co-runner pays, past the knee too: two of u 0.6 run at alpha 2.4
+  // for 3 s, and a task of u 0.4 brings both to 3.2; then the first alone
+  // goes from 1.2 to 2.0.
+  auto busy = make_server("b", 141, 101);
+  busy.running.push_back(make_running(1, 0.6, 100));
+  busy.running.push_back(make_running(2, 0.6, 3));
+  server_timeline tb{busy};
+  CHECK(tb.inflicted(resource::gpu, 0, 10, 0.4, 2.0)
+        == Approx(2 * 3 * (3.2 / 2.4 - 1) + 7 * (2.0 / 1.2 - 1)));
 }

@@ -51,20 +51,30 @@ TEST_CASE("gleam does not co-locate past the throughput knee", "[placement]") {
   b.cached.push_back({7, 16 * gb});
   a.running.push_back(make_running(1, 0.9, 1000));
   auto snap = make_snapshot({a, b});
-  snap.gamma = {{3.0, 1.5}};
+  snap.gamma = {{1.25, 1.5}};
   std::vector<task> queue{make_task(10, 7, 10, 20, 0.9), make_task(11, 7, 10, 20, 0.9)};
   auto d = place(snap, queue, policy_kind::gleam);
-  // The first goes to the idle B. The second would run at alpha 2.7 with
-  // either co-runner, lowering that GPU's total progress (2 / 2.7 < 1), so
-  // it waits for B's first task to finish.
+  // Past the knee (1.25 * 0.9 > 1) one such task runs at alpha 1.125 even
+  // alone and two at 2.25 each: the GPU's progress stays 1 / 1.125, so a
+  // second one adds nothing and stretches both. The first goes to the idle
+  // B (8.001 s from its cache, 10 x 1.125 s of compute); the second waits
+  // for it to finish.
   CHECK(d.assignments[0].server == 1);
+  CHECK(d.assignments[0].predicted.total_s == Approx(8.001 + 11.25));
   CHECK(d.assignments[1].server == no_server);
   CHECK(d.assignments[1].awaited == 1);
   CHECK(d.assignments[1].predicted.start_s == Approx(d.assignments[0].predicted.total_s));
   CHECK(d.placed == 1);
-  // With a mild gamma co-locating adds throughput and it is placed now.
-  snap.gamma = {{1.5, 1.5}};
-  CHECK(place(snap, queue, policy_kind::gleam).placed == 2);
+  // Light tasks (u 0.4) pair below the knee (1.25 * 0.8 = 1): both start on
+  // B now, the second's load sharing the ingress with the first's (alpha
+  // 1.5 * 1.0 for 8.001 s, then alone: 8.001 + 8.001 / 3 s), its compute
+  // free.
+  std::vector<task> light{make_task(12, 7, 10, 20, 0.4), make_task(13, 7, 10, 20, 0.4)};
+  auto dl = place(snap, light, policy_kind::gleam);
+  CHECK(dl.placed == 2);
+  CHECK(dl.assignments[0].server == 1);
+  CHECK(dl.assignments[1].server == 1);
+  CHECK(dl.assignments[1].predicted.completion_s() == Approx(8.001 + 8.001 / 3 + 10));
 }
 
 TEST_CASE("memory_fit never places a task where it does not fit", "[placement]") {
@@ -161,7 +171,8 @@ TEST_CASE("gleam gives an idle server the waiter that would otherwise finish lat
 TEST_CASE("gleam charges a task the time it costs its co-runners", "[placement]") {
   // A caches the weights (8 s from its cache) and runs a task of GPU
   // occupancy 0.5 for the next 100 s. B is idle and caches them too, but its
-  // cache tier is slower (16 GB at 1.5 GB/s = 10.7 s).
+  // cache tier is slower (16 GB at 1.5 GB/s = 10.7 s). Ideal time-sharing
+  // (gamma 1).
   auto a = make_server("A", 141, 121);
   a.cached.push_back({7, 16 * gb});
   a.running.push_back(make_running(1, 0.5, 100));
@@ -169,22 +180,24 @@ TEST_CASE("gleam charges a task the time it costs its co-runners", "[placement]"
   b.cached.push_back({7, 16 * gb});
   b.cache_fill_rate_bytes_per_s = 1.5e9;
   auto snap = make_snapshot({a, b});
-  // A light task (u 0.5, gamma 2) shares A for free: alpha 1 for both, done
-  // at 18.0 s on A against 20.7 s on B.
-  auto light = place(snap, {make_task(10, 7, 10, 20, 0.5)}, policy_kind::gleam);
+  snap.gamma = {{1.0, 1.5}};
+  // A light task (u 0.4) shares A for free (0.5 + 0.4 < 1: alpha 1 for
+  // both): done at 18.0 s on A against 20.7 s on B.
+  auto light = place(snap, {make_task(10, 7, 10, 20, 0.4)}, policy_kind::gleam);
   REQUIRE(light.placed == 1);
   CHECK(light.assignments[0].server == 0);
   CHECK(light.assignments[0].predicted.completion_s() == Approx(18.001));
-  // A heavy one (u 0.8) would still finish first on A, its own alpha being
-  // 1 there, but it would slow the running task to alpha 1.6 for its 10 s
-  // of compute: 6 s charged, more than the 2.7 s it saves. It goes to B.
-  auto heavy_task = make_task(11, 7, 10, 20, 0.8);
+  // A heavier one (u 0.7) would still finish first on A (alpha 1.2 for
+  // both: done at 8.001 + 12 s), but it would slow the running task by
+  // 0.2 s a second for its 12 s of compute: 2.4 s charged, more than the
+  // 0.67 s it saves. It goes to B.
+  auto heavy_task = make_task(11, 7, 10, 20, 0.7);
   auto heavy = place(snap, {heavy_task}, policy_kind::gleam);
   REQUIRE(heavy.placed == 1);
   CHECK(heavy.assignments[0].server == 1);
   CHECK(heavy.assignments[0].predicted.completion_s() == Approx(20.668).epsilon(0.001));
   CHECK(heavy.assignments[0].runner_up == 0);
-  CHECK(heavy.assignments[0].runner_up_completion_s == Approx(18.001));
+  CHECK(heavy.assignments[0].runner_up_completion_s == Approx(20.001));
   auto on_a = predict(heavy_task, 0, snap);
   CHECK(on_a.completion_s() < heavy.assignments[0].predicted.completion_s());
 }
@@ -199,7 +212,7 @@ TEST_CASE("the first waiting task keeps its place against later ones", "[placeme
   // The older task needs the whole GPU and waits for 10 s; the younger one
   // would fit now, but its 100 s run would hold 40 GB past the 10 s mark
   // and push the older one back by 100 s. It waits behind it instead.
-  std::vector<task> queue{make_task(10, 1, 10, 80), make_task(11, 2, 100, 40)};
+  std::vector<task> queue{make_task(10, 1, 10, 80), make_task(11, 2, 100, 40, 0.3)};
   auto d = place(snap, queue, policy_kind::gleam);
   CHECK(d.placed == 0);
   CHECK(d.assignments[0].awaited == 0);
@@ -207,7 +220,8 @@ TEST_CASE("the first waiting task keeps its place against later ones", "[placeme
   CHECK(d.assignments[1].awaited == 0);
   CHECK(d.assignments[1].predicted.start_s
         == Approx(d.assignments[0].predicted.completion_s()));
-  // Alone, the younger one starts now.
+  // Alone, the younger one starts now (0.5 + 0.3: alpha 1.6 for both, the
+  // GPU's progress 2 / 1.6 > 1).
   CHECK(place(snap, {queue[1]}, policy_kind::gleam).assignments[0].server == 0);
 }
 
@@ -216,7 +230,8 @@ TEST_CASE("a busy server takes a waiter it caches, not one it must load", "[plac
   // time (8 s load, 10 s compute). B runs a light task for 100 s and caches
   // set 8 only, on a slow tier (16 GB at 0.25 GB/s = 64 s). Twelve tasks,
   // sets 7 and 8 in turn: each would rather wait for A (done at 48 s) than
-  // start on B (74 s for set 8, 170 s for set 7 over the link).
+  // start on B (76 s for set 8, 172 s for set 7 over the link: the load,
+  // then 10 s at alpha 2 (0.3 + 0.3) = 1.2 next to B's task).
   auto a = make_server("A", 80, 0);
   a.cached.push_back({7, 16 * gb});
   a.cached.push_back({8, 16 * gb});
@@ -237,7 +252,7 @@ TEST_CASE("a busy server takes a waiter it caches, not one it must load", "[plac
   CHECK(d.placed == 1);
   CHECK(d.assignments[11].server == 1);
   CHECK(d.assignments[11].predicted.cached_bytes == 16 * gb);
-  CHECK(d.assignments[11].predicted.completion_s() == Approx(74.001));
+  CHECK(d.assignments[11].predicted.completion_s() == Approx(64.001 + 10 * 2 * 0.6));
   for (std::size_t i = 0; i < 11; ++i)
     CHECK(d.assignments[i].awaited == 0);
   // Were B not caching set 8, nothing would start.

@@ -234,8 +234,8 @@ bool console::gamma(std::ostream& out) {
     out << fmt::format("{:<24} {:<8} {:>7.3f} {:<9} {:>8} {:>8} {:>7.3f}\n", e.gpu_type(),
                        e.resource(), e.gamma(), e.converged() ? "fitted" : "default",
                        e.samples(), e.active_samples(), e.rms_residual());
-  out << table.entries_size() / 2 << " GPU type(s); alpha = max(1, gamma * sum of the "
-      << "co-runners' occupancy); default gamma " << table.default_gamma()
+  out << table.entries_size() / 2 << " GPU type(s); alpha = max(1, gamma * summed "
+      << "occupancy, the task's own included); default gamma " << table.default_gamma()
       << " until 8 contended runs are seen\n";
   return true;
 }
