@@ -229,7 +229,9 @@ void placement_service::on_session_ended(const std::string& node_id,
   }
   placement::run_record rec;
   rec.gpu_type = type;
-  rec.weight_bytes = e.uploaded_bytes();
+  // The task's weights, cached ones included (older servers send only
+  // what crossed the network).
+  rec.weight_bytes = e.weight_bytes() != 0 ? e.weight_bytes() : e.uploaded_bytes();
   rec.memory_bytes = e.peak_allocated_bytes();
   rec.compute_wall_s = compute;
   rec.shared_gpu = others_gpu > 0;
@@ -270,6 +272,17 @@ void placement_service::on_session_ended(const std::string& node_id,
   }
   profiles_.observe(sig, rec);
   refresh_gamma();
+  if (e.chunk_keys_sample_size() > 0) {
+    auto& l = learned_[{e.tenant(), sig}];
+    l.keys.assign(e.chunk_keys_sample().begin(), e.chunk_keys_sample().end());
+    l.bytes = e.weight_bytes();
+    l.learned = ++learned_count_;
+    if (learned_.size() > max_learned_weights)
+      learned_.erase(std::min_element(learned_.begin(), learned_.end(),
+                                      [](const auto& a, const auto& b) {
+                                        return a.second.learned < b.second.learned;
+                                      }));
+  }
 }
 
 placement::task placement_service::make_task(uint64_t id, const std::string& signature,
@@ -291,15 +304,22 @@ uint64_t placement_service::submit(const proto::PlacementRequest& req,
   w.id = next_id_++;
   w.req = req;
   w.tenant = tenant;
-  w.weights = weight_set_of(req, tenant);
+  if (req.chunk_keys_size() == 0)
+    if (auto l = learned_.find({tenant, req.task_signature()}); l != learned_.end()) {
+      for (const auto& k : l->second.keys)
+        w.req.add_chunk_keys(k);
+      if (w.req.weight_bytes() == 0)
+        w.req.set_weight_bytes(l->second.bytes);
+    }
+  w.weights = weight_set_of(w.req, tenant);
   w.since = now;
-  if (req.chunk_keys_size() > 0 && keyed_.count(w.weights) == 0) {
+  if (w.req.chunk_keys_size() > 0 && keyed_.count(w.weights) == 0) {
     keyed_weights set;
     set.id = w.weights;
     set.tenant = tenant;
-    set.bytes = req.weight_bytes() != 0 ? req.weight_bytes()
-                                        : profile_of(req.task_signature(), 0).weight_bytes;
-    for (const auto& k : req.chunk_keys())
+    set.bytes = w.req.weight_bytes() != 0 ? w.req.weight_bytes()
+                                          : profile_of(req.task_signature(), 0).weight_bytes;
+    for (const auto& k : w.req.chunk_keys())
       if (auto key = cache_store::chunk_key::from_binary(k))
         set.keys.push_back(*key);
     keyed_.emplace(set.id, std::move(set));

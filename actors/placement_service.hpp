@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "actors/proto/control.pb.h"
@@ -96,6 +97,9 @@ public:
 
   /// Queues a request of `tenant` (the tenant its token names, see
   /// actors/auth.hpp; "" = the unnamed one); returns its placement id.
+  /// A request without chunk keys (a client asks before it has hashed any)
+  /// gets the key sample of its signature's last run by the same tenant,
+  /// so cache affinity works from a task's second run on.
   uint64_t submit(const proto::PlacementRequest& req, const std::string& tenant,
                   clock::time_point now);
 
@@ -181,6 +185,17 @@ private:
   std::map<std::string, proto::CacheSummary> caches_;
   /// The weight sets of queued requests that named their chunk keys.
   std::map<placement::weight_set_id, keyed_weights> keyed_;
+  /// What the last run of a (tenant, signature) wrote through the weight
+  /// cache: a sample of its chunk keys and the bytes of all its weights.
+  struct learned_weights {
+    std::vector<std::string> keys; // chunk_key binary form
+    uint64_t bytes = 0;
+    uint64_t learned = 0; // order of learning, to forget the oldest
+  };
+  /// At most this many (tenant, signature) key samples are kept.
+  static constexpr size_t max_learned_weights = 4096;
+  std::map<std::pair<std::string, std::string>, learned_weights> learned_;
+  uint64_t learned_count_ = 0;
   placement::prepared_snapshot prep_;
   std::deque<waiting> queue_;
   uint64_t next_id_ = 1;

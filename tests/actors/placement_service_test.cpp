@@ -299,6 +299,56 @@ TEST_CASE("cache affinity counts only the chunks the request's tenant may use",
   }
 }
 
+TEST_CASE("a task's second run finds the servers caching its first run's weights",
+          "[actors][placement][tenant]") {
+  // The client asks before it has hashed anything: its request names no
+  // chunk keys. The first run's record carries a sample of them.
+  gleam::executor::weight_cache_options opts;
+  opts.host_capacity = 64ull << 20;
+  auto cache = gleam::executor::weight_cache::open(opts);
+  REQUIRE(cache);
+  auto weights = chunks(4, 4);
+  for (const auto& c : weights)
+    (*cache)->accept_upload(key_of(c, cs::chunk_key::algo::xxh3_128), c.data(), c.size(),
+                            "alice");
+  auto b = node("b", 80);
+  *b.mutable_telemetry()->mutable_cache() = (*cache)->summary();
+  placement_service ps;
+  ps.on_node(node("a", 80), 0);
+  ps.on_node(b, 0);
+  auto run = ended("llama", 10, 20);
+  run.set_tenant("alice");
+  run.set_weight_bytes(16 * gb);
+  for (const auto& c : weights)
+    run.add_chunk_keys_sample(key_of(c, cs::chunk_key::algo::xxh3_128).to_binary());
+  auto place = [&](const std::string& tenant) {
+    auto now = placement_service::clock::now();
+    ps.submit(request("llama"), tenant, now);
+    auto out = ps.dispatch(now, 0);
+    REQUIRE(out.size() == 1);
+    REQUIRE(out[0].reply.ok());
+    return out[0].reply;
+  };
+  SECTION("before any run, nothing is known cached") {
+    CHECK_THAT(place("alice").explanation(), Catch::Contains("(0.0 GB cached"));
+  }
+  SECTION("after alice's run, her request goes where her weights are") {
+    ps.on_session_ended("b", run);
+    auto r = place("alice");
+    CHECK(r.node_id() == "b");
+    CHECK_THAT(r.explanation(), Catch::Contains("(16.0 GB cached of 16.0 GB)"));
+  }
+  SECTION("bob's run of the same signature learns nothing from alice's") {
+    ps.on_session_ended("b", run);
+    CHECK_THAT(place("bob").explanation(), Catch::Contains("(0.0 GB cached of 16.0 GB)"));
+  }
+  SECTION("a run counts its weights, cached ones included, in the profile") {
+    run.set_uploaded_bytes(1 << 20); // almost everything came from the cache
+    ps.on_session_ended("b", run);
+    CHECK(ps.profile_of("llama", 0).weight_bytes == 16 * gb);
+  }
+}
+
 TEST_CASE("the queue and explain name each task's tenant", "[actors][placement][tenant]") {
   placement_service ps;
   // One GPU, nearly full: requests wait.
