@@ -7,12 +7,20 @@
 #include <caf/openssl/all.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include "actors/log.hpp"
+#include "actors/tls_error_guard.hpp"
+
 namespace gleam::actors {
 
 void load_network(caf::actor_system_config& cfg, const config::tls_config& tls) {
   cfg.load<caf::io::middleman>();
   if (!tls.enabled)
     return;
+  if (!tls_error_guard_active())
+    log(log_level::warning,
+        "TLS: this process resolves SSL_read to a library loaded before gleam's, so one failed "
+        "TLS connection may close the others (CAF 0.17.6 leaves OpenSSL's error queue "
+        "uncleared); load gleam first (LD_PRELOAD=libgleam_interpose.so) if connections drop");
   cfg.load<caf::openssl::manager>();
   cfg.openssl_certificate = tls.certificate;
   cfg.openssl_key = tls.key;

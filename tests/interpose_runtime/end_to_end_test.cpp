@@ -22,6 +22,7 @@
 #include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/tls_material.hpp"
 
 namespace {
 
@@ -439,17 +440,7 @@ TEST_CASE("the client presents GLEAM_TOKEN to the scheduler, which refuses a tok
 TEST_CASE("a TLS client reaches a TLS server; a plaintext client does not",
           "[interpose_runtime][tls]") {
   auto dir = temp_dir();
-  std::string out;
-  // Test-only certificates: a CA and one certificate it signed.
-  REQUIRE(run_command("cd " + dir
-                        + " && openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "
-                          "/CN=gleam-test-ca -keyout ca.key -out ca.pem 2>&1"
-                          " && openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1"
-                          " -keyout node.key -out node.csr 2>&1"
-                          " && openssl x509 -req -in node.csr -CA ca.pem -CAkey ca.key"
-                          " -CAcreateserial -days 2 -out node.pem 2>&1",
-                      out)
-          == 0);
+  REQUIRE(gleam::test::make_test_certificates(dir));
   auto port = free_port();
   auto certs = "GLEAM_TLS_CERT=" + dir + "/node.pem GLEAM_TLS_KEY=" + dir
                + "/node.key GLEAM_TLS_CA=" + dir + "/ca.pem";

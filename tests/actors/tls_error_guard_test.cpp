@@ -1,0 +1,97 @@
+// TLS connections of one process share CAF's multiplexer thread and, with it,
+// OpenSSL's error queue: a peer whose handshake fails must not close the
+// healthy connections (actors/tls_error_guard.hpp).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <optional>
+#include <string>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/network.hpp"
+#include "actors/tls_error_guard.hpp"
+#include "tests/support/tls_material.hpp"
+
+using namespace gleam;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/gleam-tls-guard-test-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+/// A TLS-enabled actor system config over the test certificates in `dir`.
+struct tls_system_config : caf::actor_system_config {
+  explicit tls_system_config(const std::string& dir) {
+    config::tls_config tls;
+    tls.enabled = true;
+    tls.certificate = dir + "/node.pem";
+    tls.key = dir + "/node.key";
+    tls.ca_file = dir + "/ca.pem";
+    actors::load_network(*this, tls);
+    set("logger.file-verbosity", caf::atom("quiet"));
+    set("logger.console-verbosity", caf::atom("quiet"));
+  }
+};
+
+/// Leaves an error in the OpenSSL error queue of `sys`'s multiplexer thread,
+/// as a failed handshake (a plaintext peer: "wrong version number") or a
+/// dropped peer ("unexpected eof") does there, and waits until it did.
+void leave_openssl_error(caf::actor_system& sys) {
+  std::promise<void> done;
+  sys.middleman().backend().post([&] {
+    ERR_raise(ERR_LIB_SSL, SSL_R_WRONG_VERSION_NUMBER);
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+/// Stops `actor` at scope exit, so that its system can shut down.
+struct stop_at_exit {
+  caf::actor actor;
+  ~stop_at_exit() {
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  }
+};
+
+} // namespace
+
+TEST_CASE("a failed TLS handshake leaves the other TLS connections of the process open",
+          "[actors][tls]") {
+  // libcaf_openssl's SSL_read and SSL_write bind to the guard in this binary.
+  REQUIRE(actors::tls_error_guard_active());
+  auto dir = temp_dir();
+  REQUIRE(test::make_test_certificates(dir));
+  tls_system_config server_cfg{dir};
+  caf::actor_system server{server_cfg};
+  auto echo = server.spawn([]() -> caf::behavior { return {[](int x) { return x + 1; }}; });
+  stop_at_exit stop_echo{echo};
+  auto port = actors::publish(server, echo, 0, "127.0.0.1", true);
+  REQUIRE(port);
+  tls_system_config client_cfg{dir};
+  caf::actor_system client{client_cfg};
+  auto remote = actors::remote_actor<caf::actor>(client, "127.0.0.1", *port, true);
+  REQUIRE(remote);
+  caf::scoped_actor self{client};
+  auto ask = [&](int x) {
+    std::optional<int> answer;
+    self->request(*remote, 5s, x).receive([&](int y) { answer = y; }, [](caf::error&) {});
+    return answer;
+  };
+  CHECK(ask(1) == std::optional<int>{2});
+  // The server's network thread now holds another connection's error ...
+  leave_openssl_error(server);
+  // ... and still serves the healthy connection: each exchange ends with a
+  // read that finds no more data, which must not count as a TLS error.
+  CHECK(ask(2) == std::optional<int>{3});
+  CHECK(ask(3) == std::optional<int>{4});
+}
