@@ -191,6 +191,11 @@ class gamma_fit {
 public:
   /// Observations needed on the contended side before estimate() answers.
   static constexpr uint64_t min_active_samples = 8;
+  /// Fitted contention an observation needs to count towards
+  /// `min_active_samples`: samples at α barely above 1 cannot tell γ from
+  /// noise (all of them at one Σu, slowdown 1 ± 5 %, are fitted best by a
+  /// knee just below that Σu, i.e. any γ up to 1 / Σu).
+  static constexpr double min_identifying_alpha = 1.05;
 
   explicit gamma_fit(double max_sum_u = 8.0, std::size_t bins = 256);
 
