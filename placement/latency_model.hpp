@@ -54,6 +54,21 @@ inline double contention(double gamma, double sum_u) noexcept {
   return std::max(1.0, gamma * sum_u);
 }
 
+/// Smallest share of its solo compute time a running task is assumed to
+/// have left: one that overran its profile is not about to finish at once.
+inline constexpr double min_remaining_compute_fraction = 0.05;
+
+/// Wall seconds a running task needs to finish its compute phase: the solo
+/// seconds it has left (`solo_s` − `done_solo_s`, at least
+/// `min_remaining_compute_fraction` of `solo_s`) stretched by the contention
+/// `alpha` it runs at, contention(γ, Σu) with Σu summing every task on the
+/// GPU, its own included: a task alone above the knee (γ·u > 1) is
+/// stretched too. The remaining time of a `running_task`.
+inline double remaining_compute_s(double solo_s, double done_solo_s, double alpha) noexcept {
+  return std::max(solo_s - done_solo_s, min_remaining_compute_fraction * solo_s)
+         * std::max(1.0, alpha);
+}
+
 /// The future of one server as the latency model sees it: a step function of
 /// the summed occupancy per resource and the memory releases, built from its
 /// running tasks' remaining-time estimates. Tasks placed during a decision are

@@ -363,10 +363,10 @@ private:
         auto alpha_now = contention(model_.gamma[s.type][0], computing);
         if (j.phase == load_phase) {
           r.load_remaining_s = std::max(0.0, j.work_left_s) * s.alpha(j);
-          r.remaining_s = r.load_remaining_s + solo * alpha_now;
+          r.remaining_s = r.load_remaining_s + remaining_compute_s(solo, 0, alpha_now);
         } else {
           r.load_remaining_s = 0;
-          r.remaining_s = std::max(solo - j.model_done_s, 0.05 * solo) * alpha_now;
+          r.remaining_s = remaining_compute_s(solo, j.model_done_s, alpha_now);
         }
         out.running.push_back(r);
       }

@@ -156,10 +156,11 @@ TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of
   auto gamma = 1.1;
   CHECK(ps.gamma().entries(0).gamma() == Approx(gamma));
 
-  // Both GPUs run one "mm" each (computing for 10.5 more s). A second copy
+  // Both GPUs run one "mm" each (10.5 more solo seconds, 11.55 s at alpha
+  // gamma: u 1 is above the knee). A second copy
   // would leave the GPU's progress unchanged (2 / (2 gamma) = 1 / gamma)
-  // but stretch both: done at ~17.7 s and costing the other ~8.4 s (26.1 s
-  // in all), against done at ~23.9 s by waiting for it; so a new task waits.
+  // but stretch both: done at ~18.4 s and costing the other ~9.4 s (27.8 s
+  // in all), against done at ~25.3 s by waiting for it; so a new task waits.
   ps.on_node(node("a", 80, {session(1, "mm", 2 * gb, 1)}), 1);
   ps.on_node(node("bb", 80, {session(2, "mm", 2 * gb, 1)}), 1);
   auto t0 = placement_service::clock::now();
@@ -321,4 +322,24 @@ TEST_CASE("the queue and explain name each task's tenant", "[actors][placement][
   CHECK(q.tasks(1).tenant().empty());
   CHECK(ps.explain(std::to_string(alice), 0, 1).tenant() == "alice");
   CHECK(ps.explain(std::to_string(unnamed), 0, 1).tenant().empty());
+}
+
+TEST_CASE("placement_service stretches a running task's remaining time by its contention",
+          "[actors][placement]") {
+  placement_service ps;
+  ps.on_node(node("a", 80), 0);
+  // "big" occupies the whole GPU (u 1) and holds 60 GB: under the prior
+  // gamma 1.1 it runs at alpha 1.1 even alone, 10 s of solo compute in 11 s.
+  for (int i = 0; i < 3; ++i)
+    ps.on_session_ended("a", ended("big", 2, 11, 0, "", 60 * gb));
+  REQUIRE(ps.explain("big", 0, 0).compute_s(0) == Approx(10.0));
+  // One copy has just started computing; a second does not fit beside it
+  // and waits for its memory: 10 s of solo work at alpha 1.1, not 10 s.
+  ps.on_node(node("a", 80, {session(1, "big", 60 * gb, 1)}), 1);
+  auto t0 = placement_service::clock::now();
+  ps.submit(request("big"), "", t0);
+  CHECK(ps.dispatch(t0, 1).empty());
+  auto q = ps.queue(t0);
+  REQUIRE(q.tasks_size() == 1);
+  CHECK(q.tasks(0).predicted_start_s() == Approx(11.0));
 }
