@@ -165,6 +165,10 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     return s.gpu_type < p.compute_s.size() ? p.compute_s[s.gpu_type]
                                            : placement::default_compute_s;
   };
+  // Each task's solo compute seconds and wall seconds computed so far; the
+  // remaining times follow once the GPU's Σu is known.
+  std::vector<std::pair<double, double>> compute_done;
+  double sum_u_gpu = 0;
   for (const auto& r : g.telemetry.running()) {
     auto p = profile_of(r.task_signature(), 0);
     placement::running_task t;
@@ -172,16 +176,15 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     t.weights = fnv1a(r.task_signature());
     t.memory_bytes = std::max(r.allocated_bytes(), p.memory_bytes);
     t.occ = p.occ;
-    auto compute = compute_of(p);
+    double done = 0;
     if (r.first_launch_time_ns() == 0) {
       auto left = p.weight_bytes > r.uploaded_bytes() ? p.weight_bytes - r.uploaded_bytes() : 0;
       t.load_remaining_s = g.rtt_s + static_cast<double>(left) / rate;
-      t.remaining_s = t.load_remaining_s + compute;
-    } else {
-      auto done = now_ns > r.first_launch_time_ns() ? seconds(now_ns - r.first_launch_time_ns())
-                                                    : 0.0;
-      t.remaining_s = std::max(compute - done, 0.05 * compute);
+    } else if (now_ns > r.first_launch_time_ns()) {
+      done = seconds(now_ns - r.first_launch_time_ns());
     }
+    compute_done.emplace_back(compute_of(p), done);
+    sum_u_gpu += t.occ.gpu;
     reserved += t.memory_bytes;
     s.running.push_back(t);
   }
@@ -193,9 +196,19 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     t.memory_bytes = p.memory_bytes;
     t.occ = p.occ;
     t.load_remaining_s = g.rtt_s + static_cast<double>(p.weight_bytes) / rate;
-    t.remaining_s = t.load_remaining_s + compute_of(p);
+    compute_done.emplace_back(compute_of(p), 0.0);
+    sum_u_gpu += t.occ.gpu;
     reserved += t.memory_bytes;
     s.running.push_back(t);
+  }
+  // Every task computes at the GPU's current α, loading ones counted as
+  // they are about to compute; the time computed so far was at that α too.
+  auto alpha = placement::contention(calibration_.gamma(g.info.name(), placement::resource::gpu),
+                                     sum_u_gpu);
+  for (std::size_t i = 0; i < s.running.size(); ++i) {
+    auto [compute, done] = compute_done[i];
+    s.running[i].remaining_s = s.running[i].load_remaining_s
+                               + placement::remaining_compute_s(compute, done / alpha, alpha);
   }
   s.free_memory_bytes = reserved < s.total_memory_bytes ? s.total_memory_bytes - reserved : 0;
   return s;

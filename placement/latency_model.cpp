@@ -296,10 +296,22 @@ caf::expected<gamma_estimate> gamma_fit::estimate() const {
       found = true;
     }
   }
-  if (!found || best.active_samples < min_active_samples)
+  // Samples that identify γ: fitted α at least min_identifying_alpha. A
+  // knee put just below a cluster of uncontended samples (slowdown 1 ± noise)
+  // would count that cluster as contended while the data only bound γ from
+  // above.
+  uint64_t identifying = 0;
+  if (found) {
+    std::size_t k = 0;
+    while (k < nb && (bins_[k].n == 0 || best.gamma * bins_[k].sx / bins_[k].n < min_identifying_alpha))
+      ++k;
+    identifying = static_cast<uint64_t>(suffix[k].n);
+  }
+  if (!found || identifying < min_active_samples)
     return make_error(error_code::not_enough_samples,
-                      "gamma fit has " + std::to_string(found ? best.active_samples : 0)
-                        + " contended samples of " + std::to_string(n_) + ", needs "
+                      "gamma fit has " + std::to_string(identifying) + " of "
+                        + std::to_string(n_) + " samples contended (fitted slowdown >= "
+                        + std::to_string(min_identifying_alpha).substr(0, 4) + "), needs "
                         + std::to_string(min_active_samples)
                         + ": run more co-located tasks or keep the default gamma");
   best.samples = n_;

@@ -54,6 +54,21 @@ inline double contention(double gamma, double sum_u) noexcept {
   return std::max(1.0, gamma * sum_u);
 }
 
+/// Smallest share of its solo compute time a running task is assumed to
+/// have left: one that overran its profile is not about to finish at once.
+inline constexpr double min_remaining_compute_fraction = 0.05;
+
+/// Wall seconds a running task needs to finish its compute phase: the solo
+/// seconds it has left (`solo_s` − `done_solo_s`, at least
+/// `min_remaining_compute_fraction` of `solo_s`) stretched by the contention
+/// `alpha` it runs at, contention(γ, Σu) with Σu summing every task on the
+/// GPU, its own included: a task alone above the knee (γ·u > 1) is
+/// stretched too. The remaining time of a `running_task`.
+inline double remaining_compute_s(double solo_s, double done_solo_s, double alpha) noexcept {
+  return std::max(solo_s - done_solo_s, min_remaining_compute_fraction * solo_s)
+         * std::max(1.0, alpha);
+}
+
 /// The future of one server as the latency model sees it: a step function of
 /// the summed occupancy per resource and the memory releases, built from its
 /// running tasks' remaining-time estimates. Tasks placed during a decision are
@@ -191,6 +206,11 @@ class gamma_fit {
 public:
   /// Observations needed on the contended side before estimate() answers.
   static constexpr uint64_t min_active_samples = 8;
+  /// Fitted contention an observation needs to count towards
+  /// `min_active_samples`: samples at α barely above 1 cannot tell γ from
+  /// noise (all of them at one Σu, slowdown 1 ± 5 %, are fitted best by a
+  /// knee just below that Σu, i.e. any γ up to 1 / Σu).
+  static constexpr double min_identifying_alpha = 1.05;
 
   explicit gamma_fit(double max_sum_u = 8.0, std::size_t bins = 256);
 

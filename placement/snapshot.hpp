@@ -51,7 +51,9 @@ struct running_task {
   occupancy occ;
   /// Estimated seconds from now until its load phase ends (0 once computing).
   double load_remaining_s = 0;
-  /// Estimated seconds from now until it finishes; >= load_remaining_s.
+  /// Estimated wall seconds from now until it finishes, contention
+  /// included (load_remaining_s + remaining_compute_s(...), see
+  /// latency_model.hpp); >= load_remaining_s.
   double remaining_s = 0;
 };
 

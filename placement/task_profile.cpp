@@ -4,6 +4,13 @@
 
 namespace gleam::placement {
 
+namespace {
+
+/// Slack on α = 1 for floating-point sums (∫ dt / α over a phase).
+constexpr double alpha_tolerance = 1e-9;
+
+} // namespace
+
 task_profile default_profile(uint64_t weight_bytes_hint, std::size_t gpu_type_count) {
   task_profile p;
   p.weight_bytes = weight_bytes_hint != 0 ? weight_bytes_hint : default_weight_bytes;
@@ -19,10 +26,14 @@ profile_store::profile_store(double ema_weight)
   : ema_weight_(std::clamp(ema_weight, 1e-3, 1.0)) {
 }
 
-void profile_store::fold(mean& m, double x) const {
+void profile_store::fold(mean& m, double x, double ema_weight) {
   ++m.n;
-  auto w = std::max(ema_weight_, 1.0 / m.n);
+  auto w = std::max(ema_weight, 1.0 / m.n);
   m.value += w * (x - m.value);
+}
+
+void profile_store::fold(mean& m, double x) const {
+  fold(m, x, ema_weight_);
 }
 
 void profile_store::observe(const std::string& signature, const run_record& run) {
@@ -34,6 +45,10 @@ void profile_store::observe(const std::string& signature, const run_record& run)
   fold(e.net_occ, run.occ.network);
   if ((!run.shared_gpu || run.alpha_modelled) && run.compute_wall_s > 0)
     fold(e.compute_s[run.gpu_type], run.compute_wall_s / std::max(1.0, run.alpha_gpu));
+  // The reference of the γ fit: wall times of runs nothing was divided out
+  // of, so that it holds no γ.
+  if (!run.shared_gpu && run.alpha_gpu <= 1.0 + alpha_tolerance && run.compute_wall_s > 0)
+    fold(e.alone_s[run.gpu_type], run.compute_wall_s, reference_ema_weight);
 }
 
 task_profile profile_store::resolve(const std::string& signature,
@@ -87,12 +102,12 @@ task_profile profile_store::resolve(const std::string& signature,
 }
 
 double profile_store::solo_compute_s(const std::string& signature,
-                                     const std::string& gpu_type) const {
+                                      const std::string& gpu_type) const {
   auto i = entries_.find(signature);
   if (i == entries_.end())
     return 0;
-  auto j = i->second.compute_s.find(gpu_type);
-  return j != i->second.compute_s.end() ? j->second.value : 0;
+  auto j = i->second.alone_s.find(gpu_type);
+  return j != i->second.alone_s.end() ? j->second.value : 0;
 }
 
 bool profile_store::knows(const std::string& signature) const {

@@ -98,9 +98,10 @@ struct run_record {
 /// and from shared runs whose contention the model predicted
 /// (`alpha_modelled`), each de-contended by `alpha_gpu`, so that a busy
 /// cluster, where few runs are solo, still learns solo-equivalent times.
-/// Those then depend on the fitted γ, and the γ fit reads solo times: the
-/// loop is consistent when the contention model's form fits the GPU, which
-/// the held-out mix validation checks. Weight bytes, memory and occupancies
+/// Those depend on the fitted γ, so the γ fit reads a separate reference,
+/// `solo_compute_s`, learned from runs alone below the knee only: a fit fed
+/// through the de-contended times confirms whatever γ it holds. Weight
+/// bytes, memory and occupancies
 /// are learned from every run. A signature never seen gets `default_profile`. A known
 /// signature on a GPU type it never ran on gets a known time of it scaled by
 /// the mean slowdown between the two types of the other signatures that ran
@@ -122,9 +123,21 @@ public:
                        const std::vector<std::string>& gpu_types,
                        uint64_t weight_bytes_hint) const;
 
-  /// Learned solo compute seconds of `signature` on `gpu_type`; 0 when no
-  /// solo run of it on that type was observed yet.
+  /// Compute seconds of `signature` on `gpu_type` learned only from runs
+  /// that had the GPU to themselves below the knee (`shared_gpu` false,
+  /// `alpha_gpu` 1): wall times nothing was divided out of, so they hold no
+  /// γ. The reference the γ fit divides observed walls by; 0 when no such
+  /// run was observed yet. Predictions use the profile's `compute_s`
+  /// instead (`resolve`), which shared runs teach too: dividing observed
+  /// walls by that would hand the fit back the γ that de-contended it
+  /// (observed slowdowns come out as α under the γ in force, so a wrong γ
+  /// never moves).
   double solo_compute_s(const std::string& signature, const std::string& gpu_type) const;
+
+  /// EMA weight of `solo_compute_s` once warmed up: a long memory, since
+  /// every γ observation of the signature shares the reference's error
+  /// (5 % noise per run: ~0.7 % after 50 runs, against ~1.7 % at 0.2).
+  static constexpr double reference_ema_weight = 0.02;
 
   /// True once at least one run of `signature` was observed.
   bool knows(const std::string& signature) const;
@@ -147,9 +160,12 @@ private:
     mean net_occ;
     uint32_t runs = 0;
     std::unordered_map<std::string, mean> compute_s;
+    /// Runs alone below the knee only (solo_compute_s).
+    std::unordered_map<std::string, mean> alone_s;
   };
 
   void fold(mean& m, double x) const;
+  static void fold(mean& m, double x, double ema_weight);
 
   double ema_weight_;
   std::unordered_map<std::string, entry> entries_;

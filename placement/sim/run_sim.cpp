@@ -161,6 +161,20 @@ std::string run_sim_cli(int argc, char** argv, bool* ok) {
     }
     out += "\n";
   }
+  auto bound = throughput_bound(cfg);
+  if (bound > 0 && !reports.empty()) {
+    char buf[128];
+    std::snprintf(buf, sizeof(buf),
+                  "throughput bound (no load time, perfect packing) %.3f tasks/s; share of it:",
+                  bound);
+    out += buf;
+    for (const auto& r : reports) {
+      std::snprintf(buf, sizeof(buf), " %s %.1f%%", std::string{to_string(r.policy)}.c_str(),
+                    100.0 * r.throughput_tasks_per_s / bound);
+      out += buf;
+    }
+    out += "\n";
+  }
   if (ok)
     *ok = true;
   return out;

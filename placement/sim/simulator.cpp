@@ -363,10 +363,10 @@ private:
         auto alpha_now = contention(model_.gamma[s.type][0], computing);
         if (j.phase == load_phase) {
           r.load_remaining_s = std::max(0.0, j.work_left_s) * s.alpha(j);
-          r.remaining_s = r.load_remaining_s + solo * alpha_now;
+          r.remaining_s = r.load_remaining_s + remaining_compute_s(solo, 0, alpha_now);
         } else {
           r.load_remaining_s = 0;
-          r.remaining_s = std::max(solo - j.model_done_s, 0.05 * solo) * alpha_now;
+          r.remaining_s = remaining_compute_s(solo, j.model_done_s, alpha_now);
         }
         out.running.push_back(r);
       }
@@ -597,7 +597,106 @@ private:
   std::vector<double> co_time_;
 };
 
+/// Least time the cluster needs for work `w[k][g]` (γ-weighted
+/// occupancy-seconds of task type k if all of it ran on GPU type g) with
+/// `servers[g]` GPUs of each type: the LP min T s.t. Σ_g x_kg = 1,
+/// Σ_k x_kg w_kg ≤ servers_g T through its dual, max over prices μ on the
+/// simplex of Σ_k min_g μ_g w_kg / servers_g (a lower bound of T for
+/// every μ), on a grid refined around its best point.
+double least_makespan(const std::vector<std::vector<double>>& w, const std::vector<double>& servers) {
+  std::vector<std::size_t> types;
+  for (std::size_t g = 0; g < servers.size(); ++g)
+    if (servers[g] > 0)
+      types.push_back(g);
+  if (types.empty())
+    return infinity;
+  auto value = [&](const std::vector<double>& mu) {
+    double total = 0;
+    for (const auto& wk : w) {
+      auto best = infinity;
+      for (std::size_t i = 0; i < types.size(); ++i)
+        best = std::min(best, mu[i] * wk[types[i]] / servers[types[i]]);
+      total += best;
+    }
+    return total;
+  };
+  auto n = types.size();
+  std::vector<double> best_mu(n, 1.0 / static_cast<double>(n));
+  auto best = value(best_mu);
+  // Grid over the first n - 1 prices around `center` (the last one makes
+  // the sum 1), `steps` points each side of width `width`.
+  auto search = [&](std::vector<double> center, double width, int steps) {
+    std::vector<int> idx(n - 1, -steps);
+    std::vector<double> mu(n);
+    while (true) {
+      double sum = 0;
+      bool ok = true;
+      for (std::size_t i = 0; i + 1 < n; ++i) {
+        mu[i] = center[i] + width * idx[i] / steps;
+        ok = ok && mu[i] >= 0;
+        sum += mu[i];
+      }
+      mu[n - 1] = 1 - sum;
+      if (ok && mu[n - 1] >= 0) {
+        auto v = value(mu);
+        if (v > best) {
+          best = v;
+          best_mu = mu;
+        }
+      }
+      std::size_t i = 0;
+      while (i + 1 < n && ++idx[i] > steps)
+        idx[i++] = -steps;
+      if (i + 1 >= n)
+        break;
+    }
+  };
+  if (n > 1) {
+    auto steps = n == 2 ? 1000 : n == 3 ? 100 : 8;
+    search(best_mu, 1.0, steps);
+    for (int round = 0; round < 6; ++round)
+      search(best_mu, 2.0 / steps / (round + 1) / (round + 1), steps);
+  }
+  return best;
+}
+
 } // namespace
+
+double throughput_bound(const sim_config& cfg) {
+  auto trace = generate_trace(cfg.trace, cfg.task_types);
+  if (trace.empty())
+    return 0;
+  auto types = cfg.gpu_types.size();
+  std::vector<double> servers(types, 0);
+  for (std::size_t g = 0; g < types && g < cfg.cluster.servers_per_type.size(); ++g)
+    servers[g] = cfg.cluster.servers_per_type[g];
+  auto solo = [&](const trace_task& tt, std::size_t g) {
+    return cfg.task_types[tt.type].compute_s_on(cfg.gpu_types[g]) * tt.compute_noise;
+  };
+  auto t0 = trace.front().arrival_s;
+  double makespan = 0;
+  for (const auto& tt : trace) {
+    auto fastest = infinity;
+    for (std::size_t g = 0; g < types; ++g)
+      if (servers[g] > 0)
+        fastest = std::min(fastest, solo(tt, g));
+    makespan = std::max(makespan, tt.arrival_s - t0 + fastest);
+  }
+  // Work of the tasks from index `from` on, per task type and GPU type.
+  std::vector<std::vector<double>> w(cfg.task_types.size(), std::vector<double>(types, 0));
+  constexpr std::size_t samples = 64;
+  auto next_sample = trace.size();
+  for (std::size_t i = trace.size(); i-- > 0;) {
+    const auto& tt = trace[i];
+    for (std::size_t g = 0; g < types; ++g)
+      w[tt.type][g] += cfg.task_types[tt.type].gpu_occupancy * solo(tt, g) * cfg.gpu_types[g].gamma_gpu;
+    if (i == 0 || next_sample - i >= (trace.size() + samples - 1) / samples) {
+      next_sample = i;
+      makespan = std::max(makespan, tt.arrival_s - t0 + least_makespan(w, servers));
+    }
+  }
+  return makespan > 0 ? static_cast<double>(trace.size()) / makespan : 0;
+}
 
 sim_report simulate(const sim_config& cfg, policy_kind policy) {
   run r{cfg, policy};

@@ -109,6 +109,22 @@ struct sim_report {
   std::vector<gpu_usage> usage;
 };
 
+/// An upper bound of the throughput any policy can reach on `cfg.trace`,
+/// tasks per second (completed tasks over first arrival to last
+/// completion). On a GPU of planted γ, tasks of occupancies uᵢ computing
+/// together progress at 1/α each, α = max(1, γ·Σu), so they use at most
+/// Σu / α ≤ 1/γ occupancy-seconds per second; a task needs u times its solo
+/// time of them on the GPU type it runs on. The bound gives every task zero
+/// load time, ignores memory, lets work split across types and GPUs
+/// freely, and takes the shortest makespan that this allows: the largest,
+/// over the tasks arriving from each arrival on (sampled at 64 points), of
+/// that arrival plus the least time the cluster needs for their work (a
+/// linear programme over the split of each task type across GPU types,
+/// solved through its dual: any prices give a valid bound; a refined grid
+/// over them gets within ~0.1 % of the optimum), and of each task's arrival
+/// plus its best solo time.
+double throughput_bound(const sim_config& cfg);
+
 /// Runs `cfg.trace` through the cluster under `policy`. Deterministic: the
 /// same config gives the same report, bit for bit.
 sim_report simulate(const sim_config& cfg, policy_kind policy);

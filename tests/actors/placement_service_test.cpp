@@ -55,7 +55,7 @@ proto::PlacementRequest request(const std::string& sig) {
 /// `others` co-runners of signature `other` over the whole compute phase.
 proto::SessionEnded ended(const std::string& sig, double load_s, double compute_s,
                           int others = 0, const std::string& other = "",
-                          uint64_t memory = 2 * gb) {
+                          uint64_t memory = 2 * gb, double busy = 1.0) {
   proto::SessionEnded e;
   e.set_task_signature(sig);
   e.set_gpu_index(0);
@@ -64,7 +64,8 @@ proto::SessionEnded ended(const std::string& sig, double load_s, double compute_
   e.set_load_ns(static_cast<uint64_t>(load_s * s));
   e.set_uploaded_bytes(static_cast<uint64_t>(load_s * 125e6));
   e.set_peak_allocated_bytes(memory);
-  e.set_busy_ns(e.duration_ns()); // a GPU-bound task: occupancy 1
+  // busy 1: a GPU-bound task, occupancy 1.
+  e.set_busy_ns(static_cast<uint64_t>(busy * static_cast<double>(e.duration_ns())));
   for (int i = 0; i < others; ++i) {
     auto* c = e.add_co_runners();
     c->set_task_signature(other);
@@ -120,13 +121,18 @@ TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of
   CHECK(x.compute_s(0) == Approx(10.0));
   CHECK(x.gpu_occupancy() == 1.0);
   CHECK(x.memory_bytes() == 2 * gb);
-  // Contended runs with gamma 1.1: with k co-runners of occupancy 1 the GPU
-  // holds Σu = 1 + k, which slows the compute phase to 1.1 (1 + k) x 10 s.
-  // The modelled alpha of each shared run is exactly that, so the solo
-  // time stays 10 s, and the fit finds gamma on every one of them.
+  // A task alone above the knee (γ·u > 1) is stretched by its own
+  // occupancy, so its runs cannot tell γ: the fit reads a lighter task.
+  // "ll" occupies half the GPU (u 0.5): alone it runs at its solo 10 s.
+  for (int i = 0; i < 3; ++i)
+    ps.on_session_ended("a", ended("ll", 2, 10, 0, "", 2 * gb, 0.5));
+  // Contended runs with gamma 1.1: with k co-runners "ll" the GPU holds
+  // Σu = 0.5 (1 + k), which slows the compute phase to 1.1 · 0.5 (1 + k) x
+  // 10 s. The modelled alpha of each shared run is exactly that, so the
+  // solo time stays 10 s, and the fit finds gamma on every one of them.
   for (int i = 0; i < 12; ++i) {
     int k = 1 + i % 3;
-    ps.on_session_ended("a", ended("mm", 2, 10 * 1.1 * (1 + k), k, "mm"));
+    ps.on_session_ended("a", ended("ll", 2, 10 * 1.1 * 0.5 * (1 + k), k, "ll", 2 * gb, 0.5));
   }
   auto g = ps.gamma();
   REQUIRE(g.entries_size() == 2);
@@ -137,23 +143,24 @@ TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of
   CHECK(g.entries(0).active_samples() == 12);
   CHECK(g.entries(0).rms_residual() == Approx(0.0).margin(1e-6));
   CHECK_FALSE(g.entries(1).converged()); // no contended loads seen
+  CHECK(ps.explain("ll", 0, 0).compute_s(0) == Approx(10.0));
   CHECK(ps.explain("mm", 0, 0).compute_s(0) == Approx(10.0));
 
   // A shared run teaches the solo time through its modelled alpha: 26.4 s
-  // next to one other copy (alpha 2.2) is 12 s of solo work, folded in with
-  // weight 0.2 (the profile's moving average): 10 + 0.2 (12 - 10).
+  // next to one other copy (alpha 2.2) is 12 s of solo work, folded in as
+  // the fourth sample of the running mean: 10 + (12 - 10) / 4.
   ps.on_session_ended("a", ended("mm", 2, 26.4, 1, "mm"));
-  CHECK(ps.explain("mm", 0, 0).compute_s(0) == Approx(10.4));
-
-  // It was also a contended observation (slowdown 2.64 against 10 s at
-  // Σu 2): gamma is now the least-squares 132.88 / 120 over the 13.
-  auto gamma = 132.88 / 120;
+  CHECK(ps.explain("mm", 0, 0).compute_s(0) == Approx(10.5));
+  // It is no observation of gamma: "mm" never ran alone below the knee, so
+  // the fit has no solo time to compare it with.
+  auto gamma = 1.1;
   CHECK(ps.gamma().entries(0).gamma() == Approx(gamma));
 
-  // Both GPUs run one "mm" each (computing for 10.4 more s). A second copy
+  // Both GPUs run one "mm" each (10.5 more solo seconds, 11.55 s at alpha
+  // gamma: u 1 is above the knee). A second copy
   // would leave the GPU's progress unchanged (2 / (2 gamma) = 1 / gamma)
-  // but stretch both: done at ~17.7 s and costing the other ~8.4 s (26.1 s
-  // in all), against done at ~23.9 s by waiting for it; so a new task waits.
+  // but stretch both: done at ~18.4 s and costing the other ~9.4 s (27.8 s
+  // in all), against done at ~25.3 s by waiting for it; so a new task waits.
   ps.on_node(node("a", 80, {session(1, "mm", 2 * gb, 1)}), 1);
   ps.on_node(node("bb", 80, {session(2, "mm", 2 * gb, 1)}), 1);
   auto t0 = placement_service::clock::now();
@@ -175,8 +182,8 @@ TEST_CASE("placement_service learns a profile, fits gamma, and queues instead of
   CHECK(placed[0].reply.data_port() == 4750);
   // Alone: 2 s of load (0.001 s RTT and 250 MB at the learned 250 MB /
   // 1.999 s) at the prior network alpha 1.1 (a load fills the ingress,
-  // occupancy 1), then 10.4 s of compute at alpha gamma.
-  CHECK(placed[0].reply.predicted_seconds() == Approx(1.1 * 2.0 + 10.4 * gamma).epsilon(0.001));
+  // occupancy 1), then 10.5 s of compute at alpha gamma.
+  CHECK(placed[0].reply.predicted_seconds() == Approx(1.1 * 2.0 + 10.5 * gamma).epsilon(0.001));
   CHECK(ps.queue(t0).tasks_size() == 0);
   // The first placement was matched to the "mm" session its GPU reported;
   // the new one is not a session yet.
@@ -365,4 +372,24 @@ TEST_CASE("the queue and explain name each task's tenant", "[actors][placement][
   CHECK(q.tasks(1).tenant().empty());
   CHECK(ps.explain(std::to_string(alice), 0, 1).tenant() == "alice");
   CHECK(ps.explain(std::to_string(unnamed), 0, 1).tenant().empty());
+}
+
+TEST_CASE("placement_service stretches a running task's remaining time by its contention",
+          "[actors][placement]") {
+  placement_service ps;
+  ps.on_node(node("a", 80), 0);
+  // "big" occupies the whole GPU (u 1) and holds 60 GB: under the prior
+  // gamma 1.1 it runs at alpha 1.1 even alone, 10 s of solo compute in 11 s.
+  for (int i = 0; i < 3; ++i)
+    ps.on_session_ended("a", ended("big", 2, 11, 0, "", 60 * gb));
+  REQUIRE(ps.explain("big", 0, 0).compute_s(0) == Approx(10.0));
+  // One copy has just started computing; a second does not fit beside it
+  // and waits for its memory: 10 s of solo work at alpha 1.1, not 10 s.
+  ps.on_node(node("a", 80, {session(1, "big", 60 * gb, 1)}), 1);
+  auto t0 = placement_service::clock::now();
+  ps.submit(request("big"), "", t0);
+  CHECK(ps.dispatch(t0, 1).empty());
+  auto q = ps.queue(t0);
+  REQUIRE(q.tasks_size() == 1);
+  CHECK(q.tasks(0).predicted_start_s() == Approx(11.0));
 }

@@ -106,3 +106,25 @@ TEST_CASE("run_sim_cli rejects bad options with a clear message", "[placement]")
   CHECK(parsed->first.trace.seed == 9);
   CHECK(parsed->second == std::vector<policy_kind>{policy_kind::gleam});
 }
+
+TEST_CASE("the throughput bound holds every policy and is exact for one task type",
+          "[placement]") {
+  auto cfg = small_config(3);
+  auto bound = throughput_bound(cfg);
+  for (auto p : {policy_kind::gleam, policy_kind::round_robin, policy_kind::least_loaded})
+    CHECK(simulate(cfg, p).throughput_tasks_per_s < bound);
+  // 100 tasks of occupancy 0.5 and 10 s on two H200s (γ 1.05), arriving
+  // within ~0.1 s, no noise: the GPUs do at most 1/γ occupancy-seconds per
+  // second, so the work takes 100 · 0.5 · 10 · 1.05 / 2 s.
+  sim_config one;
+  one.trace.tasks = 100;
+  one.trace.arrival_rate_per_s = 1000;
+  one.trace.noise_sigma = 0;
+  one.gpu_types = {default_gpu_types()[0]};
+  auto type = default_task_types()[0];
+  type.h200_compute_s = 10;
+  type.gpu_occupancy = 0.5;
+  one.task_types = {type};
+  one.cluster.servers_per_type = {2};
+  CHECK(throughput_bound(one) == Approx(100 / (100 * 0.5 * 10 * 1.05 / 2)).epsilon(0.002));
+}

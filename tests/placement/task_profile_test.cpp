@@ -101,7 +101,10 @@ TEST_CASE("profiles learn solo times from shared runs by dividing out contention
   // The runs were 1.9x their solo time on average, yet the profile holds
   // the solo time (EMA of 20 % over 3 % noise: within 3 %).
   CHECK(mean_slowdown > 1.5);
-  CHECK(learned.solo_compute_s("llama", "H200") == Approx(solo).epsilon(0.03));
+  CHECK(learned.resolve("llama", {"H200"}, 0).compute_s[0] == Approx(solo).epsilon(0.03));
+  // Neither learned a reference for the γ fit: no run was alone.
+  CHECK(learned.solo_compute_s("llama", "H200") == 0);
   CHECK(raw.solo_compute_s("llama", "H200") == 0);
+  CHECK(raw.resolve("llama", {"H200"}, 0).compute_s[0] == default_compute_s);
   CHECK(raw.resolve("llama", {"H200"}, 0).samples == runs);
 }
