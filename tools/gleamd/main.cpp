@@ -194,10 +194,16 @@ int main(int argc, char** argv) {
     sys.await_all_actors_done();
     auto actors_ms = watchdog->step("stopping the network");
     network_loop.stop();
-    auto network_ms = watchdog->step("closing the cache and the actor system");
-    log(log_level::info, "actors stopped in {} ms, network in {} ms", actors_ms, network_ms);
+    auto network_ms = watchdog->step("releasing the GPUs");
+    gpus = actors::gpu_service{};
+    auto gpus_ms = watchdog->step("closing the weight cache");
+    cache_peers.reset();
+    cache.reset();
+    auto cache_ms = watchdog->step("closing the actor system");
+    log(log_level::info, "stopping: actors {} ms, network {} ms, GPUs {} ms, weight cache {} ms",
+        actors_ms, network_ms, gpus_ms, cache_ms);
   } // ~actor_system waits for the actors; the watchdog bounds the wait
-  log(log_level::info, "stopped; the cache and the actor system closed in {} ms",
+  log(log_level::info, "stopped; the actor system closed in {} ms",
       watchdog ? watchdog->step("done") : 0);
   return exit_code;
 }
