@@ -236,25 +236,32 @@ proto::PlacementRequest keyed_request(const std::vector<std::string>& cs_,
   return r;
 }
 
+/// A weight cache in host memory only, whose summary a node's telemetry
+/// reports.
+std::shared_ptr<gleam::executor::weight_cache> memory_cache() {
+  gleam::executor::weight_cache_options opts;
+  opts.host_capacity = 64ull << 20;
+  auto cache = gleam::executor::weight_cache::open(opts);
+  REQUIRE(cache);
+  return *cache;
+}
+
 } // namespace
 
 TEST_CASE("cache affinity counts only the chunks the request's tenant may use",
           "[actors][placement][tenant]") {
   // Node "b" caches alice's weights under XXH3 keys and bob's under
   // SHA-256 keys, as its telemetry reports them; node "a" caches nothing.
-  gleam::executor::weight_cache_options opts;
-  opts.host_capacity = 64ull << 20;
-  auto cache = gleam::executor::weight_cache::open(opts);
-  REQUIRE(cache);
+  auto cache = memory_cache();
   auto alices = chunks(1, 4);
   auto bobs = chunks(2, 4);
   for (const auto& c : alices)
-    (*cache)->accept_upload(key_of(c, cs::chunk_key::algo::xxh3_128), c.data(), c.size(),
+    cache->accept_upload(key_of(c, cs::chunk_key::algo::xxh3_128), c.data(), c.size(),
                             "alice");
   for (const auto& c : bobs)
-    (*cache)->accept_upload(key_of(c, cs::chunk_key::algo::sha256), c.data(), c.size(), "bob");
+    cache->accept_upload(key_of(c, cs::chunk_key::algo::sha256), c.data(), c.size(), "bob");
   auto b = node("b", 80);
-  *b.mutable_telemetry()->mutable_cache() = (*cache)->summary();
+  *b.mutable_telemetry()->mutable_cache() = cache->summary();
   auto place = [&](const proto::PlacementRequest& r, const std::string& tenant) {
     placement_service ps;
     ps.on_node(node("a", 80), 0);
@@ -310,16 +317,13 @@ TEST_CASE("a task's second run finds the servers caching its first run's weights
           "[actors][placement][tenant]") {
   // The client asks before it has hashed anything: its request names no
   // chunk keys. The first run's record carries a sample of them.
-  gleam::executor::weight_cache_options opts;
-  opts.host_capacity = 64ull << 20;
-  auto cache = gleam::executor::weight_cache::open(opts);
-  REQUIRE(cache);
+  auto cache = memory_cache();
   auto weights = chunks(4, 4);
   for (const auto& c : weights)
-    (*cache)->accept_upload(key_of(c, cs::chunk_key::algo::xxh3_128), c.data(), c.size(),
+    cache->accept_upload(key_of(c, cs::chunk_key::algo::xxh3_128), c.data(), c.size(),
                             "alice");
   auto b = node("b", 80);
-  *b.mutable_telemetry()->mutable_cache() = (*cache)->summary();
+  *b.mutable_telemetry()->mutable_cache() = cache->summary();
   placement_service ps;
   ps.on_node(node("a", 80), 0);
   ps.on_node(b, 0);
