@@ -1,7 +1,11 @@
 #include "actors/multiplexer_loop.hpp"
 
+#include <pthread.h>
+
 #include <caf/io/middleman.hpp>
 #include <caf/io/network/multiplexer.hpp>
+
+#include "actors/log.hpp"
 
 namespace gleam::actors {
 
@@ -33,7 +37,27 @@ void multiplexer_loop::stop() {
   thread_.join();
 }
 
+void multiplexer_loop::note_step(std::chrono::steady_clock::duration took) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
+  if (us > longest_us_.load(std::memory_order_relaxed))
+    longest_us_.store(us, std::memory_order_relaxed);
+  if (took < stall_threshold)
+    return;
+  stalls_.fetch_add(1, std::memory_order_relaxed);
+  // Only this thread logs stalls: no lock needed for the rate limit.
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_stall_log_ < std::chrono::seconds{10})
+    return;
+  last_stall_log_ = now;
+  log(log_level::warning,
+      "the network thread was busy for {} ms in one step ({} such stalls so far); a peer "
+      "drops a connection that stays silent for its connection timeout",
+      us / 1000, stalls());
+}
+
 void multiplexer_loop::run() {
+  // Named for top -H, perf and /proc: the thread every message crosses.
+  pthread_setname_np(pthread_self(), "gleam-net");
   auto& mpx = sys_->middleman().backend();
   // dispatch() runs inline on the multiplexer's thread: this one now.
   mpx.thread_id(std::this_thread::get_id());
@@ -41,8 +65,12 @@ void multiplexer_loop::run() {
   auto hot_until = clock::now() + linger_;
   while (!stop_.load(std::memory_order_relaxed)) {
     if (holders_.load(std::memory_order_relaxed) > 0 || clock::now() < hot_until) {
-      if (mpx.try_run_once())
-        hot_until = clock::now() + linger_;
+      auto t0 = clock::now();
+      bool handled = mpx.try_run_once();
+      auto t1 = clock::now();
+      note_step(t1 - t0);
+      if (handled)
+        hot_until = t1 + linger_;
       else
         cpu_relax();
     } else {

@@ -65,12 +65,31 @@ public:
     return linger_;
   }
 
+  /// A step of the polling loop (handling events, not waiting for them) that
+  /// took this long is a stall: the peers hear nothing from this node
+  /// meanwhile, and CAF drops a connection that is silent for its
+  /// middleman.connection-timeout. Each stall is counted and logged as a
+  /// warning (at most one line every 10 s).
+  static constexpr std::chrono::milliseconds stall_threshold{500};
+
+  /// Stalls so far, and the longest step measured (polling steps only).
+  [[nodiscard]] uint64_t stalls() const noexcept {
+    return stalls_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::chrono::microseconds longest_step() const noexcept {
+    return std::chrono::microseconds{longest_us_.load(std::memory_order_relaxed)};
+  }
+
 private:
   void run();
+  void note_step(std::chrono::steady_clock::duration took);
 
   std::chrono::microseconds linger_;
   std::atomic<int> holders_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> stalls_{0};
+  std::atomic<int64_t> longest_us_{0};
+  std::chrono::steady_clock::time_point last_stall_log_{};
   caf::actor_system* sys_ = nullptr;
   std::thread thread_;
 };

@@ -91,10 +91,56 @@ void cache_ops::fill(const proto::CacheFill& op, CUstream stream) {
   }
 }
 
+bool cache_ops::collect_part(const proto::CacheUpload& op, std::string& whole) {
+  auto& chunks = s_.chunks_in_parts;
+  auto size = op.chunk_size();
+  const auto& part = op.data();
+  auto at = chunks.find(op.dst());
+  auto refuse = [&](std::string why) {
+    if (at != chunks.end())
+      chunks.erase(at);
+    fail(CUDA_ERROR_INVALID_VALUE, std::move(why));
+    return false;
+  };
+  if (size > max_cache_chunk_bytes || op.offset() > size || part.size() > size - op.offset())
+    return refuse(fmt::format("CacheUpload part of {} bytes at offset {} does not fit a chunk of "
+                              "{} bytes (a chunk is at most {} bytes)",
+                              part.size(), op.offset(), size, max_cache_chunk_bytes));
+  if (op.offset() == 0) { // a chunk's first part (re)starts it
+    if (at == chunks.end() && chunks.size() >= max_chunks_in_parts)
+      return refuse(fmt::format("CacheUpload: {} chunks of this session are already arriving in "
+                                "parts; send a chunk's parts before the next chunk's",
+                                chunks.size()));
+    auto& c = chunks[op.dst()];
+    c.key = op.key();
+    c.size = size;
+    c.bytes.clear();
+    c.bytes.reserve(size);
+    at = chunks.find(op.dst());
+  } else if (at == chunks.end() || at->second.key != op.key() || at->second.size != size
+             || at->second.bytes.size() != op.offset()) {
+    return refuse(fmt::format("CacheUpload part at offset {} of the chunk at {:#x} comes without "
+                              "the parts before it; a chunk's parts travel in order from 0",
+                              op.offset(), op.dst()));
+  }
+  at->second.bytes.append(part);
+  if (at->second.bytes.size() < size)
+    return false;
+  whole = std::move(at->second.bytes);
+  chunks.erase(at);
+  return true;
+}
+
 void cache_ops::upload(const proto::CacheUpload& op, CUstream stream) {
   if (!need_cache())
     return;
-  const auto& data = op.data();
+  std::string assembled;
+  std::string_view data = op.data();
+  if (op.chunk_size() != 0) {
+    if (!collect_part(op, assembled))
+      return; // more parts to come, or refused
+    data = assembled;
+  }
   if (data.size() > max_cache_chunk_bytes) {
     fail(CUDA_ERROR_INVALID_VALUE,
          fmt::format("CacheUpload carries {} bytes; a chunk is at most {} bytes", data.size(),

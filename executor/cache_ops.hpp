@@ -15,6 +15,10 @@ namespace gleam::executor {
 /// Largest chunk one CacheUpload may carry, bytes (16 MiB).
 constexpr uint64_t max_cache_chunk_bytes = uint64_t{16} << 20;
 
+/// Most chunks of one session whose parts may be arriving at once (each
+/// holds up to max_cache_chunk_bytes of host memory until its last part).
+constexpr size_t max_chunks_in_parts = 16;
+
 /// Runs the weight-cache ops of one session against the node's
 /// weight_cache and the device, writing one OpResult. The caller (the
 /// executor's op loop) has already validated streams and ranges where the
@@ -33,7 +37,11 @@ public:
   void fill(const proto::CacheFill& op, CUstream stream);
 
   /// CacheUpload: re-hashes the chunk (refused, nothing written, on a
-  /// mismatch), writes it to dst on `stream` and stores it unverified.
+  /// mismatch), writes it to dst on `stream` and stores it unverified. A
+  /// part (chunk_size set) is kept in the session until the chunk's last
+  /// part, which does all that for the whole chunk; a part out of order or
+  /// not fitting its chunk fails with CUDA_ERROR_INVALID_VALUE and drops
+  /// the parts of that chunk.
   void upload(const proto::CacheUpload& op, CUstream stream);
 
   /// CacheStats, CacheList, CacheEvict, CacheGet (bytes in OpResult.data,
@@ -61,6 +69,11 @@ public:
   static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r);
 
 private:
+  /// Adds the part `op` to its chunk; true with the whole chunk in `whole`
+  /// once the last part came, false while parts are missing or on failure
+  /// (then the result says why).
+  bool collect_part(const proto::CacheUpload& op, std::string& whole);
+
   bool need_cache();
   void fail(CUresult rc, std::string detail);
   bool write(uint64_t dst, const void* src, size_t size, bool device_src, CUstream stream,

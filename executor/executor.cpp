@@ -498,8 +498,9 @@ private:
 
   void cache_upload(const proto::CacheUpload& op) {
     CUstream stream = nullptr;
-    if (check_range(op.dst(), op.data().size(), "CacheUpload")
-        && lookup_stream(op.stream(), stream))
+    // A part is checked against its whole chunk.
+    auto span = op.chunk_size() != 0 ? op.chunk_size() : op.data().size();
+    if (check_range(op.dst(), span, "CacheUpload") && lookup_stream(op.stream(), stream))
       cache_ops{api_, s_, cache_, r_}.upload(op, stream);
   }
 

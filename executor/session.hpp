@@ -49,6 +49,16 @@ struct placed_chunk {
   uint64_t size = 0;
 };
 
+/// A weight-cache chunk whose CacheUpload parts are still arriving.
+struct chunk_in_parts {
+  /// The chunk's key (binary form), as every part names it.
+  std::string key;
+  /// Bytes of the whole chunk.
+  uint64_t size = 0;
+  /// The parts so far, in order.
+  std::string bytes;
+};
+
 /// Client stream handles with a fixed meaning; they need no StreamCreate.
 /// Each session has stand-ins of its own for them (executor/session_streams.hpp).
 namespace stream_handle {
@@ -156,6 +166,9 @@ struct session {
   /// CacheUpload) by device address, awaiting verification at MemFree or
   /// session end (see weight_cache::verify).
   std::map<uint64_t, placed_chunk> placed;
+  /// Chunks uploaded in parts whose last part has not come yet, by device
+  /// address (executor/cache_ops.hpp).
+  std::map<uint64_t, chunk_in_parts> chunks_in_parts;
 };
 
 } // namespace gleam::executor

@@ -39,6 +39,7 @@
 #include "interpose/capture_state.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
+#include "interpose/message_size.hpp"
 #include "interpose/upload.hpp"
 #include "interpose/wait_report.hpp"
 
@@ -90,7 +91,7 @@ struct flight {
 /// ops or bytes of payload, when its oldest op waited flush_delay, or at
 /// once when its first op comes after flush_delay without a batch sent.
 constexpr int max_batch_ops = 256;
-constexpr size_t max_batch_bytes = size_t{16} << 20;
+constexpr size_t max_batch_bytes = max_message_payload;
 constexpr auto default_flush_delay = std::chrono::microseconds{200};
 
 bool sticky_status(int32_t status) {
@@ -1220,8 +1221,8 @@ pointer_kind classify(const void* p) noexcept {
 namespace {
 
 /// Bulk copies travel in chunks of at most this many bytes, one batch each,
-/// pipelined under the window (DESIGN.md: chunks of at most 16 MiB).
-constexpr size_t max_chunk = size_t{16} << 20;
+/// pipelined under the window (DESIGN.md: bounded bulk).
+constexpr size_t max_chunk = max_message_payload;
 
 } // namespace
 

@@ -83,7 +83,7 @@ cudaError_t run_op(proto::Op op, proto::OpResult* result = nullptr);
 /// Submits an error-code-only op (launch, async copy or memset, event
 /// record, stream wait, free, handle creation): it is queued and the call
 /// returns at once. The queue leaves as one batch when a synchronous call
-/// comes, when it holds 256 ops or 16 MiB of payload, or 200 us after its
+/// comes, when it holds 256 ops or max_message_payload (1 MiB) of payload, or 200 us after its
 /// first op (GLEAM_FLUSH_US overrides the 200 us), at once when that op
 /// comes after 200 us without a batch sent; at most max_pending_batch batches are in flight (a full window
 /// waits for the oldest reply). The op's error arrives later: a sticky one

@@ -9,6 +9,7 @@
 
 #include "actors/log.hpp"
 #include "config/client_config.hpp"
+#include "interpose/message_size.hpp"
 #include "interpose/progress.hpp"
 #include "interpose/runtime.hpp"
 #include "interpose/upload_protocol.hpp"
@@ -95,8 +96,8 @@ cudaError_t send(std::vector<proto::Op>& ops, std::vector<proto::OpResult>* resu
 
 cudaError_t plain_upload(uint64_t dst, const void* src, size_t count, uint64_t stream,
                          bool async) {
-  // Bulk messages of at most 16 MiB, pipelined (DESIGN.md: bounded bulk).
-  constexpr size_t max_chunk = size_t{16} << 20;
+  // Bulk messages of bounded size, pipelined (DESIGN.md: bounded bulk).
+  constexpr size_t max_chunk = max_message_payload;
   transfer_progress progress{count};
   auto chunks = (count + max_chunk - 1) / max_chunk;
   auto make = [&](size_t i) {

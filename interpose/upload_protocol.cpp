@@ -1,5 +1,6 @@
 #include "interpose/upload_protocol.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "cache_store/hash.hpp"
@@ -91,19 +92,29 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
         continue;
       auto idx = first + i;
       auto n = size_of(idx);
-      if (batch_bytes + n > max_upload_batch_bytes)
-        if (auto e = flush(); e != cudaSuccess)
-          return e;
-      proto::Op up;
-      auto* u = up.mutable_cache_upload();
-      u->set_dst(dst + idx * chunk);
-      u->set_key(keys[idx].to_binary());
-      u->set_data(bytes + idx * chunk, n);
-      u->set_stream(stream);
-      u->set_async(async);
-      ops.push_back(std::move(up));
-      batch_bytes += n;
-      ++batch_chunks;
+      // A chunk larger than a message travels in parts, in order.
+      bool parts = n > max_upload_batch_bytes;
+      for (uint64_t off = 0; off < n; off += max_upload_batch_bytes) {
+        auto len = std::min<uint64_t>(max_upload_batch_bytes, n - off);
+        if (batch_bytes + len > max_upload_batch_bytes)
+          if (auto e = flush(); e != cudaSuccess)
+            return e;
+        proto::Op up;
+        auto* u = up.mutable_cache_upload();
+        u->set_dst(dst + idx * chunk);
+        u->set_key(keys[idx].to_binary());
+        u->set_data(bytes + idx * chunk + off, len);
+        u->set_stream(stream);
+        u->set_async(async);
+        if (parts) {
+          u->set_offset(off);
+          u->set_chunk_size(n);
+        }
+        ops.push_back(std::move(up));
+        batch_bytes += len;
+        if (off + len == n)
+          ++batch_chunks;
+      }
     }
     if (auto e = flush(); e != cudaSuccess)
       return e;

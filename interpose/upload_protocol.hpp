@@ -10,6 +10,7 @@
 
 #include "actors/proto/ops.pb.h"
 #include "cache_store/hash.hpp"
+#include "interpose/message_size.hpp"
 
 namespace gleam::interpose {
 
@@ -43,15 +44,18 @@ struct upload_stats {
 /// Most keys in one CacheFill message (about 1.1 MiB of keys).
 constexpr size_t max_keys_per_fill = 65536;
 
-/// Most chunk bytes in one batch of CacheUploads (one chunk may reach it).
-constexpr uint64_t max_upload_batch_bytes = uint64_t{16} << 20;
+/// Most chunk bytes in one batch of CacheUploads; a larger chunk travels in
+/// parts of at most this many bytes (ops.proto, CacheUpload).
+constexpr uint64_t max_upload_batch_bytes = max_message_payload;
 
 /// The hash-first upload of `count` bytes at `src` to device address `dst`:
 /// hashes chunks of `chunk` bytes (with `algo`: XXH3-128 by default,
 /// SHA-256 for chunks shared across tenants; on all hardware threads for
 /// large copies), sends their keys in CacheFill messages (one for up to
-/// max_keys_per_fill chunks), then one CacheUpload per chunk the server
-/// lacks, batched up to max_upload_batch_bytes a message. `progress` may be null. cudaErrorNotSupported when the server has
+/// max_keys_per_fill chunks), then the chunks the server lacks in
+/// CacheUploads of at most max_upload_batch_bytes (a larger chunk in parts),
+/// batched up to that many bytes a message. `progress` may be null.
+/// cudaErrorNotSupported when the server has
 /// no cache (the caller then copies plainly); other errors from the server
 /// with the reason in `stats->error`.
 cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, size_t count,

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -113,4 +116,36 @@ TEST_CASE("nodes whose network runs on a multiplexer_loop talk, poll or not, and
     CHECK(ask(*client.sys, *remote, 100) == 200);
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
+}
+
+TEST_CASE("a multiplexer_loop names its thread and counts a step that blocks it as a stall",
+          "[actors][polling]") {
+  node n{2000us};
+  REQUIRE(n.loop->polling());
+  actors::multiplexer_hold hold{&*n.loop}; // the polling path: each step is measured
+  auto run_on_loop = [&](std::chrono::milliseconds busy) {
+    std::promise<void> done;
+    n.sys->middleman().backend().post([&] {
+      std::this_thread::sleep_for(busy);
+      done.set_value();
+    });
+    done.get_future().wait();
+  };
+  run_on_loop(5ms);
+  CHECK(n.loop->stalls() == 0);
+  run_on_loop(actors::multiplexer_loop::stall_threshold + 100ms);
+  // The step ends after the posted work returns: wait for its count.
+  for (int i = 0; i < 100 && n.loop->stalls() == 0; ++i)
+    std::this_thread::sleep_for(5ms);
+  CHECK(n.loop->stalls() == 1);
+  CHECK(n.loop->longest_step() >= actors::multiplexer_loop::stall_threshold + 100ms);
+  // The thread is findable by name, e.g. in top -H.
+  bool named = false;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm{entry.path() / "comm"};
+    std::string name;
+    std::getline(comm, name);
+    named = named || name == "gleam-net";
+  }
+  CHECK(named);
 }

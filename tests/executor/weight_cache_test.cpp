@@ -21,6 +21,7 @@
 
 #include "cache_store/bloom.hpp"
 #include "cache_store/error.hpp"
+#include "executor/cache_ops.hpp"
 #include "executor/executor.hpp"
 #include "interpose/progress.hpp"
 #include "interpose/upload_protocol.hpp"
@@ -340,7 +341,9 @@ TEST_CASE("a second upload of the same weights sends only keys", "[weight_cache]
     auto before = a.batches;
     gleam::interpose::upload_stats st;
     REQUIRE(a.upload(p, weights, mib, &st) == cudaSuccess);
-    CHECK(a.batches - before == 2); // the keys, then the 11 MiB of misses in one batch
+    // The keys, then the misses in batches of at most one message's payload
+    // (1 MiB): one chunk each.
+    CHECK(a.batches - before == 1 + 11);
     CHECK(st.chunks == 11);
     CHECK(st.sent_chunks == 11);
     CHECK(st.sent_bytes == weights.size());
@@ -380,6 +383,112 @@ TEST_CASE("only the chunks the server lacks travel", "[weight_cache]") {
   CHECK(st.sent_bytes == 4 * mib);
   CHECK(st.cached_bytes == 4 * mib);
   CHECK(a.device_bytes(q, weights.size()) == weights);
+}
+
+TEST_CASE("a chunk larger than one message travels in parts and is checked whole",
+          "[weight_cache]") {
+  fixture f;
+  // Chunks of 4 MiB: the first travels as four parts of 1 MiB, the short
+  // second one (5 bytes) whole.
+  auto weights = pattern(11, 4 * mib + 5);
+  client a{*f.exec};
+  auto p = a.alloc(weights.size());
+  auto before = a.batches;
+  gleam::interpose::upload_stats st;
+  REQUIRE(a.upload(p, weights, 4 * mib, &st) == cudaSuccess);
+  CHECK(a.batches - before == 1 + 4 + 1); // keys, four parts, the short chunk
+  CHECK(st.sent_chunks == 2);
+  CHECK(st.sent_bytes == weights.size());
+  CHECK(a.device_bytes(p, weights.size()) == weights);
+  CHECK(f.cache->stats().entries() == 2);
+  CHECK(f.cache->stats().received_bytes() == weights.size());
+  // Cached whole: the next upload of the same bytes sends only keys.
+  auto q = a.alloc(weights.size());
+  gleam::interpose::upload_stats again;
+  REQUIRE(a.upload(q, weights, 4 * mib, &again) == cudaSuccess);
+  CHECK(again.sent_bytes == 0);
+  CHECK(a.device_bytes(q, weights.size()) == weights);
+}
+
+TEST_CASE("chunk parts out of order, not fitting or not matching their key are refused",
+          "[weight_cache]") {
+  fixture f;
+  client a{*f.exec};
+  auto p = a.alloc(2 * mib);
+  auto before = a.device_bytes(p, 2 * mib);
+  auto good = pattern(12, 2 * mib);
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, good.data(), good.size()).to_binary();
+  auto part = [&](uint64_t offset, const std::string& data, const std::string& k,
+                  uint64_t chunk_size = 2 * mib) {
+    proto::Op op;
+    auto* u = op.mutable_cache_upload();
+    u->set_dst(p);
+    u->set_key(k);
+    u->set_data(data);
+    u->set_offset(offset);
+    u->set_chunk_size(chunk_size);
+    return a.run(op);
+  };
+  auto first = good.substr(0, mib);
+  auto second = good.substr(mib);
+  // The second part without the first.
+  auto r = part(mib, second, key);
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(r.error(), Catch::Contains("without the parts before it"));
+  // A first part, then a second naming another key: refused, and the first
+  // is dropped (its second part alone is refused again).
+  CHECK(part(0, first, key).status() == CUDA_SUCCESS);
+  auto other = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, "x", 1).to_binary();
+  CHECK(part(mib, second, other).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(part(mib, second, key).status() == CUDA_ERROR_INVALID_VALUE);
+  // A part reaching past its chunk, and a chunk above 16 MiB.
+  r = part(mib + 1, second, key);
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(r.error(), Catch::Contains("does not fit a chunk"));
+  CHECK(part(0, first, key, (uint64_t{16} << 20) + 1).status() == CUDA_ERROR_INVALID_VALUE);
+  // A chunk past the end of the allocation.
+  CHECK(part(0, first, key, 3 * mib).status() == CUDA_ERROR_INVALID_VALUE);
+  // Whole parts whose bytes do not hash to the key: refused at the last one.
+  auto bad = second;
+  bad[99] ^= 1;
+  CHECK(part(0, first, key).status() == CUDA_SUCCESS);
+  r = part(mib, bad, key);
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(r.error(), Catch::Contains("hashes to") && Catch::Contains("nothing was written"));
+  CHECK(a.device_bytes(p, 2 * mib) == before);
+  CHECK(f.cache->stats().entries() == 0);
+  // In order and matching: written and cached.
+  CHECK(part(0, first, key).status() == CUDA_SUCCESS);
+  CHECK(a.device_bytes(p, 2 * mib) == before); // nothing before the last part
+  CHECK(part(mib, second, key).status() == CUDA_SUCCESS);
+  CHECK(a.device_bytes(p, 2 * mib) == good);
+  CHECK(f.cache->stats().entries() == 1);
+}
+
+TEST_CASE("a session has at most max_chunks_in_parts chunks arriving in parts",
+          "[weight_cache]") {
+  fixture f;
+  client a{*f.exec};
+  auto n = gleam::executor::max_chunks_in_parts;
+  auto p = a.alloc((n + 1) * 2 * mib);
+  auto first = pattern(13, mib);
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, "k", 1).to_binary();
+  for (size_t i = 0; i <= n; ++i) {
+    proto::Op op;
+    auto* u = op.mutable_cache_upload();
+    u->set_dst(p + i * 2 * mib);
+    u->set_key(key);
+    u->set_data(first);
+    u->set_chunk_size(2 * mib);
+    auto r = a.run(op);
+    CAPTURE(i);
+    if (i < n) {
+      CHECK(r.status() == CUDA_SUCCESS);
+    } else {
+      CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+      CHECK_THAT(r.error(), Catch::Contains("already arriving in parts"));
+    }
+  }
 }
 
 TEST_CASE("an upload whose bytes do not match its key is refused", "[weight_cache]") {

@@ -312,10 +312,22 @@ TEST_CASE("the buffer of a pending pageable H2D copy may be reused at once",
 
 TEST_CASE("bulk copies arrive whole in pipelined chunks", "[interpose_runtime]") {
   fake_server server;
-  // 40 MiB: three chunks of at most 16 MiB each way. The weight cache is off:
-  // this is the plain transport (the fake server has no cache).
+  // 40 MiB: chunks of at most max_message_payload each way. The weight cache
+  // is off: this is the plain transport (the fake server has no cache).
   auto out = server.probe("bulk 40", "GLEAM_CACHE=off");
   CHECK(out.find("h2d=cudaSuccess d2h=cudaSuccess same=1") != std::string::npos);
+}
+
+TEST_CASE("a bulk copy over a 20 Mbit/s link keeps its connection", "[interpose_runtime]") {
+  // CAF drops a peer from which no whole message came for 2 s: each message
+  // must cross the slowest link in less (16 MiB ones took 6.7 s here, and
+  // the copy never finished: lost, resumed, sent again, lost...). 6 MiB each
+  // way: about 5 s in all.
+  fake_server server;
+  link_process link{server.port(), {"--link", "20mbit,1ms"}};
+  auto out = server.probe("bulk 6", "GLEAM_CACHE=off", link.port());
+  CHECK(out.find("h2d=cudaSuccess d2h=cudaSuccess same=1") != std::string::npos);
+  CHECK(server.probe_errors().find("lost the connection") == std::string::npos);
 }
 
 // --- cuBLAS / cuBLASLt (libcublas.so.13 and libcublasLt.so.13 of the build)
