@@ -83,9 +83,24 @@ public:
             caf::to_string(x.copy_content_to_message()));
         return caf::sec::unexpected_message;
       });
+    release_gpu();
   }
 
 private:
+  /// Frees the sessions' GPU resources and the context here, before the
+  /// actor counts as done, so that a node's stop times it (the log) instead
+  /// of the actor system's teardown waiting for it unseen.
+  void release_gpu() {
+    auto ordinal = exec_->ordinal();
+    auto sessions = exec_->sessions().size();
+    auto t0 = std::chrono::steady_clock::now();
+    exec_.reset();
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - t0);
+    log(log_level::info, "gpu {}: stopped; {} session(s) and the GPU context released in {} ms",
+        ordinal, sessions, ms.count());
+  }
+
   void post_telemetry() {
     if (!board_)
       return;

@@ -1,6 +1,7 @@
 #include "actors/multiplexer_loop.hpp"
 
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <caf/io/middleman.hpp>
 #include <caf/io/network/multiplexer.hpp>
@@ -37,7 +38,21 @@ void multiplexer_loop::stop() {
   thread_.join();
 }
 
-void multiplexer_loop::note_step(std::chrono::steady_clock::duration took) {
+multiplexer_loop::usage multiplexer_loop::sample_usage() {
+  usage u;
+  u.at = std::chrono::steady_clock::now();
+  rusage ru{};
+  if (getrusage(RUSAGE_THREAD, &ru) != 0)
+    return u;
+  auto us = [](const timeval& tv) { return int64_t{tv.tv_sec} * 1000000 + tv.tv_usec; };
+  u.cpu_us = us(ru.ru_utime) + us(ru.ru_stime);
+  u.major_faults = ru.ru_majflt;
+  u.preempted = ru.ru_nivcsw;
+  return u;
+}
+
+void multiplexer_loop::note_step(std::chrono::steady_clock::duration took,
+                                 const usage& before) {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
   if (us > longest_us_.load(std::memory_order_relaxed))
     longest_us_.store(us, std::memory_order_relaxed);
@@ -49,10 +64,16 @@ void multiplexer_loop::note_step(std::chrono::steady_clock::duration took) {
   if (now - last_stall_log_ < std::chrono::seconds{10})
     return;
   last_stall_log_ = now;
+  // CPU time near the wall time: the step computed (or copied); far below
+  // it: the thread waited (page faults on I/O, or another thread ran).
+  auto after = sample_usage();
+  auto span_ms = std::chrono::duration_cast<std::chrono::milliseconds>(after.at - before.at);
   log(log_level::warning,
-      "the network thread was busy for {} ms in one step ({} such stalls so far); a peer "
-      "drops a connection that stays silent for its connection timeout",
-      us / 1000, stalls());
+      "the network thread was busy for {} ms in one step ({} such stalls so far; in the "
+      "last {} ms it ran {} ms on a CPU, had {} major page faults and was preempted {} "
+      "times); a peer drops a connection that stays silent for its connection timeout",
+      us / 1000, stalls(), span_ms.count(), (after.cpu_us - before.cpu_us) / 1000,
+      after.major_faults - before.major_faults, after.preempted - before.preempted);
 }
 
 void multiplexer_loop::run() {
@@ -63,12 +84,15 @@ void multiplexer_loop::run() {
   mpx.thread_id(std::this_thread::get_id());
   using clock = std::chrono::steady_clock;
   auto hot_until = clock::now() + linger_;
+  auto sampled = sample_usage();
   while (!stop_.load(std::memory_order_relaxed)) {
     if (holders_.load(std::memory_order_relaxed) > 0 || clock::now() < hot_until) {
       auto t0 = clock::now();
+      if (t0 - sampled.at > std::chrono::milliseconds{100})
+        sampled = sample_usage();
       bool handled = mpx.try_run_once();
       auto t1 = clock::now();
-      note_step(t1 - t0);
+      note_step(t1 - t0, sampled);
       if (handled)
         hot_until = t1 + linger_;
       else

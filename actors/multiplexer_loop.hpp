@@ -69,7 +69,9 @@ public:
   /// took this long is a stall: the peers hear nothing from this node
   /// meanwhile, and CAF drops a connection that is silent for its
   /// middleman.connection-timeout. Each stall is counted and logged as a
-  /// warning (at most one line every 10 s).
+  /// warning (at most one line every 10 s) that says where the time went:
+  /// the thread's CPU time, major page faults and involuntary context
+  /// switches since a sample taken at most 100 ms before the step began.
   static constexpr std::chrono::milliseconds stall_threshold{500};
 
   /// Stalls so far, and the longest step measured (polling steps only).
@@ -82,7 +84,15 @@ public:
 
 private:
   void run();
-  void note_step(std::chrono::steady_clock::duration took);
+  /// The thread's resource usage, sampled every 100 ms while polling.
+  struct usage {
+    std::chrono::steady_clock::time_point at{};
+    int64_t cpu_us = 0;
+    int64_t major_faults = 0;
+    int64_t preempted = 0;
+  };
+  static usage sample_usage();
+  void note_step(std::chrono::steady_clock::duration took, const usage& before);
 
   std::chrono::microseconds linger_;
   std::atomic<int> holders_{0};

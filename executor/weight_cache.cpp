@@ -38,6 +38,7 @@ struct weight_cache::pinning {
   std::mutex mtx;
   std::shared_ptr<driver_api> api;
   std::unordered_set<void*> pinned;
+  bool at_exit = false; // leave_memory_at_exit
 
   void* allocate(size_t size) {
     std::lock_guard<std::mutex> guard{mtx};
@@ -55,6 +56,8 @@ struct weight_cache::pinning {
 
   void deallocate(void* p) {
     std::lock_guard<std::mutex> guard{mtx};
+    if (at_exit)
+      return;
     if (pinned.erase(p) > 0) {
       static_cast<void>(api->cuMemFreeHost(p)); // fails only after the context is gone
       return;
@@ -132,6 +135,11 @@ void weight_cache::persist(const cs::chunk_key& key) {
 void weight_cache::wait_persisted() {
   if (persist_)
     persist_->wait_idle();
+}
+
+void weight_cache::leave_memory_at_exit() {
+  std::lock_guard<std::mutex> guard{pinning_->mtx};
+  pinning_->at_exit = true;
 }
 
 void weight_cache::use_pinned_memory(std::shared_ptr<driver_api> api) {

@@ -76,6 +76,12 @@ public:
   /// alive as long as the cache. Call from a thread with a current context.
   void use_pinned_memory(std::shared_ptr<driver_api> api);
 
+  /// The process exits after this cache is destroyed: host-tier buffers are
+  /// then left for the OS to reclaim instead of being freed one by one
+  /// (unpinning gigabytes of pinned chunks takes seconds). Everything else
+  /// closes as usual: the disk writer finishes, the index is closed.
+  void leave_memory_at_exit();
+
   /// Adds the GPU tier (it needs a device, so it comes after `open`).
   [[nodiscard]] caf::error attach_device_tier(std::unique_ptr<cache_store::tier> t) {
     return store_->add_tier(std::move(t));

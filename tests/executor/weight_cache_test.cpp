@@ -817,6 +817,37 @@ TEST_CASE("the host tier pins its buffers once the driver is given", "[weight_ca
   CHECK(pinned_buffers() == 0);
 }
 
+TEST_CASE("a cache closed for the process's exit leaves its pinned buffers and keeps its "
+          "uploads", "[weight_cache]") {
+  scratch_dir dir;
+  auto weights = pattern(16, 3 * mib);
+  pinned_buffers() = 0;
+  {
+    fixture f{dir.path.string()};
+    auto api = std::shared_ptr<driver_api>(&f.api, [](driver_api*) {});
+    f.cache->use_pinned_memory(api);
+    client a{*f.exec};
+    auto p = a.alloc(weights.size());
+    REQUIRE(a.upload(p, weights, mib, nullptr) == cudaSuccess);
+    REQUIRE(pinned_buffers() == 3);
+    f.exec.reset();
+    f.cache->wait_persisted();
+    f.cache->leave_memory_at_exit();
+    f.cache.reset();
+  }
+  // Not one cuMemFreeHost: the OS takes the pinned pages back at exit.
+  CHECK(pinned_buffers() == 3);
+  fixture g{dir.path.string()};
+  CHECK(g.cache->stats().entries() == 3);
+  CHECK(g.cache->stats().disk_bytes() == weights.size());
+  client b{*g.exec};
+  auto q = b.alloc(weights.size());
+  gleam::interpose::upload_stats st;
+  REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
+  CHECK(st.sent_bytes == 0);
+  CHECK(b.device_bytes(q, weights.size()) == weights);
+}
+
 TEST_CASE("a CacheFill outside the session's memory or with oversized chunks is refused",
           "[weight_cache]") {
   fixture f;

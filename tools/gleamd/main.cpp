@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
   sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
   int exit_code = 0;
   std::optional<tools::shutdown_watchdog> watchdog;
+  // The CUDA driver outlives the actor system (the GPU servers hold it until
+  // their actors are destroyed there): its unloading is a step of its own.
+  std::shared_ptr<executor::driver_api> driver;
   {
     caf::actor_system sys{sys_cfg};
     network_loop.start(sys);
@@ -195,15 +198,25 @@ int main(int argc, char** argv) {
     auto actors_ms = watchdog->step("stopping the network");
     network_loop.stop();
     auto network_ms = watchdog->step("releasing the GPUs");
+    driver = gpus.driver;
     gpus = actors::gpu_service{};
-    auto gpus_ms = watchdog->step("closing the weight cache");
+    auto gpus_ms = watchdog->step("writing the weight cache to disk");
     cache_peers.reset();
+    if (cache)
+      cache->wait_persisted();
+    auto persist_ms = watchdog->step("closing the weight cache");
+    if (cache)
+      cache->leave_memory_at_exit(); // the process exits next
     cache.reset();
     auto cache_ms = watchdog->step("closing the actor system");
-    log(log_level::info, "stopping: actors {} ms, network {} ms, GPUs {} ms, weight cache {} ms",
-        actors_ms, network_ms, gpus_ms, cache_ms);
+    log(log_level::info,
+        "stopping: actors {} ms, network {} ms, GPUs {} ms, weight cache writes {} ms, "
+        "closing it {} ms",
+        actors_ms, network_ms, gpus_ms, persist_ms, cache_ms);
   } // ~actor_system waits for the actors; the watchdog bounds the wait
-  log(log_level::info, "stopped; the actor system closed in {} ms",
-      watchdog ? watchdog->step("done") : 0);
+  auto system_ms = watchdog ? watchdog->step("unloading the CUDA driver") : 0;
+  driver.reset();
+  log(log_level::info, "stopped; the actor system closed in {} ms, the CUDA driver unloaded in {} ms",
+      system_ms, watchdog ? watchdog->step("done") : 0);
   return exit_code;
 }
