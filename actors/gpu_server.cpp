@@ -13,6 +13,7 @@
 #include "actors/log.hpp"
 #include "actors/multiplexer_loop.hpp"
 #include "actors/polling_actor.hpp"
+#include "actors/session_grace.hpp"
 #include "actors/session_meter.hpp"
 #include "config/error.hpp"
 #include "executor/driver_api.hpp"
@@ -51,7 +52,8 @@ public:
       grace_(node.session_grace),
       admission_{node.auth_token, node.tenants},
       loop_(loop),
-      router_(std::move(router)) {
+      router_(std::move(router)),
+      orphans_(node.session_grace) {
   }
 
   const char* name() const override {
@@ -178,7 +180,7 @@ private:
     if (req.resume_session() != 0)
       log(log_level::info, "gpu {}: session {} resumed by its client after a reconnect",
           exec_->ordinal(), opened->session());
-    orphaned_.erase(opened->session());
+    orphans_.back(opened->session());
     meter_.on_open(opened->session(), req.client_id(), req.task_signature(), *tenant,
                    unix_ns());
     log(log_level::info, "gpu {}: session {} opened for '{}'", exec_->ordinal(),
@@ -214,7 +216,7 @@ private:
     bool known = exec_->find_session(id) != nullptr;
     report_end(id);
     exec_->close_session(id);
-    orphaned_.erase(id);
+    orphans_.back(id);
     for (auto& [addr, ids] : sessions_by_client_)
       ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
     if (known)
@@ -228,7 +230,7 @@ private:
     proto::NodeStatus out;
     *out.add_gpus() = exec_->gpu_info();
     for (auto& s : exec_->sessions()) {
-      s.set_client_gone(orphaned_.count(s.session()) != 0);
+      s.set_client_gone(orphans_.orphaned(s.session()));
       *out.add_sessions() = std::move(s);
     }
     return out;
@@ -242,7 +244,7 @@ private:
       auto c = session_client_.find(id);
       if (c != session_client_.end() && c->second != source)
         continue; // resumed by a newer proxy of its client
-      orphaned_[id] = true;
+      orphans_.gone(id, std::chrono::steady_clock::now());
       router_->detach(id);
       log(log_level::info, "gpu {}: client of session {} is gone; session kept for {} ms",
           exec_->ordinal(), id, grace_.count());
@@ -252,10 +254,8 @@ private:
   }
 
   void expire(uint64_t id) {
-    auto i = orphaned_.find(id);
-    if (i == orphaned_.end())
-      return;
-    orphaned_.erase(i);
+    if (!orphans_.expire(id, std::chrono::steady_clock::now()))
+      return; // resumed meanwhile, or orphaned again later: a newer timer runs
     report_end(id);
     session_owner_.erase(id);
     session_client_.erase(id);
@@ -295,7 +295,7 @@ private:
   /// going away orphans the session (an old connection's proxy may be
   /// reported down after the client reconnected).
   std::map<uint64_t, caf::actor_addr> session_client_;
-  std::map<uint64_t, bool> orphaned_; // session -> client gone
+  session_grace orphans_; // sessions whose client is gone
   session_meter meter_;                // phases and overlaps for the scheduler
 };
 
