@@ -49,7 +49,6 @@ public:
       exec_(std::move(exec)),
       board_(std::move(board)),
       slot_(slot),
-      grace_(node.session_grace),
       admission_{node.auth_token, node.tenants},
       loop_(loop),
       router_(std::move(router)),
@@ -247,8 +246,9 @@ private:
       orphans_.gone(id, std::chrono::steady_clock::now());
       router_->detach(id);
       log(log_level::info, "gpu {}: client of session {} is gone; session kept for {} ms",
-          exec_->ordinal(), id, grace_.count());
-      caf::delayed_anon_send(caf::actor_cast<caf::actor>(this), grace_, tick_atom::value, id);
+          exec_->ordinal(), id, orphans_.grace().count());
+      caf::delayed_anon_send(caf::actor_cast<caf::actor>(this), orphans_.grace(), tick_atom::value,
+                             id);
     }
     sessions_by_client_.erase(i);
   }
@@ -263,7 +263,7 @@ private:
     log(log_level::warning,
         "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "
         "freed",
-        exec_->ordinal(), id, grace_.count());
+        exec_->ordinal(), id, orphans_.grace().count());
     after_end();
   }
 
@@ -281,7 +281,6 @@ private:
   std::shared_ptr<executor::executor> exec_;
   std::shared_ptr<telemetry_board> board_;
   size_t slot_ = 0;
-  std::chrono::milliseconds grace_;
   admission admission_; // [node] auth-token and tenants
   multiplexer_loop* loop_; // may be null: CAF's own network thread
   /// Host nodes of the sessions' graphs call back into their clients

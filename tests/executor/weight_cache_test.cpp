@@ -607,12 +607,7 @@ TEST_CASE("verified weights survive a restart of the store", "[weight_cache]") {
   }
   fixture g{dir.path.string()};
   CHECK(g.cache->stats().entries() == 3);
-  client b{*g.exec};
-  auto q = b.alloc(weights.size());
-  gleam::interpose::upload_stats st;
-  REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
-  CHECK(st.sent_bytes == 0);
-  CHECK(b.device_bytes(q, weights.size()) == weights);
+  CHECK(bytes_sent_by(g, weights, "") == 0);
 }
 
 TEST_CASE("uploads reach the disk off the server's thread; the free only marks them weights",
@@ -840,12 +835,7 @@ TEST_CASE("a cache closed for the process's exit leaves its pinned buffers and k
   fixture g{dir.path.string()};
   CHECK(g.cache->stats().entries() == 3);
   CHECK(g.cache->stats().disk_bytes() == weights.size());
-  client b{*g.exec};
-  auto q = b.alloc(weights.size());
-  gleam::interpose::upload_stats st;
-  REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
-  CHECK(st.sent_bytes == 0);
-  CHECK(b.device_bytes(q, weights.size()) == weights);
+  CHECK(bytes_sent_by(g, weights, "") == 0);
 }
 
 TEST_CASE("a CacheFill outside the session's memory or with oversized chunks is refused",
