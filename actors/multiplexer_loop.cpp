@@ -7,6 +7,7 @@
 #include <caf/io/network/multiplexer.hpp>
 
 #include "actors/log.hpp"
+#include "actors/stall_sampler.hpp"
 
 namespace gleam::actors {
 
@@ -52,7 +53,7 @@ multiplexer_loop::usage multiplexer_loop::sample_usage() {
 }
 
 void multiplexer_loop::note_step(std::chrono::steady_clock::duration took,
-                                 const usage& before) {
+                                 const usage& before, stall_sampler& sampler) {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
   if (us > longest_us_.load(std::memory_order_relaxed))
     longest_us_.store(us, std::memory_order_relaxed);
@@ -61,8 +62,10 @@ void multiplexer_loop::note_step(std::chrono::steady_clock::duration took,
   stalls_.fetch_add(1, std::memory_order_relaxed);
   // Only this thread logs stalls: no lock needed for the rate limit.
   auto now = std::chrono::steady_clock::now();
-  if (now - last_stall_log_ < std::chrono::seconds{10})
+  if (now - last_stall_log_ < std::chrono::seconds{10}) {
+    sampler.discard();
     return;
+  }
   last_stall_log_ = now;
   // CPU time near the wall time: the step computed (or copied); far below
   // it: the thread waited (page faults on I/O, or another thread ran).
@@ -71,9 +74,10 @@ void multiplexer_loop::note_step(std::chrono::steady_clock::duration took,
   log(log_level::warning,
       "the network thread was busy for {} ms in one step ({} such stalls so far; in the "
       "last {} ms it ran {} ms on a CPU, had {} major page faults and was preempted {} "
-      "times); a peer drops a connection that stays silent for its connection timeout",
+      "times); a peer drops a connection that stays silent for its connection timeout; {}",
       us / 1000, stalls(), span_ms.count(), (after.cpu_us - before.cpu_us) / 1000,
-      after.major_faults - before.major_faults, after.preempted - before.preempted);
+      after.major_faults - before.major_faults, after.preempted - before.preempted,
+      sampler.where());
 }
 
 void multiplexer_loop::run() {
@@ -85,14 +89,18 @@ void multiplexer_loop::run() {
   using clock = std::chrono::steady_clock;
   auto hot_until = clock::now() + linger_;
   auto sampled = sample_usage();
+  // Stacks of steps that run past the stall threshold, ten a second.
+  stall_sampler sampler{pthread_self(), stall_threshold, std::chrono::milliseconds{100}};
   while (!stop_.load(std::memory_order_relaxed)) {
     if (holders_.load(std::memory_order_relaxed) > 0 || clock::now() < hot_until) {
       auto t0 = clock::now();
       if (t0 - sampled.at > std::chrono::milliseconds{100})
         sampled = sample_usage();
+      sampler.step_began(t0);
       bool handled = mpx.try_run_once();
+      sampler.step_ended();
       auto t1 = clock::now();
-      note_step(t1 - t0, sampled);
+      note_step(t1 - t0, sampled, sampler);
       if (handled)
         hot_until = t1 + linger_;
       else

@@ -10,6 +10,8 @@
 
 namespace gleam::actors {
 
+class stall_sampler;
+
 /// Runs CAF's network multiplexer on a thread of ours instead of CAF's own
 /// (middleman.manual-multiplexing), so that it can poll its sockets without
 /// sleeping while traffic is expected.
@@ -71,7 +73,9 @@ public:
   /// middleman.connection-timeout. Each stall is counted and logged as a
   /// warning (at most one line every 10 s) that says where the time went:
   /// the thread's CPU time, major page faults and involuntary context
-  /// switches since a sample taken at most 100 ms before the step began.
+  /// switches since a sample taken at most 100 ms before the step began, and
+  /// the call stack seen most in the step (stall_sampler, ten samples a
+  /// second once the step passed the threshold).
   static constexpr std::chrono::milliseconds stall_threshold{500};
 
   /// Stalls so far, and the longest step measured (polling steps only).
@@ -92,7 +96,8 @@ private:
     int64_t preempted = 0;
   };
   static usage sample_usage();
-  void note_step(std::chrono::steady_clock::duration took, const usage& before);
+  void note_step(std::chrono::steady_clock::duration took, const usage& before,
+                 stall_sampler& sampler);
 
   std::chrono::microseconds linger_;
   std::atomic<int> holders_{0};

@@ -95,33 +95,39 @@ bool cache_ops::collect_part(const proto::CacheUpload& op, std::string& whole) {
   auto& chunks = s_.chunks_in_parts;
   auto size = op.chunk_size();
   const auto& part = op.data();
-  auto at = chunks.find(op.dst());
+  // An image has no device address: its parts fill the slot at 0, where no
+  // device chunk can be.
+  auto slot = op.image() ? uint64_t{0} : op.dst();
+  auto limit = op.image() ? max_image_bytes : max_cache_chunk_bytes;
+  const char* what = op.image() ? "an image" : "a chunk";
+  auto at = chunks.find(slot);
   auto refuse = [&](std::string why) {
     if (at != chunks.end())
       chunks.erase(at);
     fail(CUDA_ERROR_INVALID_VALUE, std::move(why));
     return false;
   };
-  if (size > max_cache_chunk_bytes || op.offset() > size || part.size() > size - op.offset())
-    return refuse(fmt::format("CacheUpload part of {} bytes at offset {} does not fit a chunk of "
-                              "{} bytes (a chunk is at most {} bytes)",
-                              part.size(), op.offset(), size, max_cache_chunk_bytes));
+  if (size > limit || op.offset() > size || part.size() > size - op.offset())
+    return refuse(fmt::format("CacheUpload part of {} bytes at offset {} does not fit {} of "
+                              "{} bytes ({} is at most {} bytes)",
+                              part.size(), op.offset(), what, size, what, limit));
   if (op.offset() == 0) { // a chunk's first part (re)starts it
     if (at == chunks.end() && chunks.size() >= max_chunks_in_parts)
       return refuse(fmt::format("CacheUpload: {} chunks of this session are already arriving in "
                                 "parts; send a chunk's parts before the next chunk's",
                                 chunks.size()));
-    auto& c = chunks[op.dst()];
+    auto& c = chunks[slot];
     c.key = op.key();
     c.size = size;
     c.bytes.clear();
     c.bytes.reserve(size);
-    at = chunks.find(op.dst());
+    at = chunks.find(slot);
   } else if (at == chunks.end() || at->second.key != op.key() || at->second.size != size
              || at->second.bytes.size() != op.offset()) {
-    return refuse(fmt::format("CacheUpload part at offset {} of the chunk at {:#x} comes without "
-                              "the parts before it; a chunk's parts travel in order from 0",
-                              op.offset(), op.dst()));
+    return refuse(fmt::format("CacheUpload part at offset {} of {} comes without the parts "
+                              "before it; its parts travel in order from 0",
+                              op.offset(), op.image() ? std::string{"an image"}
+                                                      : fmt::format("the chunk at {:#x}", op.dst())));
   }
   at->second.bytes.append(part);
   if (at->second.bytes.size() < size)
@@ -131,39 +137,57 @@ bool cache_ops::collect_part(const proto::CacheUpload& op, std::string& whole) {
   return true;
 }
 
-void cache_ops::upload(const proto::CacheUpload& op, CUstream stream) {
+bool cache_ops::receive(const proto::CacheUpload& op, std::string& assembled,
+                        std::string_view& data, cs::chunk_key& key) {
   if (!need_cache())
-    return;
-  std::string assembled;
-  std::string_view data = op.data();
+    return false;
+  data = op.data();
   if (op.chunk_size() != 0) {
     if (!collect_part(op, assembled))
-      return; // more parts to come, or refused
+      return false; // more parts to come, or refused
     data = assembled;
   }
-  if (data.size() > max_cache_chunk_bytes) {
+  const char* what = op.image() ? "an image" : "a chunk";
+  auto limit = op.image() ? max_image_bytes : max_cache_chunk_bytes;
+  if (data.size() > limit || (op.image() && data.empty())) {
     fail(CUDA_ERROR_INVALID_VALUE,
-         fmt::format("CacheUpload carries {} bytes; a chunk is at most {} bytes", data.size(),
-                     max_cache_chunk_bytes));
-    return;
+         fmt::format("CacheUpload carries {} of {} bytes; {} has {} to {} bytes", what,
+                     data.size(), what, op.image() ? 1 : 0, limit));
+    return false;
   }
-  auto key = cs::chunk_key::from_binary(op.key());
-  if (!key) {
+  auto parsed = cs::chunk_key::from_binary(op.key());
+  if (!parsed) {
     fail(CUDA_ERROR_INVALID_VALUE,
-         fmt::format("CacheUpload key is not a chunk key: {}", cs::render(key.error())));
-    return;
+         fmt::format("CacheUpload key is not a chunk key: {}", cs::render(parsed.error())));
+    return false;
   }
-  if (auto err = cache_->check(*key, data.data(), data.size())) {
-    fail(CUDA_ERROR_INVALID_VALUE, cs::render(err));
-    return;
+  key = *parsed;
+  if (auto err = cache_->check(key, data.data(), data.size())) {
+    fail(op.image() ? CUDA_ERROR_INVALID_IMAGE : CUDA_ERROR_INVALID_VALUE, cs::render(err));
+    return false;
   }
-  if (data.empty())
+  return true;
+}
+
+void cache_ops::upload_image(const proto::CacheUpload& op) {
+  std::string assembled;
+  std::string_view data;
+  cs::chunk_key key;
+  if (receive(op, assembled, data, key))
+    cache_->put_image(key, data, s_.tenant);
+}
+
+void cache_ops::upload(const proto::CacheUpload& op, CUstream stream) {
+  std::string assembled;
+  std::string_view data;
+  cs::chunk_key key;
+  if (!receive(op, assembled, data, key) || data.empty())
     return;
   if (!write(op.dst(), data.data(), data.size(), false, stream, "CacheUpload"))
     return;
-  cache_->accept_upload(*key, data.data(), data.size(), s_.tenant,
+  cache_->accept_upload(key, data.data(), data.size(), s_.tenant,
                         reinterpret_cast<const void*>(static_cast<uintptr_t>(op.dst())));
-  s_.placed[op.dst()] = placed_chunk{*key, data.size()};
+  s_.placed[op.dst()] = placed_chunk{key, data.size()};
 }
 
 void cache_ops::get(const proto::CacheGet& op) {
@@ -232,7 +256,7 @@ void cache_ops::evict(const proto::CacheEvict& op) {
 bool cache_ops::module_image(const proto::ModuleLoad& op, std::string& image) {
   if (op.image_key().empty() || cache_ == nullptr) {
     if (op.image().empty() && !op.image_key().empty()) {
-      fail(CUDA_ERROR_NOT_FOUND, "this server has no cache: send the image");
+      fail(CUDA_ERROR_NOT_SUPPORTED, "this server has no cache: send the image");
       r_.set_image_missing(true);
       return false;
     }

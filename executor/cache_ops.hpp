@@ -15,6 +15,10 @@ namespace gleam::executor {
 /// Largest chunk one CacheUpload may carry, bytes (16 MiB).
 constexpr uint64_t max_cache_chunk_bytes = uint64_t{16} << 20;
 
+/// Largest module image one session may send in CacheUpload parts, bytes
+/// (1 GiB; held in host memory until its last part).
+constexpr uint64_t max_image_bytes = uint64_t{1} << 30;
+
 /// Most chunks of one session whose parts may be arriving at once (each
 /// holds up to max_cache_chunk_bytes of host memory until its last part).
 constexpr size_t max_chunks_in_parts = 16;
@@ -44,6 +48,12 @@ public:
   /// the parts of that chunk.
   void upload(const proto::CacheUpload& op, CUstream stream);
 
+  /// CacheUpload with `image` set: a module image (or a part of one, parts
+  /// in order as for a chunk, up to max_image_bytes) stored under its key
+  /// once whole and matching it, for a ModuleLoad by image_key. No device
+  /// is touched.
+  void upload_image(const proto::CacheUpload& op);
+
   /// CacheStats, CacheList, CacheEvict, CacheGet (bytes in OpResult.data,
   /// CUDA_ERROR_NOT_FOUND on a miss).
   void get(const proto::CacheGet& op);
@@ -53,8 +63,9 @@ public:
 
   /// The image of a ModuleLoad: `op.image()` when present (stored under
   /// image_key after checking it), else the cached image for image_key. On a
-  /// miss sets status CUDA_ERROR_NOT_FOUND with payload image_missing and
-  /// returns false.
+  /// miss sets status CUDA_ERROR_NOT_FOUND (CUDA_ERROR_NOT_SUPPORTED without
+  /// a cache: then only the image in the load will do) with payload
+  /// image_missing and returns false.
   bool module_image(const proto::ModuleLoad& op, std::string& image);
 
   /// The weight rule at MemFree / session end: reads back every chunk placed
@@ -69,10 +80,19 @@ public:
   static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r);
 
 private:
-  /// Adds the part `op` to its chunk; true with the whole chunk in `whole`
-  /// once the last part came, false while parts are missing or on failure
-  /// (then the result says why).
+  /// Adds the part `op` to its chunk (an image's parts: to the session's one
+  /// image slot); true with the whole chunk in `whole` once the last part
+  /// came, false while parts are missing or on failure (then the result
+  /// says why).
   bool collect_part(const proto::CacheUpload& op, std::string& whole);
+
+  /// The whole payload of the CacheUpload `op` in `data` (its bytes, or
+  /// with parts the chunk or image they make once the last came, held in
+  /// `assembled`) and its `key`, checked: within its size limit, the key's
+  /// content. False while parts are missing or on failure (then the result
+  /// says why).
+  bool receive(const proto::CacheUpload& op, std::string& assembled, std::string_view& data,
+               cache_store::chunk_key& key);
 
   bool need_cache();
   void fail(CUresult rc, std::string detail);

@@ -497,6 +497,8 @@ private:
   }
 
   void cache_upload(const proto::CacheUpload& op) {
+    if (op.image())
+      return cache_ops{api_, s_, cache_, r_}.upload_image(op);
     CUstream stream = nullptr;
     // A part is checked against its whole chunk.
     auto span = op.chunk_size() != 0 ? op.chunk_size() : op.data().size();

@@ -327,7 +327,7 @@ caf::expected<std::string> weight_cache::image(const cs::chunk_key& key,
   return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
 }
 
-void weight_cache::put_image(const cs::chunk_key& key, const std::string& image,
+void weight_cache::put_image(const cs::chunk_key& key, std::string_view image,
                              const std::string& tenant) {
   auto err = store_->put(key, image.data(), image.size(), host_bit | disk_bit, tenant);
   count_refusal(err);

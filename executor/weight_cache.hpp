@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -169,7 +170,7 @@ public:
 
   /// Stores a fatbin image of `tenant` (code never changes on the GPU:
   /// verified at once, host and disk). A full store is not an error.
-  void put_image(const cache_store::chunk_key& key, const std::string& image,
+  void put_image(const cache_store::chunk_key& key, std::string_view image,
                  const std::string& tenant = {});
 
   /// Installs (or, with an empty function, removes) the peer lookup.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <cuda.h>
+
 #include "cache_store/hash.hpp"
 #include "interpose/progress.hpp"
 
@@ -122,20 +124,61 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
   return cudaSuccess;
 }
 
+namespace {
+
+/// Sends `image` as CacheUploads with `image` set, in parts of at most
+/// max_upload_batch_bytes, one part a batch (pipelined where the sender
+/// queues uploads).
+cudaError_t upload_image_parts(const op_sender& send, const std::string& key, const void* image,
+                               size_t size) {
+  const auto* bytes = static_cast<const char*>(image);
+  std::vector<proto::Op> ops;
+  for (uint64_t off = 0; off < size; off += max_upload_batch_bytes) {
+    auto len = std::min<uint64_t>(max_upload_batch_bytes, size - off);
+    proto::Op up;
+    auto* u = up.mutable_cache_upload();
+    u->set_image(true);
+    u->set_key(key);
+    u->set_data(bytes + off, len);
+    u->set_offset(off);
+    u->set_chunk_size(size);
+    ops.clear();
+    ops.push_back(std::move(up));
+    if (auto err = send(ops, nullptr); err != cudaSuccess)
+      return err;
+  }
+  return cudaSuccess;
+}
+
+} // namespace
+
 cudaError_t load_module_key_first(const op_sender& send, proto::Op op, const void* image,
                                   size_t size, proto::OpResult* result) {
-  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, image, size);
-  op.mutable_module_load()->set_image_key(key.to_binary());
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, image, size).to_binary();
+  op.mutable_module_load()->set_image_key(key);
   op.mutable_module_load()->clear_image();
-  auto retry = op;
+  auto with_image = op;
   std::vector<proto::Op> ops;
-  ops.push_back(std::move(op));
+  ops.push_back(op);
   std::vector<proto::OpResult> results;
   auto err = send(ops, &results);
-  if (!results.empty() && results.front().image_missing()) {
-    retry.mutable_module_load()->set_image(static_cast<const char*>(image), size);
+  auto missing = [&] { return !results.empty() && results.front().image_missing(); };
+  // A server with a cache takes a large image in parts (no message longer
+  // than the rest), then loads it by key.
+  if (missing() && size > max_upload_batch_bytes
+      && results.front().status() == CUDA_ERROR_NOT_FOUND) {
+    err = upload_image_parts(send, key, image, size);
+    if (err == cudaSuccess) {
+      ops.clear();
+      ops.push_back(op);
+      err = send(ops, &results);
+    }
+  }
+  // A small image, or a server without a cache: the image in the load.
+  if (missing()) {
+    with_image.mutable_module_load()->set_image(static_cast<const char*>(image), size);
     ops.clear();
-    ops.push_back(std::move(retry));
+    ops.push_back(std::move(with_image));
     err = send(ops, &results);
   }
   if (result != nullptr && !results.empty())

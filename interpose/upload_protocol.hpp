@@ -65,7 +65,10 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
 
 /// Loads a module key-first: sends `op` (a ModuleLoad without image) with
 /// the image's key, and the image itself only when the server answers
-/// image_missing. `result` receives the final answer.
+/// image_missing: an image larger than max_upload_batch_bytes as image
+/// CacheUploads in parts, then the key-only load again; a small one (or one
+/// for a server without a cache, or whose parts did not make it) in the
+/// load itself. `result` receives the final answer.
 cudaError_t load_module_key_first(const op_sender& send, proto::Op op, const void* image,
                                   size_t size, proto::OpResult* result);
 

@@ -565,32 +565,87 @@ TEST_CASE("chunks sharing their first 1024 bits are two entries", "[weight_cache
   CHECK(c.device_bytes(q2, mib) == b_bytes);
 }
 
-TEST_CASE("fatbins travel once: the key first, the image only on a miss", "[weight_cache]") {
+/// Loads the C-string `image` (with its NUL: the fake driver loads a C
+/// string) key-first as module 42 in a session of `c`; checks it loaded.
+void load_image(client& c, const std::string& image) {
+  proto::Op op;
+  op.mutable_module_load()->set_module(42);
+  proto::OpResult r;
+  auto err = gleam::interpose::load_module_key_first(c.sender(), op, image.c_str(),
+                                                     image.size() + 1, &r);
+  CHECK(err == cudaSuccess);
+  CHECK(r.status() == CUDA_SUCCESS);
+}
+
+TEST_CASE("fatbins travel once: the key first, the image only on a miss, a large one in parts",
+          "[weight_cache]") {
+  // A small image rides in the load; one larger than a message in parts of
+  // at most 1 MiB (four of them here) between two key-only loads.
+  auto [size, first_batches] = GENERATE(std::pair<size_t, size_t>{5018, 2},
+                                        std::pair<size_t, size_t>{3 * mib + mib / 2, 6});
+  std::string image(size, 'y');
+  for (size_t i = 0; i < image.size(); i += 4099)
+    image[i] = static_cast<char>('a' + i % 26);
   fixture f;
   loaded_images().clear();
-  std::string image = "fake fatbin image " + pattern(7, 64).substr(0, 0) + std::string(5000, 'x');
-  auto module_load = [&](client& c) {
-    proto::Op op;
-    op.mutable_module_load()->set_module(42);
-    proto::OpResult r;
-    auto err = gleam::interpose::load_module_key_first(c.sender(), op, image.c_str(),
-                                                       image.size() + 1, &r);
-    CHECK(err == cudaSuccess);
-    CHECK(r.status() == CUDA_SUCCESS);
-  };
   {
     client a{*f.exec};
-    module_load(a);
-    CHECK(a.batches == 2); // key, then the image
+    load_image(a, image);
+    CHECK(a.batches == first_batches);
     CHECK(a.payload_bytes == image.size() + 1);
   }
   client b{*f.exec};
-  module_load(b);
+  load_image(b, image);
   CHECK(b.batches == 1);
   CHECK(b.payload_bytes == 0);
   REQUIRE(loaded_images().size() == 2);
   CHECK(loaded_images()[0] == image);
   CHECK(loaded_images()[1] == image);
+}
+
+TEST_CASE("a server without a cache gets a large image in the load", "[weight_cache]") {
+  std::string image(2 * mib, 'z');
+  fixture f;
+  f.exec->set_cache(nullptr);
+  loaded_images().clear();
+  client a{*f.exec};
+  load_image(a, image);
+  CHECK(a.batches == 2); // the key, then the load with the image
+  CHECK(a.payload_bytes == image.size() + 1);
+  REQUIRE(loaded_images().size() == 1);
+  CHECK(loaded_images()[0] == image);
+}
+
+TEST_CASE("image parts out of order or not matching their key are refused and store nothing",
+          "[weight_cache]") {
+  fixture f;
+  client c{*f.exec};
+  auto image = pattern(21, 2 * mib);
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, image.data(), image.size());
+  auto part = [&](uint64_t off, const std::string& bytes) {
+    proto::Op op;
+    auto* u = op.mutable_cache_upload();
+    u->set_image(true);
+    u->set_key(key.to_binary());
+    u->set_offset(off);
+    u->set_chunk_size(image.size());
+    u->set_data(bytes.substr(off, mib));
+    return c.run(op);
+  };
+  auto late = part(mib, image);
+  CHECK(late.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(late.error(), Catch::Contains("an image") && Catch::Contains("in order"));
+  auto forged = image;
+  forged[mib + 5] ^= 1;
+  CHECK(part(0, forged).status() == CUDA_SUCCESS);
+  CHECK(part(mib, forged).status() == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(f.cache->stats().entries() == 0);
+  // The true image's parts store it.
+  CHECK(part(0, image).status() == CUDA_SUCCESS);
+  CHECK(part(mib, image).status() == CUDA_SUCCESS);
+  auto stored = f.cache->image(key);
+  REQUIRE(stored);
+  CHECK(*stored == image);
 }
 
 TEST_CASE("verified weights survive a restart of the store", "[weight_cache]") {
