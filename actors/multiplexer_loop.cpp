@@ -47,7 +47,9 @@ multiplexer_loop::usage multiplexer_loop::sample_usage() {
     return u;
   auto us = [](const timeval& tv) { return int64_t{tv.tv_sec} * 1000000 + tv.tv_usec; };
   u.cpu_us = us(ru.ru_utime) + us(ru.ru_stime);
+  u.kernel_us = us(ru.ru_stime);
   u.major_faults = ru.ru_majflt;
+  u.minor_faults = ru.ru_minflt;
   u.preempted = ru.ru_nivcsw;
   return u;
 }
@@ -73,10 +75,12 @@ void multiplexer_loop::note_step(std::chrono::steady_clock::duration took,
   auto span_ms = std::chrono::duration_cast<std::chrono::milliseconds>(after.at - before.at);
   log(log_level::warning,
       "the network thread was busy for {} ms in one step ({} such stalls so far; in the "
-      "last {} ms it ran {} ms on a CPU, had {} major page faults and was preempted {} "
-      "times); a peer drops a connection that stays silent for its connection timeout; {}",
+      "last {} ms it ran {} ms on a CPU ({} ms in the kernel), had {} major and {} minor page "
+      "faults and was preempted {} times); a peer drops a connection that stays silent for "
+      "its connection timeout; {}",
       us / 1000, stalls(), span_ms.count(), (after.cpu_us - before.cpu_us) / 1000,
-      after.major_faults - before.major_faults, after.preempted - before.preempted,
+      (after.kernel_us - before.kernel_us) / 1000, after.major_faults - before.major_faults,
+      after.minor_faults - before.minor_faults, after.preempted - before.preempted,
       sampler.where());
 }
 

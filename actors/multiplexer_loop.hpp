@@ -72,10 +72,11 @@ public:
   /// meanwhile, and CAF drops a connection that is silent for its
   /// middleman.connection-timeout. Each stall is counted and logged as a
   /// warning (at most one line every 10 s) that says where the time went:
-  /// the thread's CPU time, major page faults and involuntary context
-  /// switches since a sample taken at most 100 ms before the step began, and
-  /// the call stack seen most in the step (stall_sampler, ten samples a
-  /// second once the step passed the threshold).
+  /// the thread's CPU time (and its part in the kernel), major and minor
+  /// page faults and involuntary context switches since a sample taken at
+  /// most 100 ms before the step began, and the call stack seen most in the
+  /// step (stall_sampler, ten samples a second once the step passed the
+  /// threshold).
   static constexpr std::chrono::milliseconds stall_threshold{500};
 
   /// Stalls so far, and the longest step measured (polling steps only).
@@ -92,7 +93,9 @@ private:
   struct usage {
     std::chrono::steady_clock::time_point at{};
     int64_t cpu_us = 0;
+    int64_t kernel_us = 0;
     int64_t major_faults = 0;
+    int64_t minor_faults = 0;
     int64_t preempted = 0;
   };
   static usage sample_usage();

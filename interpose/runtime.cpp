@@ -805,19 +805,21 @@ std::string_view op_name(const proto::Op& op) {
   return field != nullptr ? std::string_view{field->name()} : std::string_view{"op"};
 }
 
-/// Bytes an op carries beyond its fixed fields (what bounds a batch).
+/// Bytes an op puts on the wire: its own encoding, and for a device-to-host
+/// copy the bytes its result brings back. What bounds a batch (and so one
+/// message either way) to about max_batch_bytes: every op counts, bulk ones
+/// (chunk uploads, copies, images) for what they carry.
 size_t payload_bytes(const proto::Op& op) {
+  size_t out = op.ByteSizeLong();
   switch (op.kind_case()) {
-    case proto::Op::kMemcpyHtod:
-      return op.memcpy_htod().data().size();
+    case proto::Op::kMemcpyDtoh:
+      return out + op.memcpy_dtoh().size();
     case proto::Op::kMemcpy2D:
-      return op.memcpy_2d().data().size();
-    case proto::Op::kModuleLoad:
-      return op.module_load().image().size();
-    case proto::Op::kLaunchKernel:
-      return op.launch_kernel().params().size() + op.launch_kernel().function().size();
+      if (op.memcpy_2d().kind() == proto::Memcpy2D::DTOH)
+        return out + op.memcpy_2d().width() * op.memcpy_2d().height();
+      return out;
     default:
-      return 16;
+      return out;
   }
 }
 
@@ -1011,6 +1013,11 @@ cudaError_t submit(proto::Op op) {
       return err;
     return status;
   }
+  // A batch stays within max_batch_bytes unless one op alone is larger: a
+  // message that takes longer than the connection timeout to cross the
+  // link loses the connection.
+  if (c.queue->ops_size() > 0 && c.queued_bytes + payload_bytes(op) > max_batch_bytes)
+    send_queue(c, 0, {}, nullptr);
   enqueue(c, std::move(op));
   // The first op after a quiet flush_delay leaves at once: the GPU starts on
   // it one flush_delay earlier (a decode step's first kernel after its token

@@ -5,6 +5,11 @@
 //                 [--workers N]   (middleman.workers, default 0 like gleamd)
 //                 [--op-us U]     (every memset busies the server U us, like a kernel)
 //                 [--scheduled 1] (the GPU actor on the scheduler, not detached)
+//                 [--cache 1]     (a weight cache that never holds a chunk: every
+//                                 CacheFill key is missing, CacheUploads are
+//                                 written; without it cache ops fail with
+//                                 CUDA_ERROR_NOT_SUPPORTED as on a node
+//                                 without a cache)
 //
 // A GPU-less stand-in for gleamd: publishes a node actor on PORT whose GPU
 // server executes the op stream on host memory, so the interposer's
@@ -68,6 +73,10 @@ namespace {
 constexpr int32_t invalid_value = 1;
 constexpr int32_t illegal_address = 700;
 constexpr size_t max_backed = size_t{64} << 20;
+constexpr int32_t not_supported = 801; // CUDA_ERROR_NOT_SUPPORTED
+
+/// --cache: whether the fake has an (always cold) weight cache.
+bool cold_cache = false;
 
 struct fake_state {
   std::string stats_path;
@@ -314,6 +323,27 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         std::memmove(d, s, m.size());
       return;
     }
+    case proto::Op::kCacheFill:
+    case proto::Op::kCacheUpload:
+    case proto::Op::kCacheStats:
+      if (!cold_cache) {
+        r.set_status(not_supported);
+        r.set_error("the fake server has no weight cache");
+        return;
+      }
+      if (op.has_cache_fill()) {
+        auto* out = r.mutable_cache_filled();
+        for (int i = 0; i < op.cache_fill().keys_size(); ++i)
+          out->add_missing(static_cast<uint32_t>(i));
+      } else if (op.has_cache_upload() && !op.cache_upload().image()) {
+        const auto& u = op.cache_upload();
+        auto* p = at(st, u.dst() + u.offset(), u.data().size(), &known);
+        if (!known)
+          r.set_status(invalid_value);
+        else if (p != nullptr)
+          std::memcpy(p, u.data().data(), u.data().size());
+      }
+      return;
     case proto::Op::kBlasGemm:
       return gemm(st, op.blas_gemm(), r);
     case proto::Op::kBlasLtHeuristic: {
@@ -458,7 +488,7 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] [--scheduled 0|1] [--token T] "
-                         "[--threads N] [--scheduler-tenants NAME:TOKEN,...]\n");
+                         "[--threads N] [--scheduler-tenants NAME:TOKEN,...] [--cache 0|1]\n");
     return 2;
   }
   auto port = static_cast<uint16_t>(std::atoi(argv[1]));
@@ -481,6 +511,8 @@ int main(int argc, char** argv) {
       op_us = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--scheduled") == 0)
       scheduled = std::atoi(argv[i + 1]) != 0;
+    else if (std::strcmp(argv[i], "--cache") == 0)
+      cold_cache = std::atoi(argv[i + 1]) != 0;
     else if (std::strcmp(argv[i], "--token") == 0)
       token = argv[i + 1];
     else if (std::strcmp(argv[i], "--scheduler-tenants") == 0)
