@@ -140,6 +140,12 @@ struct client {
   std::string server_host;
   uint16_t server_port = 0;
   uint32_t server_gpu = 0;
+  /// Drops since the oldest batch in flight (stuck_flight) was last seen
+  /// answered, and when the first of them came: a link on which no batch
+  /// gets through between drops fails after reconnect-for, not never.
+  uint64_t stuck_flight = 0;
+  int stuck_drops = 0;
+  std::chrono::steady_clock::time_point stuck_since;
   /// The flusher thread sends a queue that waited flush_delay.
   std::condition_variable wake;
   bool stopping = false;
@@ -661,6 +667,24 @@ bool reconnect(client& c, std::string& why) {
   if (c.cfg.reconnect_for.count() <= 0 || c.server_host.empty())
     return false;
   auto where = c.server_host + ":" + std::to_string(c.server_port);
+  auto now = std::chrono::steady_clock::now();
+  if (c.flights.empty() || c.flights.front().id != c.stuck_flight || c.stuck_drops == 0) {
+    c.stuck_flight = c.flights.empty() ? 0 : c.flights.front().id;
+    c.stuck_since = now;
+    c.stuck_drops = 0;
+  }
+  ++c.stuck_drops;
+  if (!c.flights.empty() && c.stuck_drops > 1 && now - c.stuck_since >= c.cfg.reconnect_for) {
+    why += fmt::format("; the connection was lost {} times in {} ms and no batch was answered "
+                       "in between (one cause: a link so slow that a message of up to {} KiB "
+                       "takes longer than the 2 s connection timeout to cross it, below about "
+                       "4 Mbit/s)",
+                       c.stuck_drops,
+                       std::chrono::duration_cast<std::chrono::milliseconds>(now - c.stuck_since)
+                           .count(),
+                       max_message_payload >> 10);
+    return false;
+  }
   std::fprintf(stderr, "gleam: lost the connection to the Gleam server at %s (%s); "
                        "reconnecting for up to %lld ms\n",
                where.c_str(), why.c_str(),

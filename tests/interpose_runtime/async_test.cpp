@@ -353,6 +353,27 @@ TEST_CASE("a cached upload over a 30 Mbit/s link keeps its connection", "[interp
   CHECK(server.probe_errors().find("lost the connection") == std::string::npos);
 }
 
+TEST_CASE("a link too slow for a message to cross in time fails after reconnect-for, not never",
+          "[interpose_runtime][reconnect]") {
+  // At 2 Mbit/s a 1 MiB message takes 4 s to cross: the server drops the
+  // client before it arrives, after every reconnect. With no batch answered
+  // in between the drops, the session fails once reconnect-for has passed.
+  fake_server server;
+  auto conf = server.dir() + "/client.conf";
+  {
+    std::ofstream f{conf};
+    f << "[client]\nreconnect-for = 3s\n";
+  }
+  link_process link{server.port(), {"--link", "2mbit,1ms"}};
+  auto start = std::chrono::steady_clock::now();
+  auto out = server.probe("bulk 4", "GLEAM_CACHE=off GLEAM_CONFIG=" + conf, link.port());
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(out.find("h2d=cudaErrorDevicesUnavailable") != std::string::npos);
+  CHECK(server.probe_errors().find("no batch was answered in between") != std::string::npos);
+  // A guard against a hang: ~3 s of drops and reconnects, then the error.
+  CHECK(took < std::chrono::seconds{40});
+}
+
 // --- cuBLAS / cuBLASLt (libcublas.so.13 and libcublasLt.so.13 of the build)
 
 TEST_CASE("cuBLAS gemms and handle settings ride with the next sync call",
