@@ -97,6 +97,13 @@ public:
   std::string dir() const {
     return dir_;
   }
+  /// Writes `text` to a client config file in the server's directory and
+  /// returns the environment that makes the probe read it.
+  std::string client_config(const std::string& text) const {
+    auto path = dir_ + "/client.conf";
+    std::ofstream{path} << text;
+    return "GLEAM_CONFIG=" + path;
+  }
   /// The server's per-batch statistics of the last session.
   std::string stats() const {
     return read_file(stats_path());
@@ -359,14 +366,10 @@ TEST_CASE("a link too slow for a message to cross in time fails after reconnect-
   // client before it arrives, after every reconnect. With no batch answered
   // in between the drops, the session fails once reconnect-for has passed.
   fake_server server;
-  auto conf = server.dir() + "/client.conf";
-  {
-    std::ofstream f{conf};
-    f << "[client]\nreconnect-for = 3s\n";
-  }
+  auto conf = server.client_config("[client]\nreconnect-for = 3s\n");
   link_process link{server.port(), {"--link", "2mbit,1ms"}};
   auto start = std::chrono::steady_clock::now();
-  auto out = server.probe("bulk 4", "GLEAM_CACHE=off GLEAM_CONFIG=" + conf, link.port());
+  auto out = server.probe("bulk 4", "GLEAM_CACHE=off " + conf, link.port());
   auto took = std::chrono::steady_clock::now() - start;
   CHECK(out.find("h2d=cudaErrorDevicesUnavailable") != std::string::npos);
   CHECK(server.probe_errors().find("no batch was answered in between") != std::string::npos);
@@ -561,14 +564,10 @@ TEST_CASE("a link cut of 3 s while graphs with host nodes replay is invisible to
 TEST_CASE("a cut longer than reconnect-for gives a CUDA error, not a hang",
           "[interpose_runtime][reconnect]") {
   fake_server server;
-  auto conf = server.dir() + "/client.conf";
-  {
-    std::ofstream f{conf};
-    f << "[client]\nreconnect-for = 1s\n";
-  }
+  auto conf = server.client_config("[client]\nreconnect-for = 1s\n");
   link_process link{server.port(), {"--cut-at", "1s", "--cut-for", "20s", "--cut-mode", "reset"}};
   auto start = std::chrono::steady_clock::now();
-  auto out = server.probe("steady 300", "GLEAM_CONFIG=" + conf, link.port());
+  auto out = server.probe("steady 300", conf, link.port());
   auto took = std::chrono::steady_clock::now() - start;
   CHECK(out == "steady=cudaErrorDevicesUnavailable wrong=0\n");
   CHECK(server.probe_errors().find("getting the session back failed") != std::string::npos);
