@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,11 @@
 #include "config/tls_config.hpp"
 
 namespace gleam::actors {
+
+/// middleman.connection-timeout of every node and client: a peer from which
+/// no whole message came for this long is taken for lost (a host that
+/// vanished without a TCP reset), however much of a large one is on its way.
+constexpr std::chrono::seconds connection_timeout{2};
 
 /// Loads the network modules into `cfg`: CAF's middleman always and, when
 /// `tls.enabled`, caf::openssl::manager with the certificate, key and CA file

@@ -442,7 +442,7 @@ void open_connection(client& c) {
   // A server whose host vanished (no TCP reset) is down after 2 s of silence;
   // gleamd sends heartbeats every 500 ms.
   sc.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{500}});
-  sc.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{2}});
+  sc.set("middleman.connection-timeout", caf::timespan{actors::connection_timeout});
   sc.set("logger.file-verbosity", caf::atom("quiet"));
   sc.set("logger.console-verbosity", caf::atom("quiet"));
   // The network thread polls for [client] poll after each event, so the
@@ -677,12 +677,13 @@ bool reconnect(client& c, std::string& why) {
   if (!c.flights.empty() && c.stuck_drops > 1 && now - c.stuck_since >= c.cfg.reconnect_for) {
     why += fmt::format("; the connection was lost {} times in {} ms and no batch was answered "
                        "in between (one cause: a link so slow that a message of up to {} KiB "
-                       "takes longer than the 2 s connection timeout to cross it, below about "
-                       "4 Mbit/s)",
+                       "takes longer than the {} s connection timeout to cross it, below about "
+                       "{:.1f} Mbit/s)",
                        c.stuck_drops,
                        std::chrono::duration_cast<std::chrono::milliseconds>(now - c.stuck_since)
                            .count(),
-                       max_message_payload >> 10);
+                       max_message_payload >> 10, actors::connection_timeout.count(),
+                       max_message_payload * 8e-6 / actors::connection_timeout.count());
     return false;
   }
   std::fprintf(stderr, "gleam: lost the connection to the Gleam server at %s (%s); "

@@ -120,6 +120,17 @@ char* at(fake_state& st, uint64_t p, uint64_t n, bool* known) {
   return &i->second.second[p - i->first];
 }
 
+/// Writes `data` at `dst` (a host-to-device copy, a cache upload's part):
+/// invalid_value when `dst` is outside every allocation.
+void write(fake_state& st, uint64_t dst, const std::string& data, proto::OpResult& r) {
+  bool known = false;
+  auto* p = at(st, dst, data.size(), &known);
+  if (!known)
+    r.set_status(invalid_value);
+  else if (p != nullptr)
+    std::memcpy(p, data.data(), data.size());
+}
+
 /// A BlasGemm: address checks, and a plain SGEMM computed on host memory.
 void gemm(fake_state& st, const proto::BlasGemm& g, proto::OpResult& r) {
   bool known = false;
@@ -292,15 +303,8 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       }
       return;
     }
-    case proto::Op::kMemcpyHtod: {
-      const auto& m = op.memcpy_htod();
-      auto* p = at(st, m.dst(), m.data().size(), &known);
-      if (!known)
-        r.set_status(invalid_value);
-      else if (p != nullptr)
-        std::memcpy(p, m.data().data(), m.data().size());
-      return;
-    }
+    case proto::Op::kMemcpyHtod:
+      return write(st, op.memcpy_htod().dst(), op.memcpy_htod().data(), r);
     case proto::Op::kMemcpyDtoh: {
       const auto& m = op.memcpy_dtoh();
       auto* p = at(st, m.src(), m.size(), &known);
@@ -337,11 +341,7 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
           out->add_missing(static_cast<uint32_t>(i));
       } else if (op.has_cache_upload() && !op.cache_upload().image()) {
         const auto& u = op.cache_upload();
-        auto* p = at(st, u.dst() + u.offset(), u.data().size(), &known);
-        if (!known)
-          r.set_status(invalid_value);
-        else if (p != nullptr)
-          std::memcpy(p, u.data().data(), u.data().size());
+        write(st, u.dst() + u.offset(), u.data(), r);
       }
       return;
     case proto::Op::kBlasGemm:
@@ -536,7 +536,7 @@ int main(int argc, char** argv) {
   // As gleamd: a client silent for 2 s is gone (its session is kept for a
   // resume).
   cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
-  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{2}});
+  cfg.set("middleman.connection-timeout", caf::timespan{actors::connection_timeout});
   cfg.set("logger.file-verbosity", caf::atom("quiet"));
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   std::optional<tools::shutdown_watchdog> watchdog;

@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   // A client silent for 2 s (it heartbeats every 500 ms) lost its link: its
   // session waits [gpu_server] session-grace for a resume, and the client's
   // new connection is not refused as a duplicate of the dead one.
-  sys_cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{2}});
+  sys_cfg.set("middleman.connection-timeout", caf::timespan{actors::connection_timeout});
   sys_cfg.set("scheduler.max-threads", static_cast<size_t>(cfg->threads));
   // Incoming messages are deserialized on the middleman's thread, not handed
   // to a BASP worker: one thread hop less per client round trip (halves the
