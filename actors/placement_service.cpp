@@ -175,6 +175,8 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     t.id = r.session();
     t.weights = fnv1a(r.task_signature());
     t.memory_bytes = std::max(r.allocated_bytes(), p.memory_bytes);
+    // The server does not report which share of a running load its cache
+    // serves: taken as crossing the network (the conservative side).
     t.occ = p.occ;
     double done = 0;
     if (r.first_launch_time_ns() == 0) {
@@ -194,8 +196,13 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     t.id = x.id;
     t.weights = x.weights;
     t.memory_bytes = p.memory_bytes;
+    // Its load as predicted when it was placed: the cached share from the
+    // cache tier, off the ingress, the rest over the link.
+    auto cached = std::min(s.cached_bytes(x.weights), p.weight_bytes);
     t.occ = p.occ;
-    t.load_remaining_s = g.rtt_s + static_cast<double>(p.weight_bytes) / rate;
+    t.occ.network = placement::load_net_occupancy(p.occ.network, p.weight_bytes, cached);
+    t.load_remaining_s = g.rtt_s + static_cast<double>(p.weight_bytes - cached) / rate
+                         + static_cast<double>(cached) / s.cache_fill_rate_bytes_per_s;
     compute_done.emplace_back(compute_of(p), 0.0);
     sum_u_gpu += t.occ.gpu;
     reserved += t.memory_bytes;

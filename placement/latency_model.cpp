@@ -25,7 +25,8 @@ server_timeline::server_timeline(const server& s)
   for (const auto& r : s.running) {
     ++count_;
     auto load_end = std::clamp(r.load_remaining_s, 0.0, std::max(0.0, r.remaining_s));
-    if (load_end > 0)
+    // A load from the server's own cache (occupancy 0) is not on the ingress.
+    if (load_end > 0 && r.occ.network > 0)
       intervals_[index_of(resource::network)].push_back({0, load_end, r.occ.network});
     if (r.remaining_s > load_end)
       intervals_[index_of(resource::gpu)].push_back({load_end, r.remaining_s, r.occ.gpu});
@@ -41,7 +42,7 @@ void server_timeline::add(double start_s, double load_s, double total_s, occupan
   ++count_;
   auto load_end = start_s + std::max(0.0, load_s);
   auto end = std::max(load_end, start_s + total_s);
-  if (load_end > start_s) {
+  if (load_end > start_s && occ.network > 0) {
     intervals_[index_of(resource::network)].push_back({start_s, load_end, occ.network});
     rebuild(index_of(resource::network));
   }
@@ -204,8 +205,11 @@ prediction predict(const task& t, const server& s, const server_timeline& tl,
   p.solo_compute_s = s.gpu_type < t.profile.compute_s.size()
                        ? t.profile.compute_s[s.gpu_type]
                        : default_compute_s;
-  p.load_s = tl.stretch(resource::network, start_s, p.solo_load_s, t.profile.occ.network,
-                        gamma_net);
+  p.net_occupancy = load_net_occupancy(t.profile.occ.network, bytes, p.cached_bytes);
+  // A load from the server's own cache does not use its ingress.
+  p.load_s = uncached == 0 ? p.solo_load_s
+                           : tl.stretch(resource::network, start_s, p.solo_load_s,
+                                        p.net_occupancy, gamma_net);
   p.compute_s = tl.stretch(resource::gpu, start_s + p.load_s, p.solo_compute_s,
                            t.profile.occ.gpu, gamma_gpu);
   p.total_s = p.load_s + p.compute_s;

@@ -35,6 +35,10 @@ struct prediction {
   double solo_compute_s = 0;
   /// Bytes of the task's weights already cached on the server.
   uint64_t cached_bytes = 0;
+  /// Its occupancy of the server's network ingress while it loads:
+  /// load_net_occupancy(profile, cached share), 0 when every byte comes from
+  /// the server's own cache (such a load is not stretched by other loads).
+  double net_occupancy = 0;
 
   /// start_s + total_s: completion, seconds after the snapshot instant.
   double completion_s() const noexcept {
@@ -52,6 +56,21 @@ struct prediction {
 /// N times as long), γ > 1 interference beyond it.
 inline double contention(double gamma, double sum_u) noexcept {
   return std::max(1.0, gamma * sum_u);
+}
+
+/// Occupancy of the server's network ingress by a load of `weight_bytes` of
+/// which `cached_bytes` come from the server's own cache: the profile's
+/// network occupancy `u_net` (a load's, all bytes crossing the network)
+/// times the share that crosses it. Cached chunks go from the cache tiers
+/// (disk, host memory) to the GPU without touching the NIC, so a fully
+/// cached load neither slows the loads crossing the network nor is slowed
+/// by them.
+inline double load_net_occupancy(double u_net, uint64_t weight_bytes,
+                                 uint64_t cached_bytes) noexcept {
+  if (weight_bytes == 0)
+    return u_net;
+  auto cached = cached_bytes < weight_bytes ? cached_bytes : weight_bytes;
+  return u_net * static_cast<double>(weight_bytes - cached) / static_cast<double>(weight_bytes);
 }
 
 /// Smallest share of its solo compute time a running task is assumed to
@@ -82,6 +101,8 @@ public:
   /// Adds a task that starts its load phase at `start_s`, loads until
   /// `start_s + load_s`, then computes until `start_s + total_s`. With
   /// `start_s` > 0 it is a reservation: its memory is taken at `start_s`.
+  /// A load of network occupancy 0 (from the server's own cache) is not on
+  /// the ingress timeline.
   void add(double start_s, double load_s, double total_s, occupancy occ,
            uint64_t memory_bytes);
 

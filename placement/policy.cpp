@@ -72,7 +72,9 @@ public:
   /// p.start_s is 0, else reserved from p.start_s on.
   void commit(server_index s, const task& t, const prediction& p) {
     auto& e = own(s);
-    e.timeline.add(p.start_s, p.load_s, p.total_s, t.profile.occ, t.profile.memory_bytes);
+    auto occ = t.profile.occ;
+    occ.network = p.net_occupancy;
+    e.timeline.add(p.start_s, p.load_s, p.total_s, occ, t.profile.memory_bytes);
     if (p.start_s <= 0)
       e.gpu_load += t.profile.occ.gpu;
   }
@@ -87,7 +89,7 @@ public:
     return p.completion_s()
            + tl.inflicted(resource::gpu, compute_from, p.start_s + p.total_s,
                           t.profile.occ.gpu, gamma_gpu(s))
-           + tl.inflicted(resource::network, p.start_s, compute_from, t.profile.occ.network,
+           + tl.inflicted(resource::network, p.start_s, compute_from, p.net_occupancy,
                           gamma_net(s));
   }
 

@@ -47,7 +47,9 @@ struct running_task {
   weight_set_id weights = 0;
   /// GPU memory it holds until it finishes, bytes.
   uint64_t memory_bytes = 0;
-  /// Its occupancy of each resource while it uses it.
+  /// Its occupancy of each resource while it uses it; of the network, its
+  /// load's (load_net_occupancy: 0 when the load comes from the server's
+  /// own cache).
   occupancy occ;
   /// Estimated seconds from now until its load phase ends (0 once computing).
   double load_remaining_s = 0;

@@ -30,6 +30,8 @@ struct job {
   double compute_truth_s = 0;  // truth solo seconds of the compute phase
   double u_net = 0;
   double u_gpu = 0;
+  double net_share = 1;        // share of its weights crossing the network
+
   uint64_t memory_bytes = 0;
   weight_set_id weights = 0;
   uint64_t weight_bytes = 0;
@@ -44,7 +46,13 @@ struct job {
   double model_done_s = 0;      // solo seconds done by the model's account
 
   double self_u() const {
-    return phase == load_phase ? u_net : u_gpu;
+    return phase == load_phase ? u_net * net_share : u_gpu;
+  }
+
+  /// A load from the server's own cache does not use the ingress: it is
+  /// neither slowed by the loads crossing it nor slows them.
+  bool on_ingress() const {
+    return phase != load_phase || net_share > 0;
   }
 };
 
@@ -72,6 +80,8 @@ struct sim_server {
   /// Truth contention of `j`: α = max(1, γ·Σu of every task in its phase,
   /// its own included), the form one H200 showed for 1, 2 and 3 copies.
   double alpha(const job& j) const {
+    if (!j.on_ingress())
+      return 1;
     return contention(j.phase == load_phase ? gamma_net : gamma_gpu, sum_u[j.phase]);
   }
 
@@ -84,6 +94,8 @@ struct sim_server {
 
   /// Model contention of `j` with the scheduler's current γ estimates.
   double model_alpha(const job& j, const gamma_row& g) const {
+    if (!j.on_ingress())
+      return 1;
     return contention(j.phase == load_phase ? g[1] : g[0], sum_u[j.phase]);
   }
 
@@ -129,6 +141,7 @@ struct sim_server {
     j.model_solo_load_s = l.rtt_s + static_cast<double>(j.weight_bytes - cached_now) / l.rate_bytes_per_s
                           + static_cast<double>(cached_now) / fill_rate;
     j.work_left_s = j.model_solo_load_s * tt.load_noise;
+    j.net_share = load_net_occupancy(1.0, j.weight_bytes, cached_now);
     j.phase = load_phase;
     j.start_s = now;
     j.phase_start_s = now;
@@ -353,7 +366,7 @@ private:
         r.id = trace_[j.trace_index].id;
         r.weights = j.weights;
         r.memory_bytes = j.memory_bytes;
-        r.occ = {j.u_gpu, j.u_net};
+        r.occ = {j.u_gpu, j.u_net * j.net_share};
         // The server reports the bytes left of a load; the compute left is
         // the predicted solo time minus the work done by the model's own
         // account (elapsed time / model alpha), at the current model alpha.
@@ -431,7 +444,7 @@ private:
       auto steady = std::sqrt(var_u) <= steady_sum_u_spread;
       const auto& type_name = type_names_[s.type];
       if (j.phase == load_phase) {
-        if (learn && steady && j.model_solo_load_s > 0)
+        if (learn && steady && j.net_share > 0 && j.model_solo_load_s > 0)
           model_.calibration.observe(type_name, resource::network, mean_u, wall / j.model_solo_load_s);
         s.touch(j.weights, j.weight_bytes);
         j.phase = compute_phase;
@@ -541,7 +554,8 @@ private:
           if (round > 0)
             for (std::size_t j = 0; j < tasks.size(); ++j)
               if (j != i)
-                tl.add(0, preds[j].load_s, preds[j].total_s, tasks[j].profile.occ, 0);
+                tl.add(0, preds[j].load_s, preds[j].total_s,
+                       {tasks[j].profile.occ.gpu, preds[j].net_occupancy}, 0);
           next[i] = predict(tasks[i], view, tl, 0, model_.gamma[g][0], model_.gamma[g][1]);
         }
         preds = next;

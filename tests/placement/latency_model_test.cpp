@@ -30,6 +30,39 @@ TEST_CASE("cached bytes come from the cache tier", "[placement]") {
   CHECK(p.load_s == Approx(46.001));
 }
 
+TEST_CASE("a load from the server's cache stays off its network ingress", "[placement]") {
+  // Weights 7 cached, 8 not; a running task loads 40 s more over the link.
+  auto s = make_server("a", 80, 60);
+  s.cached.push_back({7, 16 * gb});
+  auto loading = make_running(1, 0.5, 60);
+  loading.load_remaining_s = 40;
+  s.running.push_back(loading);
+  auto snap = make_snapshot({s});
+  // The cached load is not slowed by the network load (alpha_net 1) and
+  // occupies no ingress.
+  auto cached = predict(make_task(2, 7, 10), 0, snap);
+  CHECK(cached.load_s == Approx(8.001));
+  CHECK(cached.alpha_net == Approx(1.0));
+  CHECK(cached.net_occupancy == 0);
+  // The uncached one shares the ingress: alpha 1.5 * (0.5 + 0.5) for 40 s.
+  auto cold = predict(make_task(3, 8, 10), 0, snap);
+  CHECK(cold.net_occupancy == Approx(0.5));
+  CHECK(cold.load_s == Approx(40 + (160.001 - 40 / 1.5)));
+  // A cached load on the timeline leaves the ingress to the others: the cold
+  // load's prediction is unchanged; a load crossing the network inflicts
+  // nothing on the cached one alone.
+  server_timeline tl{snap.servers[0]};
+  tl.add(0, cached.load_s, cached.total_s, {0.5, cached.net_occupancy}, 20 * gb);
+  auto after = predict(make_task(3, 8, 10), snap.servers[0], tl, 0, 2.0, 1.5);
+  CHECK(after.load_s == Approx(cold.load_s));
+  server_timeline idle{make_server("b", 80, 80)};
+  idle.add(0, cached.load_s, cached.total_s, {0.5, cached.net_occupancy}, 20 * gb);
+  CHECK(idle.inflicted(resource::network, 0, 8.001, 0.5, 1.5) == 0);
+  // Partly cached: the occupancy scales with the bytes crossing the network.
+  CHECK(load_net_occupancy(0.5, 16 * gb, 12 * gb) == Approx(0.125));
+  CHECK(load_net_occupancy(0.5, 16 * gb, 20 * gb) == 0);
+}
+
 TEST_CASE("contention stretches compute while co-runners last", "[placement]") {
   auto s = make_server("a", 80, 60);
   s.cached.push_back({7, 16 * gb});

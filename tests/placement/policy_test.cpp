@@ -66,15 +66,23 @@ TEST_CASE("gleam does not co-locate past the throughput knee", "[placement]") {
   CHECK(d.assignments[1].predicted.start_s == Approx(d.assignments[0].predicted.total_s));
   CHECK(d.placed == 1);
   // Light tasks (u 0.4) pair below the knee (1.25 * 0.8 = 1): both start on
-  // B now, the second's load sharing the ingress with the first's (alpha
-  // 1.5 * 1.0 for 8.001 s, then alone: 8.001 + 8.001 / 3 s), its compute
-  // free.
+  // B now, their compute free. Both load from B's cache, off the ingress, so
+  // neither load slows the other: 8.001 + 10 s each.
   std::vector<task> light{make_task(12, 7, 10, 20, 0.4), make_task(13, 7, 10, 20, 0.4)};
   auto dl = place(snap, light, policy_kind::gleam);
   CHECK(dl.placed == 2);
   CHECK(dl.assignments[0].server == 1);
   CHECK(dl.assignments[1].server == 1);
-  CHECK(dl.assignments[1].predicted.completion_s() == Approx(8.001 + 8.001 / 3 + 10));
+  CHECK(dl.assignments[1].predicted.completion_s() == Approx(8.001 + 10));
+  // Uncached (weights 8 cached nowhere) on B alone, the second load shares
+  // the ingress with the first's (alpha 1.5 * 1.0 while both load, i.e. for
+  // the first's 160.001 s, then alone: 160.001 + 160.001 / 3 s).
+  auto only_b = make_snapshot({b});
+  only_b.gamma = snap.gamma;
+  std::vector<task> cold{make_task(14, 8, 10, 20, 0.4), make_task(15, 8, 10, 20, 0.4)};
+  auto dc = place(only_b, cold, policy_kind::gleam);
+  REQUIRE(dc.placed == 2);
+  CHECK(dc.assignments[1].predicted.load_s == Approx(160.001 + 160.001 / 3));
 }
 
 TEST_CASE("memory_fit never places a task where it does not fit", "[placement]") {
