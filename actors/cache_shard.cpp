@@ -83,6 +83,16 @@ cache_shard_actor shard_client::connect(peer& p) {
   return p.shard;
 }
 
+void shard_client::note_rate(size_t bytes, std::chrono::steady_clock::duration took) {
+  auto secs = std::chrono::duration<double>(took).count();
+  if (bytes < min_rate_sample_bytes || secs <= 0)
+    return;
+  auto sample = static_cast<double>(bytes) / secs;
+  auto old = rate_.load(std::memory_order_relaxed);
+  // Fetches are serialized by mtx_: one writer at a time.
+  rate_.store(old == 0 ? sample : old + rate_ema * (sample - old), std::memory_order_relaxed);
+}
+
 caf::expected<std::vector<uint8_t>> shard_client::fetch(const cache_store::chunk_key& key) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto n = peers_.size();
@@ -99,6 +109,7 @@ caf::expected<std::vector<uint8_t>> shard_client::fetch(const cache_store::chunk
     caf::scoped_actor self{sys_};
     std::vector<uint8_t> out;
     bool got = false;
+    auto asked = std::chrono::steady_clock::now();
     self->request(shard, caf::duration{timeout_}, std::move(batch))
       .receive(
         [&](pb<proto::BatchReply>& r) {
@@ -112,8 +123,10 @@ caf::expected<std::vector<uint8_t>> shard_client::fetch(const cache_store::chunk
           p.shard = nullptr;
           p.retry_after = std::chrono::steady_clock::now() + std::chrono::seconds{10};
         });
-    if (got)
+    if (got) {
+      note_rate(out.size(), std::chrono::steady_clock::now() - asked);
       return out;
+    }
   }
   return cache_store::make_error(cache_store::error_code::not_found,
                                  "no cache peer holds chunk " + key.to_string());

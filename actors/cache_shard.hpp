@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -50,6 +51,17 @@ public:
   /// store category) when none does. The caller re-hashes them.
   [[nodiscard]] caf::expected<std::vector<uint8_t>> fetch(const cache_store::chunk_key& key);
 
+  /// Measured rate of successful fetches, bytes per second: a moving
+  /// average over fetches of at least `min_rate_sample_bytes` (request to
+  /// reply, so per-chunk latency included, as a load through peers sees
+  /// it); 0 before the first. Thread-safe, does not wait for a fetch.
+  double rate_bytes_per_s() const noexcept {
+    return rate_.load(std::memory_order_relaxed);
+  }
+
+  /// Smallest fetch that counts towards `rate_bytes_per_s`.
+  static constexpr size_t min_rate_sample_bytes = 64 * 1024;
+
 private:
   struct peer {
     std::string host;
@@ -60,11 +72,16 @@ private:
   };
 
   cache_shard_actor connect(peer& p);
+  void note_rate(size_t bytes, std::chrono::steady_clock::duration took);
+
+  /// Weight of a new sample in `rate_bytes_per_s`.
+  static constexpr double rate_ema = 0.1;
 
   caf::actor_system& sys_;
   std::chrono::milliseconds timeout_;
   std::mutex mtx_;
   std::vector<peer> peers_;
+  std::atomic<double> rate_{0};
 };
 
 } // namespace gleam::actors

@@ -98,6 +98,9 @@ void placement_service::on_node(const proto::NodeStatus& reg, uint64_t now_ns) {
   auto rtt_ms = reg.rtt_ms();
   auto up = reg.up();
   caches_[reg.node_id()] = telemetry.cache();
+  auto peer_rate = telemetry.peer_fetch_rate();
+  if (!std::isfinite(peer_rate) || peer_rate < 0)
+    peer_rate = 0;
   for (const auto& info : reg.gpus()) {
     auto k = key(reg.node_id(), info.index());
     auto [it, added] = index_of_.emplace(k, gpus_.size());
@@ -110,6 +113,7 @@ void placement_service::on_node(const proto::NodeStatus& reg, uint64_t now_ns) {
     g.data_port = reg.data_port();
     g.up = up;
     g.updated_ns = now_ns;
+    g.peer_rate = peer_rate;
     if (rtt_ms > 0)
       g.rtt_s = rtt_ms / 1000.0;
     g.telemetry.Clear();
@@ -150,6 +154,7 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
   s.gpu_type = static_cast<placement::gpu_type_index>(type - gpu_types_.begin());
   auto rate = link_rate(s.id);
   s.links.push_back({rate, g.rtt_s});
+  s.peer_rate_bytes_per_s = g.peer_rate;
   if (auto c = caches_.find(g.node_id); c != caches_.end() && !keyed_.empty()) {
     std::vector<keyed_weights> sets;
     sets.reserve(keyed_.size());
@@ -435,7 +440,8 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
         if (tl.free_memory_bytes() < tasks[i].profile.memory_bytes)
           continue;
         auto p = placement::predict(tasks[i], snap.servers[s], tl, 0, prep_.at(s).gamma_gpu,
-                                    prep_.at(s).gamma_net);
+                                    prep_.at(s).gamma_net,
+                                    prep_.peer_cached_bytes(tasks[i].weights));
         if (p.completion_s() < best_done) {
           best_done = p.completion_s();
           best = s;
@@ -446,7 +452,8 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
         best = roomiest;
         const auto& tl = prep_.at(best).timeline;
         a.predicted = placement::predict(tasks[i], snap.servers[best], tl, 0,
-                                         prep_.at(best).gamma_gpu, prep_.at(best).gamma_net);
+                                         prep_.at(best).gamma_gpu, prep_.at(best).gamma_net,
+                                         prep_.peer_cached_bytes(tasks[i].weights));
       }
       a.server = best;
     }
@@ -523,7 +530,7 @@ proto::PlacementExplanation placement_service::explain(const std::string& task,
       continue;
     }
     auto p = placement::predict(t, snap.servers[s], tl, start, prep_.at(s).gamma_gpu,
-                                prep_.at(s).gamma_net);
+                                prep_.at(s).gamma_net, prep_.peer_cached_bytes(t.weights));
     sp->set_start_s(p.start_s);
     sp->set_load_s(p.load_s);
     sp->set_compute_s(p.compute_s);

@@ -144,6 +144,8 @@ private:
     uint32_t data_port = 0;
     proto::GpuTelemetry telemetry;
     double rtt_s = 0.001;
+    /// Its node's measured peer-fetch rate (Telemetry.peer_fetch_rate).
+    double peer_rate = 0;
     bool up = false;
     uint64_t updated_ns = 0;
     std::set<uint64_t> sessions_seen;

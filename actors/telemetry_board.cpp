@@ -21,15 +21,24 @@ void telemetry_board::set_cache_summary(std::function<proto::CacheSummary()> f) 
   cache_summary_ = std::move(f);
 }
 
+void telemetry_board::set_peer_fetch_rate(std::function<double()> f) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  peer_fetch_rate_ = std::move(f);
+}
+
 proto::Telemetry telemetry_board::telemetry() const {
   proto::Telemetry result;
   std::function<proto::CacheSummary()> cache;
+  std::function<double()> peer_rate;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     for (const auto& g : gpus_)
       *result.add_gpus() = g;
     cache = cache_summary_;
+    peer_rate = peer_fetch_rate_;
   }
+  if (peer_rate)
+    result.set_peer_fetch_rate(peer_rate());
   if (cache) {
     auto summary = cache();
     result.set_cached_chunks(summary.chunks());

@@ -22,6 +22,10 @@ public:
   /// the board's lock, by every `telemetry()`).
   void set_cache_summary(std::function<proto::CacheSummary()> f);
 
+  /// Installs the source of the measured peer-fetch rate, bytes per second
+  /// (called, without the board's lock, by every `telemetry()`).
+  void set_peer_fetch_rate(std::function<double()> f);
+
   /// The telemetry of every GPU of this node, with the cache summary.
   proto::Telemetry telemetry() const;
 
@@ -44,6 +48,7 @@ private:
   std::vector<std::vector<proto::SessionSummary>> sessions_;
   std::vector<proto::SessionEnded> ended_;
   std::function<proto::CacheSummary()> cache_summary_;
+  std::function<double()> peer_fetch_rate_;
 };
 
 } // namespace gleam::actors

@@ -190,8 +190,23 @@ double server_timeline::occupancy_now(resource r) const {
 
 // -- predict ------------------------------------------------------------------
 
+double uncached_rate(const server& s, const link& l, uint64_t weight_bytes,
+                     uint64_t peer_bytes) noexcept {
+  if (s.peer_rate_bytes_per_s > l.rate_bytes_per_s && weight_bytes > 0
+      && peer_bytes >= weight_bytes)
+    return s.peer_rate_bytes_per_s;
+  return l.rate_bytes_per_s;
+}
+
+uint64_t peer_cached_bytes(const snapshot& snap, weight_set_id w) noexcept {
+  uint64_t most = 0;
+  for (const auto& s : snap.servers)
+    most = std::max(most, s.cached_bytes(w));
+  return most;
+}
+
 prediction predict(const task& t, const server& s, const server_timeline& tl,
-                   double start_s, double gamma_gpu, double gamma_net) {
+                   double start_s, double gamma_gpu, double gamma_net, uint64_t peer_bytes) {
   prediction p;
   p.start_s = start_s;
   auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
@@ -200,7 +215,8 @@ prediction predict(const task& t, const server& s, const server_timeline& tl,
   link l;
   if (t.client < s.links.size())
     l = s.links[t.client];
-  p.solo_load_s = l.rtt_s + static_cast<double>(uncached) / l.rate_bytes_per_s
+  p.solo_load_s = l.rtt_s
+                  + static_cast<double>(uncached) / uncached_rate(s, l, bytes, peer_bytes)
                   + static_cast<double>(p.cached_bytes) / s.cache_fill_rate_bytes_per_s;
   p.solo_compute_s = s.gpu_type < t.profile.compute_s.size()
                        ? t.profile.compute_s[s.gpu_type]
@@ -223,7 +239,8 @@ prediction predict(const task& t, server_index s, const snapshot& snap) {
   server_timeline tl{srv};
   auto start = tl.earliest_fit(t.profile.memory_bytes);
   return predict(t, srv, tl, start, snap.gamma_of(srv.gpu_type, resource::gpu),
-                 snap.gamma_of(srv.gpu_type, resource::network));
+                 snap.gamma_of(srv.gpu_type, resource::network),
+                 peer_cached_bytes(snap, t.weights));
 }
 
 // -- gamma_fit ----------------------------------------------------------------

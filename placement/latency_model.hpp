@@ -198,10 +198,22 @@ private:
 /// validate(snap, t) pass, s < snap.servers.size().
 prediction predict(const task& t, server_index s, const snapshot& snap);
 
+/// Rate at which a load's uncached bytes reach server `s` from the client
+/// of link `l`: the faster of the link and `s`'s peer fetch when some
+/// server caches `peer_bytes` >= the task's `weight_bytes` of its set.
+double uncached_rate(const server& s, const link& l, uint64_t weight_bytes,
+                     uint64_t peer_bytes) noexcept;
+
+/// The most bytes of `w` any server of `snap` caches (0 when none).
+uint64_t peer_cached_bytes(const snapshot& snap, weight_set_id w) noexcept;
+
 /// Same as above against a timeline the caller keeps (used by policies),
-/// with the start delay given. `gamma_gpu` / `gamma_net` are the server's.
+/// with the start delay given. `gamma_gpu` / `gamma_net` are the server's;
+/// `peer_bytes` is the most bytes of the task's weight set any server caches
+/// (peer fetch, see uncached_rate; 0 = none).
 prediction predict(const task& t, const server& s, const server_timeline& tl,
-                   double start_s, double gamma_gpu, double gamma_net);
+                   double start_s, double gamma_gpu, double gamma_net,
+                   uint64_t peer_bytes = 0);
 
 /// Result of fitting γ for one (GPU type, resource).
 struct gamma_estimate {

@@ -65,7 +65,13 @@ public:
   }
 
   prediction predict_now(server_index s, const task& t) const {
-    return predict(t, prep_.snap().servers[s], timeline(s), 0, gamma_gpu(s), gamma_net(s));
+    return predict(t, prep_.snap().servers[s], timeline(s), 0, gamma_gpu(s), gamma_net(s),
+                   prep_.peer_cached_bytes(t.weights));
+  }
+
+  /// The most bytes of `w` any server caches (peer fetch).
+  uint64_t peer_bytes(weight_set_id w) const {
+    return prep_.peer_cached_bytes(w);
   }
 
   /// Adds `t` to server `s` as predicted: running from now when
@@ -260,6 +266,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
       auto second_done = infinity;
       auto second_completion = infinity;
       auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
+      auto peer = cs.peer_bytes(t.weights);
       for (server_index s = 0; s < n; ++s) {
         const auto& srv = snap.servers[s];
         const auto& tl = cs.timeline(s);
@@ -270,7 +277,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
         auto cached = std::min(srv.cached_bytes(t.weights), bytes);
         const auto& l = t.client < srv.links.size() ? srv.links[t.client] : link{};
         auto bound = start + l.rtt_s
-                     + static_cast<double>(bytes - cached) / l.rate_bytes_per_s
+                     + static_cast<double>(bytes - cached) / uncached_rate(srv, l, bytes, peer)
                      + static_cast<double>(cached) / srv.cache_fill_rate_bytes_per_s
                      + t.profile.compute_s[srv.gpu_type];
         if (!(bound < second_done))
@@ -280,7 +287,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
         prediction p;
         bool admitted = false;
         while (start < second_done) {
-          p = predict(t, srv, tl, start, cs.gamma_gpu(s), cs.gamma_net(s));
+          p = predict(t, srv, tl, start, cs.gamma_gpu(s), cs.gamma_net(s), peer);
           if (cs.marginal_progress(s, t, p) >= admit_min_progress) {
             admitted = true;
             break;

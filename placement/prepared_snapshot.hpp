@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "placement/latency_model.hpp"
@@ -48,6 +50,10 @@ public:
   /// and rebuilds its aggregates only.
   void update_server(server_index s, server srv);
 
+  /// The most bytes of `w` any server caches (0 when none): what a server
+  /// with peers may fetch over the backbone (see uncached_rate).
+  uint64_t peer_cached_bytes(weight_set_id w) const noexcept;
+
   /// Removes the last server (the caller keeps ids stable by swapping first).
   void pop_server();
 
@@ -67,9 +73,13 @@ public:
 
 private:
   aggregate make_aggregate(const server& s) const;
+  void hold(const server& s);
+  void release(const server& s);
 
   snapshot snap_;
   std::vector<aggregate> aggregates_;
+  /// Per weight set, the bytes each server caching it holds.
+  std::unordered_map<weight_set_id, std::multiset<uint64_t>> held_;
 };
 
 } // namespace gleam::placement

@@ -86,6 +86,11 @@ struct server {
   std::vector<cached_weights> cached;
   /// The link to each client, indexed by `client_index`.
   std::vector<link> links;
+  /// Rate at which it fetches chunks it misses from the caches of peer
+  /// servers over the wired backbone ([cache] peers), bytes per second; 0
+  /// when it has no peers. A load whose whole weight set some server caches
+  /// takes its uncached bytes at the faster of this and the client's link.
+  double peer_rate_bytes_per_s = 0;
 
   /// Bytes of `w` this server caches (0 when none); O(log n).
   uint64_t cached_bytes(weight_set_id w) const noexcept;

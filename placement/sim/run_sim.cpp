@@ -35,7 +35,7 @@ caf::error bad(const std::string& option, const std::string& value, const std::s
 std::string sim_usage() {
   return "usage: placement_sim [--seed N] [--tasks N] [--rate TASKS_PER_S] [--clients N]\n"
          "                     [--servers H200,A100,L40S] [--cache-gb N] [--noise SIGMA]\n"
-         "                     [--fit-fraction F] [--mixes N] [--lookahead N]\n"
+         "                     [--fit-fraction F] [--mixes N] [--lookahead N] [--peer-mbps R]\n"
          "                     [--policy gleam|round_robin|least_loaded|memory_fit|all]...\n";
 }
 
@@ -82,6 +82,10 @@ parse_sim_args(const std::vector<std::string>& args) {
       if (counts.size() != cfg.gpu_types.size())
         return bad(opt, val, std::to_string(cfg.gpu_types.size()) + " counts (H200,A100-80G,L40S)");
       cfg.cluster.servers_per_type = counts;
+    } else if (opt == "--peer-mbps") {
+      if (!parse_double(val, d) || d < 0)
+        return bad(opt, val, "a non-negative backbone rate in MB/s (0 = no peer fetch)");
+      cfg.cluster.peer_rate_bytes_per_s = d * 1e6;
     } else if (opt == "--cache-gb") {
       if (!parse_double(val, d) || d < 0)
         return bad(opt, val, "a non-negative size in GB");

@@ -13,6 +13,7 @@ namespace gleam::placement::sim {
 ///   --seed N  --tasks N  --rate TASKS_PER_S  --clients N
 ///   --servers H200,A100,L40S (counts per GPU type)  --cache-gb N
 ///   --noise SIGMA  --fit-fraction F  --mixes N  --lookahead N
+///   --peer-mbps R (peer fetch over the backbone at R MB/s; 0 = off)
 ///   --policy gleam|round_robin|least_loaded|memory_fit|all (repeatable)
 /// `args` excludes the program name. invalid_argument names the bad option.
 [[nodiscard]] caf::expected<std::pair<sim_config, std::vector<policy_kind>>>

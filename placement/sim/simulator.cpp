@@ -66,6 +66,7 @@ struct sim_server {
   uint64_t cache_capacity_bytes = 0;
   uint64_t cache_used_bytes = 0;
   double fill_rate = 2e9;
+  double peer_rate = 0;
   std::vector<std::pair<weight_set_id, uint64_t>> lru; // front = most recent
   std::vector<link> links;
   std::vector<job> jobs;
@@ -134,11 +135,16 @@ struct sim_server {
     cache_used_bytes += bytes;
   }
 
-  /// Starts `j` now: truth load time from the cache state and the link.
-  void start(job j, const trace_task& tt, double now) {
+  /// Starts `j` now: truth load time from the cache state and the link, or
+  /// a peer when some server caches `peer_bytes` of its weight set.
+  void start(job j, const trace_task& tt, double now, uint64_t peer_bytes) {
     auto cached_now = std::min(cached(j.weights), j.weight_bytes);
     const auto& l = links[tt.client];
-    j.model_solo_load_s = l.rtt_s + static_cast<double>(j.weight_bytes - cached_now) / l.rate_bytes_per_s
+    server view;
+    view.peer_rate_bytes_per_s = peer_rate;
+    j.model_solo_load_s = l.rtt_s
+                          + static_cast<double>(j.weight_bytes - cached_now)
+                              / uncached_rate(view, l, j.weight_bytes, peer_bytes)
                           + static_cast<double>(cached_now) / fill_rate;
     j.work_left_s = j.model_solo_load_s * tt.load_noise;
     j.net_share = load_net_occupancy(1.0, j.weight_bytes, cached_now);
@@ -300,6 +306,7 @@ private:
     s.free_bytes = spec.memory_bytes;
     s.cache_capacity_bytes = cc.cache_capacity_bytes;
     s.fill_rate = cc.cache_fill_rate_bytes_per_s;
+    s.peer_rate = cc.peer_rate_bytes_per_s;
     auto factor = index % 2 == 1 ? cc.far_rack_factor : 1.0;
     for (uint32_t c = 0; c < std::max<uint32_t>(1, cfg_.trace.clients); ++c) {
       if (c % 2 == 0)
@@ -323,6 +330,14 @@ private:
       i = memo.emplace(t.signature, model_.profiles.resolve(t.signature, type_names_, t.weight_bytes)).first;
     t.profile = i->second;
     return t;
+  }
+
+  /// The most bytes of `w` any server caches now (peer fetch).
+  uint64_t peer_cached_bytes(weight_set_id w) const {
+    uint64_t most = 0;
+    for (const auto& s : servers_)
+      most = std::max(most, s.cached(w));
+    return most;
   }
 
   job make_job(const trace_task& tt, std::size_t index) const {
@@ -356,6 +371,7 @@ private:
       out.total_memory_bytes = s.total_bytes;
       out.free_memory_bytes = s.free_bytes;
       out.cache_fill_rate_bytes_per_s = s.fill_rate;
+      out.peer_rate_bytes_per_s = s.peer_rate;
       out.links = s.links;
       for (const auto& [w, bytes] : s.lru)
         out.cached.push_back({w, bytes});
@@ -416,7 +432,7 @@ private:
       auto cached_now = std::min(s.cached(j.weights), j.weight_bytes);
       network_bytes_ += static_cast<double>(j.weight_bytes - cached_now);
       cached_bytes_ += static_cast<double>(cached_now);
-      s.start(j, tt, now);
+      s.start(j, tt, now, peer_cached_bytes(j.weights));
       started[i] = true;
     }
     std::deque<std::size_t> rest;
@@ -563,7 +579,7 @@ private:
       for (std::size_t i = 0; i < tts.size(); ++i) {
         auto j = make_job(tts[i], i);
         j.compute_truth_s = truth_compute_s(tts[i], g);
-        s.start(j, tts[i], 0);
+        s.start(j, tts[i], 0, 0);
       }
       std::vector<double> finish(tts.size(), 0);
       double now = 0;

@@ -26,6 +26,12 @@ struct cluster_config {
   double wifi_rtt_s = 0.003;
   /// Rate multiplier for servers in the far rack (odd server indexes).
   double far_rack_factor = 0.8;
+  /// Peer fetch over the wired backbone ([cache] peers on every node),
+  /// bytes per second; 0 = off, as gleamd without peers. A load whose whole
+  /// weight set another server caches takes its uncached bytes at the faster
+  /// of this and the client's link (the serving peer's egress is not
+  /// modelled: fetches from one peer do not slow each other).
+  double peer_rate_bytes_per_s = 0;
 };
 
 /// Everything one simulation run depends on.

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "actors/placement_service.hpp"
 
 #include "cache_store/hash.hpp"
@@ -396,4 +398,42 @@ TEST_CASE("placement_service stretches a running task's remaining time by its co
   auto q = ps.queue(t0);
   REQUIRE(q.tasks_size() == 1);
   CHECK(q.tasks(0).predicted_start_s() == Approx(11.0));
+}
+
+TEST_CASE("a node with cache peers loads a set cached elsewhere at its measured peer rate",
+          "[actors][placement]") {
+  // Node "b" caches alice's weights but is too small for the task; node "a"
+  // caches nothing, so the task goes to a and its weights come over the
+  // client's link (125 MB/s by default) or, when a reports a measured
+  // peer-fetch rate, from b's cache over the backbone.
+  auto cache = memory_cache();
+  auto alices = chunks(1, 4);
+  for (const auto& c : alices)
+    cache->accept_upload(key_of(c, cs::chunk_key::algo::xxh3_128), c.data(), c.size(),
+                         "alice");
+  auto b = node("b", 10);
+  *b.mutable_telemetry()->mutable_cache() = cache->summary();
+  auto place = [&](double peer_rate) {
+    auto a = node("a", 80);
+    a.mutable_telemetry()->set_peer_fetch_rate(peer_rate);
+    placement_service ps;
+    ps.on_node(a, 0);
+    ps.on_node(b, 0);
+    auto now = placement_service::clock::now();
+    ps.submit(keyed_request(alices, cs::chunk_key::algo::xxh3_128), "alice", now);
+    auto out = ps.dispatch(now, 0);
+    REQUIRE(out.size() == 1);
+    REQUIRE(out[0].reply.ok());
+    CHECK(out[0].reply.node_id() == "a");
+    return out[0].reply.explanation();
+  };
+  // 16 GB at 125 MB/s (128 s), or at 1 GB/s from b (16 s); the default
+  // profile's load saturates the ingress (occupancy 1), so alone it runs at
+  // α = 1.1 (the prior γ): 140.8 s and 17.6 s.
+  CHECK_THAT(place(0), Catch::Contains("load 140.8 s (0.0 GB cached of 16.0 GB)"));
+  CHECK_THAT(place(1e9), Catch::Contains("load 17.6 s (0.0 GB cached of 16.0 GB)"));
+  // A rate below the link's is not used; a malformed one counts as none.
+  CHECK_THAT(place(50e6), Catch::Contains("load 140.8 s"));
+  CHECK_THAT(place(-1), Catch::Contains("load 140.8 s"));
+  CHECK_THAT(place(std::numeric_limits<double>::quiet_NaN()), Catch::Contains("load 140.8 s"));
 }

@@ -35,3 +35,13 @@ TEST_CASE("telemetry carries the cache summary and its key filter", "[actors][ca
   const char other[] = "other";
   CHECK_FALSE(bloom.may_contain(cs::hash_chunk(cs::chunk_key::algo::xxh3_128, other, 5)));
 }
+
+TEST_CASE("telemetry carries the measured peer-fetch rate", "[actors][cache]") {
+  gleam::actors::telemetry_board board{1};
+  CHECK(board.telemetry().peer_fetch_rate() == 0); // a node without peers
+  double measured = 0;
+  board.set_peer_fetch_rate([&measured] { return measured; });
+  CHECK(board.telemetry().peer_fetch_rate() == 0); // nothing fetched yet
+  measured = 9.5e8;
+  CHECK(board.telemetry().peer_fetch_rate() == 9.5e8); // read at each heartbeat
+}

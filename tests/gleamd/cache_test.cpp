@@ -187,6 +187,7 @@ TEST_CASE("a miss is fetched from a peer node's cache shard, not from the client
   auto b = weight_cache::open({});
   REQUIRE(b);
   gleam::actors::shard_client peers{sys, {{"127.0.0.1", port}}, 5s};
+  CHECK(peers.rate_bytes_per_s() == 0); // nothing fetched yet
   (*b)->set_peer_fetch([&peers](const cs::chunk_key& k) { return peers.fetch(k); });
   auto expected = pattern(2, 256 * 1024);
   std::vector<uint8_t> got;
@@ -203,6 +204,9 @@ TEST_CASE("a miss is fetched from a peer node's cache shard, not from the client
   CHECK(from_peer);
   CHECK(got == expected);
   CHECK((*b)->stats().peer_bytes() == expected.size());
+  // The fetch of 256 KiB is measured: the rate node B reports to the
+  // scheduler for its loads through peers.
+  CHECK(peers.rate_bytes_per_s() > 0);
   // Now B holds it itself; a key no peer has is a miss.
   CHECK((*b)->store().contains(keys[1]));
   auto absent = pattern(99, 1000);

@@ -2,6 +2,7 @@
 
 #include "placement/error.hpp"
 #include "placement/latency_model.hpp"
+#include "placement/prepared_snapshot.hpp"
 #include "tests/placement/fixtures.hpp"
 
 using namespace gleam::placement;
@@ -61,6 +62,42 @@ TEST_CASE("a load from the server's cache stays off its network ingress", "[plac
   // Partly cached: the occupancy scales with the bytes crossing the network.
   CHECK(load_net_occupancy(0.5, 16 * gb, 12 * gb) == Approx(0.125));
   CHECK(load_net_occupancy(0.5, 16 * gb, 20 * gb) == 0);
+}
+
+TEST_CASE("a server with peers fetches a set another server caches over the backbone",
+          "[placement]") {
+  // B caches weights 7 whole and 12 GB of weights 8; A caches neither.
+  auto a = make_server("A", 80, 80);
+  auto b = make_server("B", 80, 80);
+  b.cached.push_back({7, 16 * gb});
+  b.cached.push_back({8, 12 * gb});
+  auto snap = make_snapshot({a, b});
+  // Without peers A loads over the client's 100 MB/s link.
+  CHECK(predict(make_task(1, 7, 10), 0, snap).load_s == Approx(160.001));
+  // With peers at 500 MB/s the 16 GB come from B's cache.
+  snap.servers[0].peer_rate_bytes_per_s = 500e6;
+  CHECK(predict(make_task(1, 7, 10), 0, snap).load_s == Approx(32.001));
+  // A set no server caches whole still crosses the client's link, and a
+  // backbone slower than the link is not used.
+  CHECK(predict(make_task(2, 8, 10), 0, snap).load_s == Approx(160.001));
+  snap.servers[0].peer_rate_bytes_per_s = 50e6;
+  CHECK(predict(make_task(1, 7, 10), 0, snap).load_s == Approx(160.001));
+  // The prepared snapshot tracks the holdings as servers change.
+  snap.servers[0].peer_rate_bytes_per_s = 500e6;
+  prepared_snapshot prep{snap};
+  CHECK(prep.peer_cached_bytes(7) == 16 * gb);
+  CHECK(prep.peer_cached_bytes(8) == 12 * gb);
+  CHECK(prep.peer_cached_bytes(9) == 0);
+  auto b_evicted = snap.servers[1];
+  b_evicted.cached.clear();
+  prep.update_server(1, b_evicted);
+  CHECK(prep.peer_cached_bytes(7) == 0);
+  auto a_filled = snap.servers[0];
+  a_filled.cached.push_back({7, 16 * gb});
+  prep.update_server(0, a_filled);
+  CHECK(prep.peer_cached_bytes(7) == 16 * gb);
+  prep.pop_server(); // B
+  CHECK(prep.peer_cached_bytes(7) == 16 * gb);
 }
 
 TEST_CASE("contention stretches compute while co-runners last", "[placement]") {

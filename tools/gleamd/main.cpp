@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     // The weight cache: one store per node, shared by its GPU servers and
     // served to peers and the console by the cache_shard actor.
     std::shared_ptr<executor::weight_cache> cache;
-    std::unique_ptr<actors::shard_client> cache_peers;
+    std::shared_ptr<actors::shard_client> cache_peers;
     if (cfg->gpu_server || cfg->cache_shard) {
       executor::weight_cache_options co;
       co.dir = cfg->cache_dir;
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
         cache = *opened;
         roles.shard = actors::spawn_cache_shard(sys, cache);
         if (!cfg->cache_peers.empty()) {
-          cache_peers = std::make_unique<actors::shard_client>(sys, cfg->cache_peers,
+          cache_peers = std::make_shared<actors::shard_client>(sys, cfg->cache_peers,
                                                                std::chrono::seconds{10});
           cache->set_peer_fetch(
             [p = cache_peers.get()](const cache_store::chunk_key& k) { return p->fetch(k); });
@@ -155,6 +155,12 @@ int main(int argc, char** argv) {
     }
     if (cache)
       roles.board->set_cache_summary([cache] { return cache->summary(); });
+    if (cache_peers && roles.board)
+      roles.board->set_peer_fetch_rate(
+        [peers = std::weak_ptr<actors::shard_client>{cache_peers}] {
+          auto p = peers.lock();
+          return p ? p->rate_bytes_per_s() : 0.0;
+        });
     auto node = actors::spawn_node(sys, *cfg, roles);
     const char* bind = cfg->bind_host.empty() ? nullptr : cfg->bind_host.c_str();
     auto port = actors::publish(sys, node, cfg->port, bind,
