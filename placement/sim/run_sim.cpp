@@ -141,16 +141,21 @@ std::string run_sim_cli(int argc, char** argv, bool* ok) {
   std::vector<sim_report> reports;
   for (auto p : policies)
     reports.push_back(simulate(cfg, p));
-  char head[256];
+  auto peers = cfg.cluster.peer_rate_bytes_per_s > 0
+                 ? std::to_string(static_cast<long long>(cfg.cluster.peer_rate_bytes_per_s / 1e6))
+                     + " MB/s"
+                 : std::string{"off"};
+  char head[320];
   std::snprintf(head, sizeof(head),
                 "trace: %zu tasks, Poisson %.2f tasks/s, seed %llu, %u clients; servers H200/A100/L40S = "
-                "%u/%u/%u, cache %.0f GB each\n\n",
+                "%u/%u/%u, cache %.0f GB each, peer fetch %s\n\n",
                 cfg.trace.tasks, cfg.trace.arrival_rate_per_s,
                 static_cast<unsigned long long>(cfg.trace.seed), cfg.trace.clients,
                 cfg.cluster.servers_per_type.size() > 0 ? cfg.cluster.servers_per_type[0] : 0,
                 cfg.cluster.servers_per_type.size() > 1 ? cfg.cluster.servers_per_type[1] : 0,
                 cfg.cluster.servers_per_type.size() > 2 ? cfg.cluster.servers_per_type[2] : 0,
-                static_cast<double>(cfg.cluster.cache_capacity_bytes) / 1e9);
+                static_cast<double>(cfg.cluster.cache_capacity_bytes) / 1e9,
+                peers.c_str());
   std::string out = head + format_reports(reports);
   if (reports.size() > 1 && reports.front().policy == policy_kind::gleam) {
     out += "\nthroughput gleam vs:";
