@@ -170,9 +170,15 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     return s.gpu_type < p.compute_s.size() ? p.compute_s[s.gpu_type]
                                            : placement::default_compute_s;
   };
-  // Each task's solo compute seconds and wall seconds computed so far; the
+  // Each task's solo compute seconds, wall seconds computed so far and solo
+  // seconds done by its progress counter (negative: not counted); the
   // remaining times follow once the GPU's Σu is known.
-  std::vector<std::pair<double, double>> compute_done;
+  struct progress {
+    double solo_s;
+    double wall_s;
+    double done_solo_s;
+  };
+  std::vector<progress> compute_done;
   double sum_u_gpu = 0;
   for (const auto& r : g.telemetry.running()) {
     auto p = profile_of(r.task_signature(), 0);
@@ -184,13 +190,16 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     // serves: taken as crossing the network (the conservative side).
     t.occ = p.occ;
     double done = 0;
+    double done_solo = -1;
     if (r.first_launch_time_ns() == 0) {
       auto left = p.weight_bytes > r.uploaded_bytes() ? p.weight_bytes - r.uploaded_bytes() : 0;
       t.load_remaining_s = g.rtt_s + static_cast<double>(left) / rate;
     } else if (now_ns > r.first_launch_time_ns()) {
       done = seconds(now_ns - r.first_launch_time_ns());
+      done_solo = placement::done_solo_from_progress(compute_of(p), r.kernel_launches(),
+                                                     p.launches);
     }
-    compute_done.emplace_back(compute_of(p), done);
+    compute_done.push_back({compute_of(p), done, done_solo});
     sum_u_gpu += t.occ.gpu;
     reserved += t.memory_bytes;
     s.running.push_back(t);
@@ -208,19 +217,23 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     t.occ.network = placement::load_net_occupancy(p.occ.network, p.weight_bytes, cached);
     t.load_remaining_s = g.rtt_s + static_cast<double>(p.weight_bytes - cached) / rate
                          + static_cast<double>(cached) / s.cache_fill_rate_bytes_per_s;
-    compute_done.emplace_back(compute_of(p), 0.0);
+    compute_done.push_back({compute_of(p), 0.0, -1.0});
     sum_u_gpu += t.occ.gpu;
     reserved += t.memory_bytes;
     s.running.push_back(t);
   }
   // Every task computes at the GPU's current α, loading ones counted as
-  // they are about to compute; the time computed so far was at that α too.
+  // they are about to compute. The work done so far comes from the task's
+  // progress counter (launches so far of those its runs make) when its
+  // profile knows that count, else from the time computed so far, taken
+  // to have run at that α too.
   auto alpha = placement::contention(calibration_.gamma(g.info.name(), placement::resource::gpu),
                                      sum_u_gpu);
   for (std::size_t i = 0; i < s.running.size(); ++i) {
-    auto [compute, done] = compute_done[i];
+    const auto& c = compute_done[i];
+    auto done = c.done_solo_s >= 0 ? c.done_solo_s : c.wall_s / alpha;
     s.running[i].remaining_s = s.running[i].load_remaining_s
-                               + placement::remaining_compute_s(compute, done / alpha, alpha);
+                               + placement::remaining_compute_s(c.solo_s, done, alpha);
   }
   s.free_memory_bytes = reserved < s.total_memory_bytes ? s.total_memory_bytes - reserved : 0;
   return s;
@@ -259,6 +272,7 @@ void placement_service::on_session_ended(const std::string& node_id,
   rec.weight_bytes = e.weight_bytes() != 0 ? e.weight_bytes() : e.uploaded_bytes();
   rec.memory_bytes = e.peak_allocated_bytes();
   rec.compute_wall_s = compute;
+  rec.launches = e.kernel_launches();
   rec.shared_gpu = others_gpu > 0;
   // GPU occupancy: the fraction of the session the server spent executing
   // it (synchronizing waits included); unmeasured means the whole GPU.
@@ -509,6 +523,7 @@ proto::PlacementExplanation placement_service::explain(const std::string& task,
   out.set_memory_bytes(t.profile.memory_bytes);
   out.set_gpu_occupancy(t.profile.occ.gpu);
   out.set_net_occupancy(t.profile.occ.network);
+  out.set_launches(t.profile.launches);
   for (size_t i = 0; i < gpu_types_.size(); ++i) {
     out.add_gpu_types(gpu_types_[i]);
     out.add_compute_s(t.profile.compute_s[i]);

@@ -49,6 +49,9 @@ bool session_meter::on_batch(const proto::OpBatch& batch, uint64_t begin_ns, uin
       case proto::Op::kCacheUpload:
         r.uploaded_bytes += op.cache_upload().data().size();
         break;
+      case proto::Op::kGraphLaunch:
+        ++r.launches;
+        break;
       case proto::Op::kLaunchKernel:
         ++r.launches;
         if (r.first_launch_ns == 0) {
@@ -138,6 +141,7 @@ void session_meter::annotate(proto::SessionSummary& summary) const {
   summary.set_task_signature(i->second.signature);
   summary.set_first_launch_time_ns(i->second.first_launch_ns);
   summary.set_uploaded_bytes(i->second.uploaded_bytes);
+  summary.set_kernel_launches(i->second.launches);
 }
 
 } // namespace gleam::actors

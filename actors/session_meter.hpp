@@ -41,8 +41,8 @@ public:
   bool on_close(uint64_t session, uint64_t now_ns, uint32_t gpu_index,
                 const std::string& gpu_name, proto::SessionEnded& out);
 
-  /// Adds the meter's fields (signature, first launch, uploaded bytes) to a
-  /// summary of an open session.
+  /// Adds the meter's fields (signature, first launch, uploaded bytes,
+  /// launches so far) to a summary of an open session.
   void annotate(proto::SessionSummary& summary) const;
 
 private:
@@ -64,7 +64,7 @@ private:
     std::set<std::string, by_digest> key_sample;
     uint64_t peak_allocated_bytes = 0;
     uint64_t busy_ns = 0;
-    uint64_t launches = 0;
+    uint64_t launches = 0; // kernel and graph launches: the progress counter
   };
 
   static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1);

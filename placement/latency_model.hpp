@@ -88,6 +88,19 @@ inline double remaining_compute_s(double solo_s, double done_solo_s, double alph
          * std::max(1.0, alpha);
 }
 
+/// Solo compute seconds a running task has done, from its progress counter:
+/// `launches_done` of the `launches_per_run` its profile expects, times its
+/// solo time `solo_s`; negative when either count is unknown (0), so the
+/// caller falls back to elapsed time. Counting work done, not time spent,
+/// it holds whatever contention the task met so far.
+inline double done_solo_from_progress(double solo_s, uint64_t launches_done,
+                                      double launches_per_run) noexcept {
+  if (launches_done == 0 || !(launches_per_run > 0))
+    return -1;
+  auto f = static_cast<double>(launches_done) / launches_per_run;
+  return (f < 1 ? f : 1) * solo_s;
+}
+
 /// The future of one server as the latency model sees it: a step function of
 /// the summed occupancy per resource and the memory releases, built from its
 /// running tasks' remaining-time estimates. Tasks placed during a decision are

@@ -43,6 +43,8 @@ void profile_store::observe(const std::string& signature, const run_record& run)
   fold(e.memory_bytes, static_cast<double>(run.memory_bytes));
   fold(e.gpu_occ, run.occ.gpu);
   fold(e.net_occ, run.occ.network);
+  if (run.launches > 0)
+    fold(e.launches, static_cast<double>(run.launches));
   if ((!run.shared_gpu || run.alpha_modelled) && run.compute_wall_s > 0)
     fold(e.compute_s[run.gpu_type], run.compute_wall_s / std::max(1.0, run.alpha_gpu));
   // The reference of the γ fit: wall times of runs nothing was divided out
@@ -63,6 +65,7 @@ task_profile profile_store::resolve(const std::string& signature,
   p.memory_bytes = static_cast<uint64_t>(e.memory_bytes.value);
   p.occ.gpu = e.gpu_occ.value;
   p.occ.network = e.net_occ.value;
+  p.launches = e.launches.value;
   p.samples = e.runs;
   double slowest = 0;
   for (const auto& [type, m] : e.compute_s)

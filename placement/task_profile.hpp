@@ -39,6 +39,9 @@ struct task_profile {
   std::vector<double> compute_s;
   /// Occupancy of each resource while the task runs alone.
   occupancy occ;
+  /// Kernel and graph launches per run (mean), the progress counter a
+  /// running task's launches so far are compared with; 0 = unknown.
+  double launches = 0;
   /// Finished runs the profile was learned from; 0 = conservative default.
   uint32_t samples = 0;
 };
@@ -87,6 +90,8 @@ struct run_record {
   bool alpha_modelled = false;
   /// Measured occupancy of the run on each resource.
   occupancy occ;
+  /// Kernel and graph launches of the run; 0 = not counted.
+  uint64_t launches = 0;
 };
 
 /// Task profiles keyed by task signature, learned from finished runs.
@@ -158,6 +163,7 @@ private:
     mean memory_bytes;
     mean gpu_occ;
     mean net_occ;
+    mean launches;
     uint32_t runs = 0;
     std::unordered_map<std::string, mean> compute_s;
     /// Runs alone below the knee only (solo_compute_s).

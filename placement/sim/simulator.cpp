@@ -42,6 +42,8 @@ struct job {
   double sum_u_sq_integral = 0; // ∫ Σu² dt over the phase, self included
   double others_integral = 0;   // ∫ (Σu − self) dt over the phase
   prediction predicted;
+  double profile_launches = 0;  // launches per run its profile expected
+  uint32_t launches = 0;        // truth launches of the run, made evenly
   double finish_s = 0;
   double model_done_s = 0;      // solo seconds done by the model's account
 
@@ -349,6 +351,7 @@ private:
     j.memory_bytes = type.memory_bytes;
     j.weights = weights_of(tt.type, tt.variant);
     j.weight_bytes = type.weight_bytes;
+    j.launches = type.launches;
     return j;
   }
 
@@ -395,7 +398,12 @@ private:
           r.remaining_s = r.load_remaining_s + remaining_compute_s(solo, 0, alpha_now);
         } else {
           r.load_remaining_s = 0;
-          r.remaining_s = remaining_compute_s(solo, j.model_done_s, alpha_now);
+          // Work done from the progress counter the server reports
+          // (launches so far), else from the model's own account.
+          auto f = j.compute_truth_s > 0 ? 1.0 - std::max(0.0, j.work_left_s) / j.compute_truth_s : 0.0;
+          auto launched = static_cast<uint64_t>(std::floor(std::clamp(f, 0.0, 1.0) * j.launches));
+          auto done = done_solo_from_progress(solo, launched, j.profile_launches);
+          r.remaining_s = remaining_compute_s(solo, done >= 0 ? done : j.model_done_s, alpha_now);
         }
         out.running.push_back(r);
       }
@@ -428,6 +436,7 @@ private:
       if (j.memory_bytes > s.free_bytes)
         continue; // the profile underestimated memory: stays queued
       j.predicted = a.predicted;
+      j.profile_launches = queue[i].profile.launches;
       j.compute_truth_s = truth_compute_s(tt, s.type);
       auto cached_now = std::min(s.cached(j.weights), j.weight_bytes);
       network_bytes_ += static_cast<double>(j.weight_bytes - cached_now);
@@ -489,6 +498,7 @@ private:
         rec.alpha_gpu = j.model_done_s > 0 ? std::max(1.0, wall / j.model_done_s) : 1.0;
         rec.alpha_modelled = true;
         rec.occ = {j.u_gpu, j.u_net};
+        rec.launches = j.launches;
         model_.profiles.observe(sig, rec);
         if (++since_refit_ >= cfg_.refit_every) {
           since_refit_ = 0;

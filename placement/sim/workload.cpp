@@ -30,11 +30,12 @@ std::vector<gpu_type_spec> default_gpu_types() {
 
 std::vector<task_type_spec> default_task_types() {
   return {
-    // name, weights, memory, H200 s, compute-bound, u_gpu, u_net, variants, mix
-    {"llama-8B", 16 * gb, 24 * gb, 40.0, 0.2, 0.45, 0.5, 4, 0.35},
-    {"llava-7B", 14 * gb, 20 * gb, 15.0, 0.4, 0.55, 0.5, 2, 0.20},
-    {"whisper", 3 * gb, 6 * gb, 3.0, 0.5, 0.35, 0.5, 2, 0.30},
-    {"sd3-class", 10 * gb, 18 * gb, 25.0, 0.9, 0.85, 0.5, 2, 0.15},
+    // name, weights, memory, H200 s, compute-bound, u_gpu, u_net, variants, mix,
+    // launches (graph launches per decode step or denoising step)
+    {"llama-8B", 16 * gb, 24 * gb, 40.0, 0.2, 0.45, 0.5, 4, 0.35, 512},
+    {"llava-7B", 14 * gb, 20 * gb, 15.0, 0.4, 0.55, 0.5, 2, 0.20, 256},
+    {"whisper", 3 * gb, 6 * gb, 3.0, 0.5, 0.35, 0.5, 2, 0.30, 64},
+    {"sd3-class", 10 * gb, 18 * gb, 25.0, 0.9, 0.85, 0.5, 2, 0.15, 28},
   };
 }
 

@@ -44,6 +44,10 @@ struct task_type_spec {
   uint32_t variants = 1;
   /// Relative arrival frequency in the mix.
   double mix_weight = 1;
+  /// Kernel and graph launches per run (decode steps, denoising steps), made
+  /// evenly over the compute phase: the progress counter a gpu_server
+  /// reports of a running task.
+  uint32_t launches = 100;
 
   /// Solo compute seconds of this type on `gpu`.
   double compute_s_on(const gpu_type_spec& gpu) const {

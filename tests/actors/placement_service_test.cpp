@@ -437,3 +437,34 @@ TEST_CASE("a node with cache peers loads a set cached elsewhere at its measured 
   CHECK_THAT(place(-1), Catch::Contains("load 140.8 s"));
   CHECK_THAT(place(std::numeric_limits<double>::quiet_NaN()), Catch::Contains("load 140.8 s"));
 }
+
+TEST_CASE("a running task's remaining time comes from its launches so far", "[actors][placement]") {
+  // "dec" computes 20 s alone (occupancy 0.5, below the knee) in 200
+  // launches and holds 60 GB, so a second copy waits for the first, which
+  // has computed for 1 s of wall time.
+  auto wait_for = [](uint64_t launches) {
+    placement_service ps;
+    ps.on_node(node("a", 80), 0);
+    for (int i = 0; i < 3; ++i) {
+      auto run = ended("dec", 2, 20, 0, "", 60 * gb, 0.5);
+      run.set_kernel_launches(200);
+      ps.on_session_ended("a", run);
+    }
+    REQUIRE(ps.profile_of("dec", 0).launches == Approx(200.0));
+    CHECK(ps.explain("dec", 0, 0).launches() == Approx(200.0)); // the console shows it
+    auto running = session(1, "dec", 60 * gb, 1 * s);
+    running.set_kernel_launches(launches);
+    ps.on_node(node("a", 80, {running}), 2 * s);
+    auto t0 = placement_service::clock::now();
+    ps.submit(request("dec"), "", t0);
+    CHECK(ps.dispatch(t0, 2 * s).empty());
+    auto q = ps.queue(t0);
+    REQUIRE(q.tasks_size() == 1);
+    return q.tasks(0).predicted_start_s();
+  };
+  // 150 of 200 launches done (a copy that ran faster than its wall time
+  // says, e.g. it began alone): a quarter of 20 s is left.
+  CHECK(wait_for(150) == Approx(5.0));
+  // Nothing counted: the elapsed time is all there is, 19 s left.
+  CHECK(wait_for(0) == Approx(19.0));
+}

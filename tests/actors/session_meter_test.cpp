@@ -27,6 +27,30 @@ proto::OpBatch launch(uint64_t session) {
 
 } // namespace
 
+TEST_CASE("session_meter counts kernel and graph launches as the task's progress",
+          "[actors]") {
+  actors::session_meter m;
+  m.on_open(1, "c1", "sig", "", 0);
+  proto::SessionSummary summary;
+  summary.set_session(1);
+  m.annotate(summary);
+  CHECK(summary.kernel_launches() == 0);
+  // A decode loop as a CUDA graph: one kernel launch (warm-up), then one
+  // graph launch per step.
+  m.on_batch(launch(1), 1 * s, 1 * s, 0);
+  proto::OpBatch steps;
+  steps.set_session(1);
+  for (int i = 0; i < 5; ++i)
+    steps.add_ops()->mutable_graph_launch()->set_exec(7);
+  m.on_batch(steps, 2 * s, 3 * s, 0);
+  m.annotate(summary);
+  CHECK(summary.kernel_launches() == 6);
+  CHECK(summary.first_launch_time_ns() == 1 * s);
+  proto::SessionEnded ended;
+  REQUIRE(m.on_close(1, 4 * s, 0, "H200", ended));
+  CHECK(ended.kernel_launches() == 6);
+}
+
 TEST_CASE("session_meter splits load and compute and measures overlaps", "[actors]") {
   actors::session_meter m;
   // A: opens at 0, uploads 1000 B until 2 s, computes 2..10 s.
@@ -43,6 +67,7 @@ TEST_CASE("session_meter splits load and compute and measures overlaps", "[actor
   CHECK(summary.task_signature() == "sig-a");
   CHECK(summary.first_launch_time_ns() == 2 * s);
   CHECK(summary.uploaded_bytes() == 1000);
+  CHECK(summary.kernel_launches() == 2); // the progress counter so far
 
   proto::SessionEnded b;
   REQUIRE(m.on_close(2, 6 * s, 0, "H200", b));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "placement/sim/workload.hpp"
+#include "placement/latency_model.hpp"
 #include "placement/task_profile.hpp"
 
 using namespace gleam::placement;
@@ -48,6 +49,25 @@ TEST_CASE("profiles learn a running mean, then an exponential one", "[placement]
   // Third sample: weight max(0.5, 1/3) = 0.5.
   store.observe("llama", solo_run("H200", 50));
   CHECK(store.resolve("llama", {"H200"}, 0).compute_s[0] == Approx(46.0));
+}
+
+TEST_CASE("profiles learn a task's launches per run, its progress counter", "[placement]") {
+  profile_store store;
+  CHECK(store.resolve("llama", {"H200"}, 0).launches == 0); // unknown
+  auto run = solo_run("H200", 40);
+  run.launches = 500;
+  store.observe("llama", run);
+  run.launches = 0; // a run whose server did not count: no sample
+  store.observe("llama", run);
+  run.launches = 520;
+  store.observe("llama", run);
+  CHECK(store.resolve("llama", {"H200"}, 0).launches == Approx(510.0));
+  // Half the launches done: half the solo time is done, whatever the
+  // wall time was; none counted or no count known: unknown (-1).
+  CHECK(done_solo_from_progress(40, 255, 510) == Approx(20.0));
+  CHECK(done_solo_from_progress(40, 600, 510) == Approx(40.0));
+  CHECK(done_solo_from_progress(40, 0, 510) < 0);
+  CHECK(done_solo_from_progress(40, 255, 0) < 0);
 }
 
 TEST_CASE("shared runs of unknown contention do not move the solo compute time",

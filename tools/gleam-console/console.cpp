@@ -278,9 +278,11 @@ bool console::explain(const std::string& task, std::ostream& out) {
   out << "task " << x.task() << " (tenant " << tenant_name(x.tenant()) << "): "
       << (x.known() ? "profile from " + std::to_string(x.samples()) + " finished run(s)"
                     : std::string{"unknown signature, conservative default profile"})
-      << fmt::format("; weights {:.2f} GB, memory {:.2f} GB, occupancy gpu {:.2f} net {:.2f}\n",
+      << fmt::format("; weights {:.2f} GB, memory {:.2f} GB, occupancy gpu {:.2f} net {:.2f}",
                      x.weight_bytes() / 1e9, x.memory_bytes() / 1e9, x.gpu_occupancy(),
-                     x.net_occupancy());
+                     x.net_occupancy())
+      << (x.launches() > 0 ? fmt::format(", {:.0f} launches per run\n", x.launches())
+                           : std::string{"\n"});
   for (int i = 0; i < x.gpu_types_size() && i < x.compute_s_size(); ++i)
     out << fmt::format("  solo compute on {}: {:.3f} s\n", x.gpu_types(i), x.compute_s(i));
   out << fmt::format("{:<24} {:<20} {:>4} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10}\n", "SERVER",
