@@ -153,6 +153,9 @@ TEST_CASE("two gleamd nodes register, show up in the console, and a killed one g
   CHECK(has_word(row(table, "gpuhost-t"), "gpu_server"));
   CHECK(row(table, "gpuhost-t").find("127.0.0.1:" + std::to_string(gpu_port))
         != std::string::npos);
+  // No cache peers: no peer-fetch rate measured.
+  CHECK_THAT(table, Catch::Contains("PEER MB/S"));
+  CHECK(has_word(row(table, "gpuhost-t"), "-"));
 
   kill(gpu.pid, SIGKILL);
   REQUIRE(gpu.wait_exit(5s) != -1);

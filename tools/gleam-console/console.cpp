@@ -35,7 +35,8 @@ std::string tenant_name(const std::string& tenant) {
 
 const char* help_text =
   "commands:\n"
-  "  nodes      every registered node: roles, up/down, heartbeat age, RTT, GPUs\n"
+  "  nodes      every registered node: roles, up/down, heartbeat age, RTT, GPUs,\n"
+  "             measured rate of its fetches from peer caches\n"
   "  gpus       every GPU of the cluster: memory, sessions, utilization\n"
   "  sessions   every open client session on the GPU servers\n"
   "  gamma      the contention factor per GPU type and resource: fitted or default\n"
@@ -125,13 +126,17 @@ bool console::nodes(std::ostream& out) {
     out << "error: " << config::describe(v.error()) << "\n";
     return false;
   }
-  out << fmt::format("{:<20} {:<16} {:<34} {:<5} {:>9} {:>8} {:>4}  {}\n", "NODE", "HOST",
-                     "ROLES", "STATE", "HEARTBEAT", "RTT", "GPUS", "ADDRESS");
-  for (const auto& n : v->nodes())
-    out << fmt::format("{:<20} {:<16} {:<34} {:<5} {:>7}ms {:>6.2f}ms {:>4}  {}:{}\n",
+  out << fmt::format("{:<20} {:<16} {:<34} {:<5} {:>9} {:>8} {:>4} {:>10}  {}\n", "NODE",
+                     "HOST", "ROLES", "STATE", "HEARTBEAT", "RTT", "GPUS", "PEER MB/S", "ADDRESS");
+  for (const auto& n : v->nodes()) {
+    // The measured rate of its fetches from peer caches; "-" before any.
+    auto peer = n.telemetry().peer_fetch_rate();
+    auto peer_text = peer > 0 ? fmt::format("{:.0f}", peer / 1e6) : std::string{"-"};
+    out << fmt::format("{:<20} {:<16} {:<34} {:<5} {:>7}ms {:>6.2f}ms {:>4} {:>10}  {}:{}\n",
                        n.node_id(), n.hostname(), role_names(n), n.up() ? "up" : "down",
-                       n.last_heartbeat_age_ms(), n.rtt_ms(), n.gpus_size(), n.data_host(),
-                       n.data_port());
+                       n.last_heartbeat_age_ms(), n.rtt_ms(), n.gpus_size(), peer_text,
+                       n.data_host(), n.data_port());
+  }
   out << v->nodes_size() << " node(s)\n";
   return true;
 }
