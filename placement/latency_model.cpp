@@ -215,8 +215,9 @@ prediction predict(const task& t, const server& s, const server_timeline& tl,
   link l;
   if (t.client < s.links.size())
     l = s.links[t.client];
-  p.solo_load_s = l.rtt_s
-                  + static_cast<double>(uncached) / uncached_rate(s, l, bytes, peer_bytes)
+  auto rate = uncached_rate(s, l, bytes, peer_bytes);
+  p.from_peer = uncached > 0 && rate != l.rate_bytes_per_s;
+  p.solo_load_s = l.rtt_s + static_cast<double>(uncached) / rate
                   + static_cast<double>(p.cached_bytes) / s.cache_fill_rate_bytes_per_s;
   p.solo_compute_s = s.gpu_type < t.profile.compute_s.size()
                        ? t.profile.compute_s[s.gpu_type]

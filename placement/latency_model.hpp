@@ -39,6 +39,8 @@ struct prediction {
   /// load_net_occupancy(profile, cached share), 0 when every byte comes from
   /// the server's own cache (such a load is not stretched by other loads).
   double net_occupancy = 0;
+  /// Whether its uncached bytes come from a peer's cache (uncached_rate).
+  bool from_peer = false;
 
   /// start_s + total_s: completion, seconds after the snapshot instant.
   double completion_s() const noexcept {

@@ -434,6 +434,7 @@ std::string explain(const snapshot& snap, const task& t, const assignment& a) {
   const auto& p = a.predicted;
   auto model = [&] {
     return "load " + secs(p.load_s) + " (" + gb(p.cached_bytes) + " cached of " + gb(bytes)
+           + (p.from_peer ? ", the rest from a peer's cache" : "")
            + "), compute " + secs(p.solo_compute_s) + " x alpha " + fixed2(p.alpha_gpu)
            + " (net alpha " + fixed2(p.alpha_net) + "), total " + secs(p.total_s);
   };

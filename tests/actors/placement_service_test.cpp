@@ -431,7 +431,9 @@ TEST_CASE("a node with cache peers loads a set cached elsewhere at its measured 
   // profile's load saturates the ingress (occupancy 1), so alone it runs at
   // α = 1.1 (the prior γ): 140.8 s and 17.6 s.
   CHECK_THAT(place(0), Catch::Contains("load 140.8 s (0.0 GB cached of 16.0 GB)"));
-  CHECK_THAT(place(1e9), Catch::Contains("load 17.6 s (0.0 GB cached of 16.0 GB)"));
+  CHECK_THAT(place(1e9), Catch::Contains("load 17.6 s (0.0 GB cached of 16.0 GB, the rest "
+                                         "from a peer's cache)"));
+  CHECK_THAT(place(0), !Catch::Contains("peer"));
   // A rate below the link's is not used; a malformed one counts as none.
   CHECK_THAT(place(50e6), Catch::Contains("load 140.8 s"));
   CHECK_THAT(place(-1), Catch::Contains("load 140.8 s"));
