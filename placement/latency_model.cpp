@@ -190,11 +190,11 @@ double server_timeline::occupancy_now(resource r) const {
 
 // -- predict ------------------------------------------------------------------
 
-double uncached_rate(const server& s, const link& l, uint64_t weight_bytes,
+double uncached_rate(double peer_rate_bytes_per_s, const link& l, uint64_t weight_bytes,
                      uint64_t peer_bytes) noexcept {
-  if (s.peer_rate_bytes_per_s > l.rate_bytes_per_s && weight_bytes > 0
+  if (peer_rate_bytes_per_s > l.rate_bytes_per_s && weight_bytes > 0
       && peer_bytes >= weight_bytes)
-    return s.peer_rate_bytes_per_s;
+    return peer_rate_bytes_per_s;
   return l.rate_bytes_per_s;
 }
 
@@ -215,7 +215,7 @@ prediction predict(const task& t, const server& s, const server_timeline& tl,
   link l;
   if (t.client < s.links.size())
     l = s.links[t.client];
-  auto rate = uncached_rate(s, l, bytes, peer_bytes);
+  auto rate = uncached_rate(s.peer_rate_bytes_per_s, l, bytes, peer_bytes);
   p.from_peer = uncached > 0 && rate != l.rate_bytes_per_s;
   p.solo_load_s = l.rtt_s + static_cast<double>(uncached) / rate
                   + static_cast<double>(p.cached_bytes) / s.cache_fill_rate_bytes_per_s;

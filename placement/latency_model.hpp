@@ -65,8 +65,9 @@ inline double contention(double gamma, double sum_u) noexcept {
 /// network occupancy `u_net` (a load's, all bytes crossing the network)
 /// times the share that crosses it. Cached chunks go from the cache tiers
 /// (disk, host memory) to the GPU without touching the NIC, so a fully
-/// cached load neither slows the loads crossing the network nor is slowed
-/// by them.
+/// cached load neither slows the loads crossing the network nor is stretched
+/// by α_net (a cold stream does slow it, 14-44 % on an H100, through the
+/// server's CPU and host path, which the model leaves out: placement/README).
 inline double load_net_occupancy(double u_net, uint64_t weight_bytes,
                                  uint64_t cached_bytes) noexcept {
   if (weight_bytes == 0)
@@ -213,10 +214,11 @@ private:
 /// validate(snap, t) pass, s < snap.servers.size().
 prediction predict(const task& t, server_index s, const snapshot& snap);
 
-/// Rate at which a load's uncached bytes reach server `s` from the client
-/// of link `l`: the faster of the link and `s`'s peer fetch when some
-/// server caches `peer_bytes` >= the task's `weight_bytes` of its set.
-double uncached_rate(const server& s, const link& l, uint64_t weight_bytes,
+/// Rate at which a load's uncached bytes reach a server from the client of
+/// link `l`: the faster of the link and the server's peer fetch
+/// (`peer_rate_bytes_per_s`, server::peer_rate_bytes_per_s) when some server
+/// caches `peer_bytes` >= the task's `weight_bytes` of its set.
+double uncached_rate(double peer_rate_bytes_per_s, const link& l, uint64_t weight_bytes,
                      uint64_t peer_bytes) noexcept;
 
 /// The most bytes of `w` any server of `snap` caches (0 when none).

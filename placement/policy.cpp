@@ -276,8 +276,8 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
         // Lower bound without contention: skip servers that cannot win.
         auto cached = std::min(srv.cached_bytes(t.weights), bytes);
         const auto& l = t.client < srv.links.size() ? srv.links[t.client] : link{};
-        auto bound = start + l.rtt_s
-                     + static_cast<double>(bytes - cached) / uncached_rate(srv, l, bytes, peer)
+        auto rate = uncached_rate(srv.peer_rate_bytes_per_s, l, bytes, peer);
+        auto bound = start + l.rtt_s + static_cast<double>(bytes - cached) / rate
                      + static_cast<double>(cached) / srv.cache_fill_rate_bytes_per_s
                      + t.profile.compute_s[srv.gpu_type];
         if (!(bound < second_done))

@@ -142,11 +142,9 @@ struct sim_server {
   void start(job j, const trace_task& tt, double now, uint64_t peer_bytes) {
     auto cached_now = std::min(cached(j.weights), j.weight_bytes);
     const auto& l = links[tt.client];
-    server view;
-    view.peer_rate_bytes_per_s = peer_rate;
     j.model_solo_load_s = l.rtt_s
                           + static_cast<double>(j.weight_bytes - cached_now)
-                              / uncached_rate(view, l, j.weight_bytes, peer_bytes)
+                              / uncached_rate(peer_rate, l, j.weight_bytes, peer_bytes)
                           + static_cast<double>(cached_now) / fill_rate;
     j.work_left_s = j.model_solo_load_s * tt.load_noise;
     j.net_share = load_net_occupancy(1.0, j.weight_bytes, cached_now);
