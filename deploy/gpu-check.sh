@@ -46,7 +46,7 @@ gleamd_pid=$!
 sleep 2
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c nodes
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c gpus
-hide='for f in $(ldconfig -p | awk "/libcuda\.so/{print \$NF}") /usr/local/nvidia/lib64/libcuda.so* /dev/nvidia*; do { [ -f "$f" ] || [ -c "$f" ]; } && mount --bind /dev/null "$f"; done'
+. "$(dirname "$0")/hide-driver.sh"
 same=0; differ=0
 while read -r prog; do
   [ -n "$prog" ] || continue

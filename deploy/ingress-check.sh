@@ -47,9 +47,8 @@ for name in A B C; do
     [sys.stdout.buffer.write(r.randbytes(1 << 20)) for _ in range($mb)]" > "$out/$name.bin"
 done
 sleep 1
-# The client sees no GPU of its own: libcuda and /dev/nvidia* are bind-
-# mounted over with /dev/null in a private mount namespace.
-hide='for f in $(ldconfig -p | awk "/libcuda\.so/{print \$NF}") /usr/local/nvidia/lib64/libcuda.so* /dev/nvidia*; do { [ -f "$f" ] || [ -c "$f" ]; } && mount --bind /dev/null "$f"; done'
+# The client sees no GPU of its own (deploy/hide-driver.sh).
+. "$(dirname "$0")/hide-driver.sh"
 # load FILE SERVER_PORT LOG: one model_load through Gleam; prints load_s.
 load() {
   unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_CACHE_REPORT=1 GLEAM_SERVER=127.0.0.1:$2 \

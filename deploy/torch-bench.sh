@@ -36,7 +36,7 @@ gleamd_pid=$!
   2> "$out/link.log" &
 link_pid=$!
 sleep 2
-hide='for f in $(ldconfig -p | awk "/libcuda\.so/{print \$NF}") /usr/local/nvidia/lib64/libcuda.so* /dev/nvidia*; do { [ -f "$f" ] || [ -c "$f" ]; } && mount --bind /dev/null "$f"; done'
+. "$(dirname "$0")/hide-driver.sh"
 run() { # NAME ENV...
   local name=$1; shift
   if [ "$name" = local ]; then
