@@ -8,8 +8,12 @@
 #   - A again, from the cache, alone (CACHED rounds);
 #   - B, cold, crosses an emulated link (gleam-link) alone;
 #   - C, cold, crosses the same link while A loads from the cache in a loop;
-# and prints C against B (cold load with / without cached loads beside it)
-# and the looped A against A alone (cached load with / without a cold one).
+#   - D and E, cold, cross the same link at once: two apps of one client
+#     host sharing its uplink;
+# and prints C against B (cold load with / without cached loads beside it),
+# the looped A against A alone (cached load with / without a cold one), and
+# D and E against B (the model's client uplink, placement/README "Client
+# uplinks": fair sharing, γ 1, predicts 2.0 each).
 #   deploy/ingress-check.sh BUNDLE_DIR [OUT_DIR]
 # Knobs (env): MB=2048 (size of each weights file), LINK=1gbit,0.5ms,
 # CACHED=3, PORT=4792.
@@ -42,7 +46,7 @@ link_pid=$!
 loop_pid=
 trap 'kill $loop_pid $link_pid $gleamd_pid 2>/dev/null; wait 2>/dev/null' EXIT
 # Distinct pseudo-random contents: nothing of B or C is in the cache.
-for name in A B C; do
+for name in A B C D E; do
   python3 -c "import sys, random; r = random.Random('$name'); \
     [sys.stdout.buffer.write(r.randbytes(1 << 20)) for _ in range($mb)]" > "$out/$name.bin"
 done
@@ -70,6 +74,12 @@ sleep 0.5
 cold_beside=$(load "$out/C.bin" $link_port "$out/C.log")
 kill $loop_pid 2>/dev/null; wait $loop_pid 2>/dev/null; loop_pid=
 pkill -f "$out/A.bin" 2>/dev/null
+# Two apps of one host load at once through its uplink.
+load "$out/D.bin" $link_port "$out/D.log" > "$out/D.txt" &
+pair_pid=$!
+pair_e=$(load "$out/E.bin" $link_port "$out/E.log")
+wait $pair_pid
+pair_d=$(cat "$out/D.txt")
 # The loads of the loop that ran entirely beside C's (the last may be cut).
 beside=$(head -n -1 "$out/cached_beside.txt" | awk 'NF{s+=$1; n++} END{if (n) printf "%.3f %d", s/n, n}')
 alone=$(awk 'NF{s+=$1; n++} END{if (n) printf "%.3f %d", s/n, n}' "$out/cached_alone.txt")
@@ -80,8 +90,12 @@ awk -v a="$cold_alone" -v b="$cold_beside" 'BEGIN{if (a > 0) printf "%-34s %9.3f
 set -- $alone; ca=${1:-0}; cn=${2:-0}
 set -- ${beside:-0 0}; cb=$1; bn=$2
 awk -v a="$ca" -v b="$cb" -v an="$cn" -v bn="$bn" 'BEGIN{if (a > 0 && b > 0) printf "%-34s %9.3fs %9.3fs %8.3f   (%d alone, %d beside)\n", "cached load (A, mean)", a, b, b / a, an, bn}'
+for x in "D $pair_d" "E $pair_e"; do
+  set -- $x
+  awk -v a="$cold_alone" -v b="${2:-0}" -v n="$1" 'BEGIN{if (a > 0 && b > 0) printf "%-34s %9.3fs %9.3fs %8.3f\n", "cold load (B alone, " n " beside one)", a, b, b / a}'
+done
 # What crossed the network: a cached load sends keys, a cold one the bytes.
-for f in A1 B C; do
+for f in A1 B C D E; do
   echo "$f: $(awk '/^result gleam_(sent|cached)_bytes/{printf "%s %.0f MiB  ", $2, $3 / 1048576}' "$out/$f.log")"
 done
 echo "logs: $out"

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <mutex>
 #include <random>
 
 #include "tests/tools/loopback.hpp"
@@ -123,6 +125,55 @@ TEST_CASE("a configured rate is held approximately in each direction") {
   close(dfd);
   REQUIRE(total == 1'250'000);
   CHECK(down_bps == Approx(25e6).epsilon(0.15));
+}
+
+TEST_CASE("connections crossing one link share its rate evenly") {
+  // Two apps of one host upload at once through its uplink: like TCP flows
+  // on a real line, each gets about half, so both finish near the time the
+  // pair's bytes take at the full rate; the older one must not go first.
+  std::mutex m;
+  std::vector<double> finished;
+  auto start = std::chrono::steady_clock::now();
+  loopback_server sink([&](int fd) {
+    std::vector<char> buf(1 << 16);
+    for (;;)
+      if (recv(fd, buf.data(), buf.size(), 0) <= 0)
+        break;
+    std::lock_guard<std::mutex> lock(m);
+    finished.push_back(seconds_since(start));
+  });
+  // 20 Mbit/s: 1.5 MB each, 3 MB in all take ~1.2 s.
+  auto em = make_link(sink.port(), "20mbit,1ms");
+  int fds[2] = {connect_to(em->port()), connect_to(em->port())};
+  REQUIRE(fds[0] >= 0);
+  REQUIRE(fds[1] >= 0);
+  auto data = random_bytes(1'500'000, 4);
+  start = std::chrono::steady_clock::now();
+  std::vector<std::thread> senders;
+  for (int fd : fds)
+    senders.emplace_back([&, fd] {
+      send_all(fd, data.data(), data.size());
+      shutdown(fd, SHUT_WR);
+      char c;
+      (void) recv(fd, &c, 1, 0);
+      close(fd);
+    });
+  for (auto& t : senders)
+    t.join();
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      if (finished.size() == 2)
+        break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  std::lock_guard<std::mutex> lock(m);
+  REQUIRE(finished.size() == 2);
+  std::sort(finished.begin(), finished.end());
+  INFO("first finished at " << finished[0] << " s, second at " << finished[1] << " s");
+  CHECK(finished[1] == Approx(3e6 * 8 / 20e6).epsilon(0.2));
+  CHECK(finished[0] >= 0.8 * finished[1]);
 }
 
 TEST_CASE("a configured delay shows as RTT of at least twice the delay") {

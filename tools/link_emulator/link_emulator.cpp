@@ -5,6 +5,8 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -123,6 +125,7 @@ struct direction {
   bool src_eof = false;
   bool shut_sent = false;
   bool write_blocked = false;
+  bool read_pending = false;
   delay_line line;
   shaper* sh;
   std::atomic<uint64_t>* delivered;
@@ -282,6 +285,11 @@ struct link_emulator::state {
   bool listen_armed = false;
   std::optional<time_point> timer_at;
   nanoseconds wake_late{0};
+  /// Sources that reported data in this iteration, read by serve_reads.
+  std::vector<std::pair<connection*, direction*>> pending_reads;
+  /// Per shaper, the connection that read first last time (see serve_reads).
+  uint64_t up_turn = 0;
+  uint64_t down_turn = 0;
 
   void wake() noexcept {
     uint64_t one = 1;
@@ -378,11 +386,13 @@ struct link_emulator::state {
            && d.read_total - d.written < d.cap && d.sh->read_budget(now) > 0;
   }
 
-  void do_read(connection& c, direction& d, time_point now) {
+  /// Reads at most `limit` bytes of `d`'s source into the line; returns
+  /// how many it read.
+  size_t do_read(connection& c, direction& d, time_point now, size_t limit = SIZE_MAX) {
     if (!can_read(c, d, now))
-      return;
+      return 0;
     size_t room = d.cap - static_cast<size_t>(d.read_total - d.written);
-    size_t want = std::min({d.sh->read_budget(now), room, max_read});
+    size_t want = std::min({d.sh->read_budget(now), room, max_read, limit});
     char* p = d.q.prepare(want);
     iovec iov{p, want};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
@@ -403,6 +413,7 @@ struct link_emulator::state {
         d.read_total += len;
         d.markers.push_back({d.line.release(sent, len, stall_count), d.read_total});
       }
+      return static_cast<size_t>(n);
     } else if (n == 0) {
       d.src_eof = true;
       d.sh->saturated(false);
@@ -411,6 +422,45 @@ struct link_emulator::state {
     } else if (errno != EINTR && errno != EWOULDBLOCK && errno != EINTR) {
       kill(c, true);
     }
+    return 0;
+  }
+
+  /// Reads the sources that reported data, sharing each shaper's budget
+  /// among them as flows share a real line: in rounds where each takes at
+  /// most an even share, the first turn passing to the next connection on
+  /// every call. Reading in the order events arrive would give the oldest
+  /// connection, reported first, every budget and starve the others.
+  void serve_reads(time_point now) {
+    for (shaper* sh : {&up_shaper, &down_shaper}) {
+      std::vector<std::pair<connection*, direction*>> flows;
+      for (auto& f : pending_reads)
+        if (f.second->sh == sh)
+          flows.push_back(f);
+      if (flows.empty())
+        continue;
+      std::sort(flows.begin(), flows.end(),
+                [](const auto& a, const auto& b) { return a.first->id < b.first->id; });
+      uint64_t& turn = sh == &up_shaper ? up_turn : down_turn;
+      auto next = std::find_if(flows.begin(), flows.end(),
+                               [&](const auto& f) { return f.first->id > turn; });
+      std::rotate(flows.begin(), next, flows.end());
+      turn = flows.front().first->id;
+      while (!flows.empty()) {
+        size_t budget = sh->read_budget(now);
+        if (budget == 0)
+          break;
+        size_t share = sh->unlimited() ? SIZE_MAX
+                                       : std::max(sh->segment_bytes(), budget / flows.size());
+        std::vector<std::pair<connection*, direction*>> more;
+        for (auto& [c, d] : flows)
+          if (!c->dead && do_read(*c, *d, now, share) == share)
+            more.push_back({c, d});
+        flows = std::move(more);
+      }
+    }
+    for (auto& f : pending_reads)
+      f.second->read_pending = false;
+    pending_reads.clear();
   }
 
   void flush(connection& c, direction& d, time_point now) {
@@ -473,8 +523,10 @@ struct link_emulator::state {
     }
     if (ev & EPOLLOUT)
       dst_dir.write_blocked = false;
-    if (ev & (EPOLLIN | EPOLLHUP))
-      do_read(c, src_dir, now);
+    if ((ev & (EPOLLIN | EPOLLHUP)) && !src_dir.read_pending) {
+      src_dir.read_pending = true;
+      pending_reads.push_back({&c, &src_dir});
+    }
   }
 
   uint32_t wanted(const connection& c, bool client_side, time_point now) const {
@@ -783,6 +835,7 @@ struct link_emulator::state {
           }
         }
       }
+      serve_reads(now);
     }
     timespec ts{};
     if (have_clock.load() && clock_gettime(loop_clock, &ts) == 0)
