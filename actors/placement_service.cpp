@@ -83,6 +83,41 @@ double placement_service::link_rate(const std::string& server_key) const {
   return i != link_rate_.end() ? i->second : opts_.default_link_rate_bytes_per_s;
 }
 
+namespace {
+
+/// The host of a client id "host:pid" (an id without a host is its own).
+std::string client_host(const std::string& client_id) {
+  auto colon = client_id.rfind(':');
+  return colon == std::string::npos ? client_id : client_id.substr(0, colon);
+}
+
+} // namespace
+
+placement::client_index placement_service::uplink_of(const std::string& client_id) const {
+  auto i = uplinks_.find(client_host(client_id));
+  return i != uplinks_.end() ? i->second : placement::no_client;
+}
+
+placement::client_index placement_service::link_of(const std::string& client_id) const {
+  auto c = uplink_of(client_id);
+  return c != placement::no_client ? c : 0;
+}
+
+placement::client_index placement_service::learn_uplink(const std::string& client_id) {
+  if (client_id.empty())
+    return placement::no_client;
+  auto host = client_host(client_id);
+  if (auto i = uplinks_.find(host); i != uplinks_.end())
+    return i->second;
+  if (uplinks_.size() >= max_uplinks)
+    return placement::no_client;
+  auto index = static_cast<placement::client_index>(uplinks_.size());
+  uplinks_.emplace(host, index);
+  for (size_t i = 0; i < gpus_.size(); ++i)
+    refresh_server(i, gpus_[i].updated_ns);
+  return index;
+}
+
 placement::task_profile placement_service::profile_of(const std::string& signature,
                                                       uint64_t weight_bytes_hint) const {
   return profiles_.resolve(signature, gpu_types_, weight_bytes_hint);
@@ -139,6 +174,8 @@ void placement_service::on_node(const proto::NodeStatus& reg, uint64_t now_ns) {
         g.pending.erase(p);
     }
     g.sessions_seen = std::move(now_open);
+    for (const auto& r : g.telemetry.running())
+      learn_uplink(r.client_id());
     auto timeout_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(opts_.pending_timeout).count());
     while (!g.pending.empty() && g.pending.front().placed_ns + timeout_ns < now_ns)
@@ -153,7 +190,7 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
   auto type = std::find(gpu_types_.begin(), gpu_types_.end(), g.info.name());
   s.gpu_type = static_cast<placement::gpu_type_index>(type - gpu_types_.begin());
   auto rate = link_rate(s.id);
-  s.links.push_back({rate, g.rtt_s});
+  s.links.assign(std::max<size_t>(1, uplinks_.size()), placement::link{rate, g.rtt_s});
   s.peer_rate_bytes_per_s = g.peer_rate;
   if (auto c = caches_.find(g.node_id); c != caches_.end() && !keyed_.empty()) {
     std::vector<keyed_weights> sets;
@@ -194,6 +231,11 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     if (r.first_launch_time_ns() == 0) {
       auto left = p.weight_bytes > r.uploaded_bytes() ? p.weight_bytes - r.uploaded_bytes() : 0;
       t.load_remaining_s = g.rtt_s + static_cast<double>(left) / rate;
+      // Its bytes come from its client's host, over that host's uplink.
+      if (left > 0) {
+        t.uplink_client = uplink_of(r.client_id());
+        t.uplink_occupancy = 1;
+      }
     } else if (now_ns > r.first_launch_time_ns()) {
       done = seconds(now_ns - r.first_launch_time_ns());
       done_solo = placement::done_solo_from_progress(compute_of(p), r.kernel_launches(),
@@ -217,6 +259,11 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     t.occ.network = placement::load_net_occupancy(p.occ.network, p.weight_bytes, cached);
     t.load_remaining_s = g.rtt_s + static_cast<double>(p.weight_bytes - cached) / rate
                          + static_cast<double>(cached) / s.cache_fill_rate_bytes_per_s;
+    if (cached < p.weight_bytes && p.weight_bytes > 0) {
+      t.uplink_client = x.client;
+      t.uplink_occupancy = static_cast<double>(p.weight_bytes - cached)
+                           / static_cast<double>(p.weight_bytes);
+    }
     compute_done.push_back({compute_of(p), 0.0, -1.0});
     sum_u_gpu += t.occ.gpu;
     reserved += t.memory_bytes;
@@ -326,11 +373,12 @@ void placement_service::on_session_ended(const std::string& node_id,
 
 placement::task placement_service::make_task(uint64_t id, const std::string& signature,
                                              placement::weight_set_id weights,
-                                             uint64_t weight_bytes) const {
+                                             uint64_t weight_bytes,
+                                             placement::client_index client) const {
   placement::task t;
   t.id = id;
   t.signature = signature;
-  t.client = 0;
+  t.client = client;
   t.weights = weights;
   t.profile = profile_of(signature, weight_bytes);
   t.weight_bytes = weight_bytes != 0 ? weight_bytes : t.profile.weight_bytes;
@@ -352,6 +400,7 @@ uint64_t placement_service::submit(const proto::PlacementRequest& req,
     }
   w.weights = weight_set_of(w.req, tenant);
   w.since = now;
+  learn_uplink(req.client_id());
   if (w.req.chunk_keys_size() > 0 && keyed_.count(w.weights) == 0) {
     keyed_weights set;
     set.id = w.weights;
@@ -425,7 +474,8 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
   std::vector<placement::task> tasks;
   tasks.reserve(queue_.size());
   for (const auto& w : queue_)
-    tasks.push_back(make_task(w.id, w.req.task_signature(), w.weights, w.req.weight_bytes()));
+    tasks.push_back(make_task(w.id, w.req.task_signature(), w.weights, w.req.weight_bytes(),
+                              link_of(w.req.client_id())));
   prep_.set_clock(0, cursor_);
   auto d = placement::place(prep_, tasks, opts_.policy);
   cursor_ = d.next_round_robin_cursor;
@@ -453,9 +503,7 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
         }
         if (tl.free_memory_bytes() < tasks[i].profile.memory_bytes)
           continue;
-        auto p = placement::predict(tasks[i], snap.servers[s], tl, 0, prep_.at(s).gamma_gpu,
-                                    prep_.at(s).gamma_net,
-                                    prep_.peer_cached_bytes(tasks[i].weights));
+        auto p = prep_.predict(tasks[i], s, 0);
         if (p.completion_s() < best_done) {
           best_done = p.completion_s();
           best = s;
@@ -464,10 +512,7 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
       }
       if (best == placement::no_server) {
         best = roomiest;
-        const auto& tl = prep_.at(best).timeline;
-        a.predicted = placement::predict(tasks[i], snap.servers[best], tl, 0,
-                                         prep_.at(best).gamma_gpu, prep_.at(best).gamma_net,
-                                         prep_.peer_cached_bytes(tasks[i].weights));
+        a.predicted = prep_.predict(tasks[i], best, 0);
       }
       a.server = best;
     }
@@ -485,7 +530,8 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
     x.reply = reply_for(a.server, w.id, a.predicted, waited, why);
     out.push_back(std::move(x));
     auto& g = gpus_[a.server];
-    g.pending.push_back({w.id, w.req.task_signature(), w.weights, tasks[i].weight_bytes, now_ns});
+    g.pending.push_back({w.id, w.req.task_signature(), w.weights, tasks[i].weight_bytes, now_ns,
+                         uplink_of(w.req.client_id())});
     refresh_server(a.server, now_ns);
     ++placed_total_;
     done[i] = true;
@@ -507,8 +553,10 @@ proto::PlacementExplanation placement_service::explain(const std::string& task,
   std::string signature = task;
   auto weights = fnv1a(task);
   uint64_t id = 0;
+  placement::client_index client = 0;
   for (const auto& w : queue_) {
     if (std::to_string(w.id) == task) {
+      client = link_of(w.req.client_id());
       signature = w.req.task_signature();
       weights = w.weights;
       weight_bytes = w.req.weight_bytes();
@@ -516,7 +564,7 @@ proto::PlacementExplanation placement_service::explain(const std::string& task,
       out.set_tenant(w.tenant);
     }
   }
-  auto t = make_task(id, signature, weights, weight_bytes);
+  auto t = make_task(id, signature, weights, weight_bytes, client);
   out.set_known(t.profile.samples > 0);
   out.set_samples(t.profile.samples);
   out.set_weight_bytes(t.weight_bytes);
@@ -544,8 +592,7 @@ proto::PlacementExplanation placement_service::explain(const std::string& task,
       sp->set_start_s(-1);
       continue;
     }
-    auto p = placement::predict(t, snap.servers[s], tl, start, prep_.at(s).gamma_gpu,
-                                prep_.at(s).gamma_net, prep_.peer_cached_bytes(t.weights));
+    auto p = prep_.predict(t, s, start);
     sp->set_start_s(p.start_s);
     sp->set_load_s(p.load_s);
     sp->set_compute_s(p.compute_s);

@@ -135,6 +135,8 @@ private:
     placement::weight_set_id weights = 0;
     uint64_t weight_bytes = 0;
     uint64_t placed_ns = 0;
+    /// The uplink its load crosses (uplink_of its client), no_client if unknown.
+    placement::client_index client = placement::no_client;
   };
 
   struct gpu_entry {
@@ -166,7 +168,16 @@ private:
   void refresh_server(size_t index, uint64_t now_ns);
   placement::server make_server(const gpu_entry& g, uint64_t now_ns) const;
   placement::task make_task(uint64_t id, const std::string& signature,
-                            placement::weight_set_id weights, uint64_t weight_bytes) const;
+                            placement::weight_set_id weights, uint64_t weight_bytes,
+                            placement::client_index client = 0) const;
+  /// The uplink index of the host of `client_id` ("host:pid"; an id without
+  /// a host is its own), no_client when not learned.
+  placement::client_index uplink_of(const std::string& client_id) const;
+  /// uplink_of as an index into each server's links (0 when not learned).
+  placement::client_index link_of(const std::string& client_id) const;
+  /// Same, adding a host not seen yet (up to max_uplinks; every server then
+  /// gets a link to it); no_client for an empty id or past the cap.
+  placement::client_index learn_uplink(const std::string& client_id);
   double link_rate(const std::string& server_key) const;
   std::string server_name(size_t index) const;
   proto::PlacementReply reply_for(size_t index, uint64_t id,
@@ -183,6 +194,11 @@ private:
   std::vector<gpu_entry> gpus_;
   std::map<std::string, size_t> index_of_;
   std::map<std::string, double> link_rate_;
+  /// Client hosts by uplink index: the apps of one host share its NIC, so
+  /// their loads to all servers share one uplink in the model. Every
+  /// server has the same measured link to each (link_rate).
+  std::map<std::string, placement::client_index> uplinks_;
+  static constexpr size_t max_uplinks = 1024;
   /// Each node's weight-cache summary, from its telemetry.
   std::map<std::string, proto::CacheSummary> caches_;
   /// The weight sets of queued requests that named their chunk keys.

@@ -47,6 +47,13 @@ namespace gleam::interpose {
 
 namespace {
 
+/// "host:pid" of this app: sessions and placement requests name it so.
+std::string client_id() {
+  char hostname[256] = {};
+  ::gethostname(hostname, sizeof(hostname) - 1);
+  return std::string{hostname} + ":" + std::to_string(::getpid());
+}
+
 using actors::log;
 using actors::log_level;
 
@@ -375,9 +382,7 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   auto proxy = c.system->spawn<caf::detached>(client_proxy, server, watch,
                                               c.cfg.request_timeout, c.host_runner);
   actors::pb<proto::OpenSession> open;
-  char hostname[256] = {};
-  ::gethostname(hostname, sizeof(hostname) - 1);
-  open->set_client_id(std::string{hostname} + ":" + std::to_string(::getpid()));
+  open->set_client_id(client_id());
   open->set_task_signature(c.cfg.task_signature);
   open->set_protocol_version(1);
   open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
@@ -475,7 +480,7 @@ void open_connection(client& c) {
     if (!sched)
       return unreachable(c, where, "no scheduler: " + why);
     actors::pb<proto::PlacementRequest> req;
-    req->set_client_id(std::to_string(::getpid()));
+    req->set_client_id(client_id()); // its host names the uplink its loads share
     req->set_task_signature(c.cfg.task_signature);
     req->set_auth_token(c.cfg.auth_token); // names the task's tenant, as in OpenSession
     proto::PlacementReply placed;

@@ -18,60 +18,31 @@ std::size_t index_of(resource r) {
 
 } // namespace
 
-// -- server_timeline ----------------------------------------------------------
+// -- occupancy_timeline -------------------------------------------------------
 
-server_timeline::server_timeline(const server& s)
-  : free_now_(s.free_memory_bytes), total_(s.total_memory_bytes) {
-  for (const auto& r : s.running) {
-    ++count_;
-    auto load_end = std::clamp(r.load_remaining_s, 0.0, std::max(0.0, r.remaining_s));
-    // A load from the server's own cache (occupancy 0) is not on the ingress.
-    if (load_end > 0 && r.occ.network > 0)
-      intervals_[index_of(resource::network)].push_back({0, load_end, r.occ.network});
-    if (r.remaining_s > load_end)
-      intervals_[index_of(resource::gpu)].push_back({load_end, r.remaining_s, r.occ.gpu});
-    memory_.emplace_back(std::max(0.0, r.remaining_s), static_cast<int64_t>(r.memory_bytes));
-  }
-  std::sort(memory_.begin(), memory_.end());
-  rebuild(0);
-  rebuild(1);
+void occupancy_timeline::add(double begin_s, double end_s, double u) {
+  if (!(end_s > begin_s) || !(u >= 0))
+    return;
+  intervals_.push_back({begin_s, end_s, u});
+  rebuild();
 }
 
-void server_timeline::add(double start_s, double load_s, double total_s, occupancy occ,
-                          uint64_t memory_bytes) {
-  ++count_;
-  auto load_end = start_s + std::max(0.0, load_s);
-  auto end = std::max(load_end, start_s + total_s);
-  if (load_end > start_s && occ.network > 0) {
-    intervals_[index_of(resource::network)].push_back({start_s, load_end, occ.network});
-    rebuild(index_of(resource::network));
-  }
-  if (end > load_end) {
-    intervals_[index_of(resource::gpu)].push_back({load_end, end, occ.gpu});
-    rebuild(index_of(resource::gpu));
-  }
-  auto held = static_cast<int64_t>(memory_bytes);
-  if (start_s > 0) {
-    // A reservation: it takes its memory when it starts.
-    auto take = std::make_pair(start_s, -held);
-    memory_.insert(std::upper_bound(memory_.begin(), memory_.end(), take), take);
-  } else {
-    free_now_ = free_now_ > memory_bytes ? free_now_ - memory_bytes : 0;
-  }
-  auto rel = std::make_pair(end, held);
-  memory_.insert(std::upper_bound(memory_.begin(), memory_.end(), rel), rel);
+void occupancy_timeline::assign(std::vector<interval> intervals) {
+  intervals_.clear();
+  for (const auto& x : intervals)
+    if (x.end_s > x.begin_s && x.u >= 0)
+      intervals_.push_back(x);
+  rebuild();
 }
 
-void server_timeline::rebuild(std::size_t r) {
-  auto& steps = steps_[r];
-  steps.clear();
-  const auto& xs = intervals_[r];
-  if (xs.empty())
+void occupancy_timeline::rebuild() {
+  steps_.clear();
+  if (intervals_.empty())
     return;
   std::vector<double> points;
-  points.reserve(2 * xs.size() + 1);
+  points.reserve(2 * intervals_.size() + 1);
   points.push_back(0);
-  for (const auto& x : xs) {
+  for (const auto& x : intervals_) {
     points.push_back(x.begin_s);
     points.push_back(x.end_s);
   }
@@ -81,25 +52,25 @@ void server_timeline::rebuild(std::size_t r) {
     auto mid = 0.5 * (points[i] + points[i + 1]);
     double sum = 0;
     uint32_t count = 0;
-    for (const auto& x : xs) {
+    for (const auto& x : intervals_) {
       if (x.begin_s <= mid && mid < x.end_s) {
         sum += x.u;
         ++count;
       }
     }
-    if (!steps.empty() && steps.back().sum_u == sum && steps.back().count == count)
-      steps.back().end_s = points[i + 1];
+    if (!steps_.empty() && steps_.back().sum_u == sum && steps_.back().count == count)
+      steps_.back().end_s = points[i + 1];
     else
-      steps.push_back({points[i + 1], sum, count});
+      steps_.push_back({points[i + 1], sum, count});
   }
 }
 
-double server_timeline::stretch(resource r, double start_s, double work_s, double u,
-                                double gamma) const {
+double occupancy_timeline::stretch(double start_s, double work_s, double u,
+                                   double gamma) const {
   if (work_s <= 0)
     return 0;
   auto t = start_s;
-  for (const auto& st : steps_[index_of(r)]) {
+  for (const auto& st : steps_) {
     if (st.end_s <= t)
       continue;
     auto alpha = contention(gamma, st.sum_u + u);
@@ -112,36 +83,13 @@ double server_timeline::stretch(resource r, double start_s, double work_s, doubl
   return t + work_s * contention(gamma, u) - start_s;
 }
 
-double server_timeline::marginal_progress(double begin_s, double end_s, double u,
-                                          double gamma) const {
-  auto worst = marginal_progress_at(begin_s, u, gamma);
-  for (const auto& x : intervals_[index_of(resource::gpu)])
-    if (begin_s < x.begin_s && x.begin_s < end_s)
-      worst = std::min(worst, marginal_progress_at(x.begin_s, u, gamma));
-  return worst;
-}
-
-double server_timeline::marginal_progress_at(double at_s, double u, double gamma) const {
-  // Every task computing at `at_s` runs at the same α, so the progress rate
-  // of n tasks of summed occupancy Σu is n / contention(γ, Σu).
-  double sum = 0;
-  double n = 0;
-  for (const auto& x : intervals_[index_of(resource::gpu)]) {
-    if (x.begin_s <= at_s && at_s < x.end_s) {
-      sum += x.u;
-      n += 1;
-    }
-  }
-  return (n + 1) / contention(gamma, sum + u) - n / contention(gamma, sum);
-}
-
-double server_timeline::inflicted(resource r, double begin_s, double end_s, double u,
-                                  double gamma) const {
+double occupancy_timeline::inflicted(double begin_s, double end_s, double u,
+                                     double gamma) const {
   // Within a step every co-runner runs at contention(γ, Σu) without the
   // task and at contention(γ, Σu + u) with it.
   double cost = 0;
   auto t = 0.0;
-  for (const auto& st : steps_[index_of(r)]) {
+  for (const auto& st : steps_) {
     auto a = std::max(begin_s, t);
     auto b = std::min(end_s, st.end_s);
     t = st.end_s;
@@ -152,6 +100,84 @@ double server_timeline::inflicted(resource r, double begin_s, double end_s, doub
       break;
   }
   return cost;
+}
+
+double occupancy_timeline::sum_now() const {
+  return steps_.empty() ? 0.0 : steps_.front().sum_u;
+}
+
+// -- server_timeline ----------------------------------------------------------
+
+server_timeline::server_timeline(const server& s)
+  : free_now_(s.free_memory_bytes), total_(s.total_memory_bytes) {
+  std::array<std::vector<occupancy_timeline::interval>, resource_count> xs;
+  for (const auto& r : s.running) {
+    ++count_;
+    auto load_end = std::clamp(r.load_remaining_s, 0.0, std::max(0.0, r.remaining_s));
+    // A load from the server's own cache (occupancy 0) is not on the ingress.
+    if (load_end > 0 && r.occ.network > 0)
+      xs[index_of(resource::network)].push_back({0, load_end, r.occ.network});
+    if (r.remaining_s > load_end)
+      xs[index_of(resource::gpu)].push_back({load_end, r.remaining_s, r.occ.gpu});
+    memory_.emplace_back(std::max(0.0, r.remaining_s), static_cast<int64_t>(r.memory_bytes));
+  }
+  std::sort(memory_.begin(), memory_.end());
+  for (std::size_t r = 0; r < resource_count; ++r)
+    resources_[r].assign(std::move(xs[r]));
+}
+
+void server_timeline::add(double start_s, double load_s, double total_s, occupancy occ,
+                          uint64_t memory_bytes) {
+  ++count_;
+  auto load_end = start_s + std::max(0.0, load_s);
+  auto end = std::max(load_end, start_s + total_s);
+  // A load from the server's own cache (occupancy 0) is not on the ingress.
+  if (occ.network > 0)
+    resources_[index_of(resource::network)].add(start_s, load_end, occ.network);
+  resources_[index_of(resource::gpu)].add(load_end, end, occ.gpu);
+  auto held = static_cast<int64_t>(memory_bytes);
+  if (start_s > 0) {
+    // A reservation: it takes its memory when it starts.
+    auto take = std::make_pair(start_s, -held);
+    memory_.insert(std::upper_bound(memory_.begin(), memory_.end(), take), take);
+  } else {
+    free_now_ = free_now_ > memory_bytes ? free_now_ - memory_bytes : 0;
+  }
+  auto rel = std::make_pair(end, held);
+  memory_.insert(std::upper_bound(memory_.begin(), memory_.end(), rel), rel);
+}
+
+double server_timeline::stretch(resource r, double start_s, double work_s, double u,
+                                double gamma) const {
+  return of(r).stretch(start_s, work_s, u, gamma);
+}
+
+double server_timeline::marginal_progress(double begin_s, double end_s, double u,
+                                          double gamma) const {
+  auto worst = marginal_progress_at(begin_s, u, gamma);
+  for (const auto& x : of(resource::gpu).intervals())
+    if (begin_s < x.begin_s && x.begin_s < end_s)
+      worst = std::min(worst, marginal_progress_at(x.begin_s, u, gamma));
+  return worst;
+}
+
+double server_timeline::marginal_progress_at(double at_s, double u, double gamma) const {
+  // Every task computing at `at_s` runs at the same α, so the progress rate
+  // of n tasks of summed occupancy Σu is n / contention(γ, Σu).
+  double sum = 0;
+  double n = 0;
+  for (const auto& x : of(resource::gpu).intervals()) {
+    if (x.begin_s <= at_s && at_s < x.end_s) {
+      sum += x.u;
+      n += 1;
+    }
+  }
+  return (n + 1) / contention(gamma, sum + u) - n / contention(gamma, sum);
+}
+
+double server_timeline::inflicted(resource r, double begin_s, double end_s, double u,
+                                  double gamma) const {
+  return of(r).inflicted(begin_s, end_s, u, gamma);
 }
 
 double server_timeline::next_release_after(double t_s) const {
@@ -184,8 +210,7 @@ double server_timeline::earliest_fit(uint64_t bytes) const {
 }
 
 double server_timeline::occupancy_now(resource r) const {
-  const auto& steps = steps_[index_of(r)];
-  return steps.empty() ? 0.0 : steps.front().sum_u;
+  return of(r).sum_now();
 }
 
 // -- predict ------------------------------------------------------------------
@@ -205,8 +230,34 @@ uint64_t peer_cached_bytes(const snapshot& snap, weight_set_id w) noexcept {
   return most;
 }
 
+bool uplink_load(const server& s, const running_task& r, occupancy_timeline::interval& out) {
+  if (r.uplink_client == no_client || r.uplink_client >= s.links.size()
+      || !(r.load_remaining_s > 0) || !(r.uplink_occupancy > 0))
+    return false;
+  out = {0, r.load_remaining_s, r.uplink_occupancy};
+  return true;
+}
+
+std::vector<occupancy_timeline> client_uplinks(const snapshot& snap) {
+  std::vector<std::vector<occupancy_timeline::interval>> xs;
+  occupancy_timeline::interval x{};
+  for (const auto& s : snap.servers)
+    for (const auto& r : s.running) {
+      if (!uplink_load(s, r, x))
+        continue;
+      if (xs.size() <= r.uplink_client)
+        xs.resize(r.uplink_client + 1);
+      xs[r.uplink_client].push_back(x);
+    }
+  std::vector<occupancy_timeline> out(xs.size());
+  for (std::size_t c = 0; c < xs.size(); ++c)
+    out[c].assign(std::move(xs[c]));
+  return out;
+}
+
 prediction predict(const task& t, const server& s, const server_timeline& tl,
-                   double start_s, double gamma_gpu, double gamma_net, uint64_t peer_bytes) {
+                   double start_s, double gamma_gpu, double gamma_net, uint64_t peer_bytes,
+                   const occupancy_timeline* uplink) {
   prediction p;
   p.start_s = start_s;
   auto bytes = t.weight_bytes != 0 ? t.weight_bytes : t.profile.weight_bytes;
@@ -227,6 +278,13 @@ prediction predict(const task& t, const server& s, const server_timeline& tl,
   p.load_s = uncached == 0 ? p.solo_load_s
                            : tl.stretch(resource::network, start_s, p.solo_load_s,
                                         p.net_occupancy, gamma_net);
+  // Bytes from the client share its uplink with its loads to other servers.
+  if (uncached > 0 && !p.from_peer) {
+    p.uplink_occupancy = static_cast<double>(uncached) / static_cast<double>(bytes);
+    if (uplink)
+      p.load_s = std::max(p.load_s, uplink->stretch(start_s, p.solo_load_s, p.uplink_occupancy,
+                                                    uplink_gamma));
+  }
   p.compute_s = tl.stretch(resource::gpu, start_s + p.load_s, p.solo_compute_s,
                            t.profile.occ.gpu, gamma_gpu);
   p.total_s = p.load_s + p.compute_s;
@@ -239,9 +297,12 @@ prediction predict(const task& t, server_index s, const snapshot& snap) {
   const auto& srv = snap.servers[s];
   server_timeline tl{srv};
   auto start = tl.earliest_fit(t.profile.memory_bytes);
+  auto uplinks = client_uplinks(snap);
   return predict(t, srv, tl, start, snap.gamma_of(srv.gpu_type, resource::gpu),
                  snap.gamma_of(srv.gpu_type, resource::network),
-                 peer_cached_bytes(snap, t.weights));
+                 peer_cached_bytes(snap, t.weights),
+                 snap.shared_uplinks && t.client < uplinks.size() ? &uplinks[t.client]
+                                                                  : nullptr);
 }
 
 // -- gamma_fit ----------------------------------------------------------------

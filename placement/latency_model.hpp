@@ -41,6 +41,9 @@ struct prediction {
   double net_occupancy = 0;
   /// Whether its uncached bytes come from a peer's cache (uncached_rate).
   bool from_peer = false;
+  /// Its occupancy of its client's uplink while it loads: the share of its
+  /// weights crossing it (0 when every byte comes from caches).
+  double uplink_occupancy = 0;
 
   /// start_s + total_s: completion, seconds after the snapshot instant.
   double completion_s() const noexcept {
@@ -103,6 +106,72 @@ inline double done_solo_from_progress(double solo_s, uint64_t launches_done,
   auto f = static_cast<double>(launches_done) / launches_per_run;
   return (f < 1 ? f : 1) * solo_s;
 }
+
+/// Summed occupancy of one shared resource as a step function of time (0 =
+/// the snapshot instant), built from the intervals of the tasks using it:
+/// what α = contention(γ, Σu) is read from. One per resource of a server
+/// (server_timeline), and one per client uplink (a client's loads to every
+/// server share its NIC). Cheap to copy.
+class occupancy_timeline {
+public:
+  /// A task using the resource over [begin_s, end_s) with occupancy u.
+  struct interval {
+    double begin_s;
+    double end_s;
+    double u;
+  };
+
+  /// Adds a task using the resource over [begin_s, end_s) (nothing when the
+  /// interval is empty).
+  void add(double begin_s, double end_s, double u);
+
+  /// Replaces every interval at once (one rebuild).
+  void assign(std::vector<interval> intervals);
+
+  /// Wall seconds a task of occupancy `u` needs to do `work_s` solo-seconds
+  /// of work starting at `start_s`: at each instant
+  /// α = contention(γ, u + Σu of the intervals).
+  double stretch(double start_s, double work_s, double u, double gamma) const;
+
+  /// What a task of occupancy `u` using the resource over [begin_s, end_s)
+  /// costs the tasks already on it: Σ over them and the time they overlap
+  /// it of (α_with / α_without − 1), α_without = contention(γ, Σu),
+  /// α_with = contention(γ, Σu + u). 0 on an idle resource.
+  double inflicted(double begin_s, double end_s, double u, double gamma) const;
+
+  /// Σu at time 0.
+  double sum_now() const;
+
+  /// The intervals, in the order added.
+  const std::vector<interval>& intervals() const noexcept {
+    return intervals_;
+  }
+
+private:
+  struct step {
+    double end_s;
+    double sum_u;
+    uint32_t count;
+  };
+
+  void rebuild();
+
+  std::vector<interval> intervals_;
+  std::vector<step> steps_;
+};
+
+/// γ of a client's uplink: its loads to all servers share it fairly (TCP
+/// streams from one NIC), so N full loads each take N times as long.
+inline constexpr double uplink_gamma = 1.0;
+
+/// Whether running task `r` of server `s` is loading over its client's
+/// uplink (`running_task::uplink_client`, a client `s` has a link to), and
+/// if so the interval it does: from now to its load's end.
+bool uplink_load(const server& s, const running_task& r, occupancy_timeline::interval& out);
+
+/// The loads crossing each client's uplink, from the running tasks of
+/// every server (uplink_load); index = client.
+std::vector<occupancy_timeline> client_uplinks(const snapshot& snap);
 
 /// The future of one server as the latency model sees it: a step function of
 /// the summed occupancy per resource and the memory releases, built from its
@@ -177,25 +246,14 @@ public:
   }
 
 private:
-  struct interval {
-    double begin_s;
-    double end_s;
-    double u;
-  };
-
-  struct step {
-    double end_s;
-    double sum_u;
-    uint32_t count;
-  };
-
-  void rebuild(std::size_t r);
-
   /// Σ 1/α change at instant `at_s` (see marginal_progress).
   double marginal_progress_at(double at_s, double u, double gamma) const;
 
-  std::array<std::vector<interval>, resource_count> intervals_;
-  std::array<std::vector<step>, resource_count> steps_;
+  const occupancy_timeline& of(resource r) const noexcept {
+    return resources_[static_cast<std::size_t>(r)];
+  }
+
+  std::array<occupancy_timeline, resource_count> resources_;
   /// Memory changes after time 0, sorted by time: +bytes when a task
   /// finishes, -bytes when a reserved task starts.
   std::vector<std::pair<double, int64_t>> memory_;
@@ -227,10 +285,13 @@ uint64_t peer_cached_bytes(const snapshot& snap, weight_set_id w) noexcept;
 /// Same as above against a timeline the caller keeps (used by policies),
 /// with the start delay given. `gamma_gpu` / `gamma_net` are the server's;
 /// `peer_bytes` is the most bytes of the task's weight set any server caches
-/// (peer fetch, see uncached_rate; 0 = none).
+/// (peer fetch, see uncached_rate; 0 = none); `uplink`, when given, the
+/// loads already crossing the task's client's uplink: a load from the
+/// client takes the longer of its time through the server's ingress and
+/// through that shared uplink (α = contention(uplink_gamma, Σ shares)).
 prediction predict(const task& t, const server& s, const server_timeline& tl,
                    double start_s, double gamma_gpu, double gamma_net,
-                   uint64_t peer_bytes = 0);
+                   uint64_t peer_bytes = 0, const occupancy_timeline* uplink = nullptr);
 
 /// Result of fitting γ for one (GPU type, resource).
 struct gamma_estimate {

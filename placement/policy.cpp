@@ -64,9 +64,23 @@ public:
     return timeline(s).free_memory_bytes() >= t.profile.memory_bytes;
   }
 
+  /// The loads crossing client `c`'s uplink, those this decision placed
+  /// included; nullptr when none.
+  const occupancy_timeline* uplink(client_index c) const {
+    if (!prep_.snap().shared_uplinks)
+      return nullptr;
+    auto i = own_uplinks_.find(c);
+    return i != own_uplinks_.end() ? &i->second : prep_.uplink(c);
+  }
+
+  /// Prediction of `t` on server `s` starting at `start_s`.
+  prediction predict_at(server_index s, const task& t, double start_s) const {
+    return predict(t, prep_.snap().servers[s], timeline(s), start_s, gamma_gpu(s),
+                   gamma_net(s), prep_.peer_cached_bytes(t.weights), uplink(t.client));
+  }
+
   prediction predict_now(server_index s, const task& t) const {
-    return predict(t, prep_.snap().servers[s], timeline(s), 0, gamma_gpu(s), gamma_net(s),
-                   prep_.peer_cached_bytes(t.weights));
+    return predict_at(s, t, 0);
   }
 
   /// The most bytes of `w` any server caches (peer fetch).
@@ -83,20 +97,32 @@ public:
     e.timeline.add(p.start_s, p.load_s, p.total_s, occ, t.profile.memory_bytes);
     if (p.start_s <= 0)
       e.gpu_load += t.profile.occ.gpu;
+    if (p.uplink_occupancy > 0 && prep_.snap().shared_uplinks) {
+      auto i = own_uplinks_.find(t.client);
+      if (i == own_uplinks_.end()) {
+        const auto* base = prep_.uplink(t.client);
+        i = own_uplinks_.emplace(t.client, base ? *base : occupancy_timeline{}).first;
+      }
+      i->second.add(p.start_s, p.start_s + p.load_s, p.uplink_occupancy);
+    }
   }
 
   /// Predicted completion of `t` on server `s` (seconds from now, p as
   /// predicted there) plus the time it costs the tasks already there or
   /// reserved: their compute stretched while it computes, their loads
-  /// while it loads.
+  /// while it loads; and the loads its client has under way to any server,
+  /// which share its uplink.
   double objective(server_index s, const task& t, const prediction& p) const {
     const auto& tl = timeline(s);
     auto compute_from = p.start_s + p.load_s;
-    return p.completion_s()
-           + tl.inflicted(resource::gpu, compute_from, p.start_s + p.total_s,
-                          t.profile.occ.gpu, gamma_gpu(s))
-           + tl.inflicted(resource::network, p.start_s, compute_from, p.net_occupancy,
-                          gamma_net(s));
+    auto cost = p.completion_s()
+                + tl.inflicted(resource::gpu, compute_from, p.start_s + p.total_s,
+                               t.profile.occ.gpu, gamma_gpu(s))
+                + tl.inflicted(resource::network, p.start_s, compute_from, p.net_occupancy,
+                               gamma_net(s));
+    if (const auto* up = uplink(t.client); up && p.uplink_occupancy > 0)
+      cost += up->inflicted(p.start_s, compute_from, p.uplink_occupancy, uplink_gamma);
+    return cost;
   }
 
   /// Change of server `s`'s GPU progress rate if `t`, predicted as `p`,
@@ -129,6 +155,7 @@ private:
   const prepared_snapshot& prep_;
   std::vector<uint32_t> slot_;
   std::vector<entry> own_;
+  std::unordered_map<client_index, occupancy_timeline> own_uplinks_;
 };
 
 void place_now(cluster_state& cs, const task& t, server_index s, assignment& a,
@@ -287,7 +314,7 @@ void gleam_two_phase(const snapshot& snap, const std::vector<task>& queue,
         prediction p;
         bool admitted = false;
         while (start < second_done) {
-          p = predict(t, srv, tl, start, cs.gamma_gpu(s), cs.gamma_net(s), peer);
+          p = cs.predict_at(s, t, start);
           if (cs.marginal_progress(s, t, p) >= admit_min_progress) {
             admitted = true;
             break;

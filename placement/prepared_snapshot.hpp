@@ -54,6 +54,17 @@ public:
   /// with peers may fetch over the backbone (see uncached_rate).
   uint64_t peer_cached_bytes(weight_set_id w) const noexcept;
 
+  /// The loads crossing client `c`'s uplink (see client_uplinks), or
+  /// nullptr when none do.
+  const occupancy_timeline* uplink(client_index c) const noexcept {
+    return c < uplinks_.size() ? &uplinks_[c] : nullptr;
+  }
+
+  /// The latency model's prediction of `t` on server `s` starting at
+  /// `start_s`, against its aggregates, the peers' caches and the loads on
+  /// `t`'s client's uplink.
+  prediction predict(const task& t, server_index s, double start_s) const;
+
   /// Removes the last server (the caller keeps ids stable by swapping first).
   void pop_server();
 
@@ -75,11 +86,18 @@ private:
   aggregate make_aggregate(const server& s) const;
   void hold(const server& s);
   void release(const server& s);
+  /// Rebuilds the uplink timelines of the clients hold / release touched.
+  void rebuild_uplinks();
 
   snapshot snap_;
   std::vector<aggregate> aggregates_;
   /// Per weight set, the bytes each server caching it holds.
   std::unordered_map<weight_set_id, std::multiset<uint64_t>> held_;
+  /// Per client, the loads crossing its uplink (from every server), their
+  /// timeline, and which changed since the last rebuild.
+  std::vector<std::vector<occupancy_timeline::interval>> uplink_loads_;
+  std::vector<occupancy_timeline> uplinks_;
+  std::set<client_index> uplinks_changed_;
 };
 
 } // namespace gleam::placement

@@ -25,6 +25,9 @@ using gpu_type_index = uint16_t;
 /// Index into each server's `links` (one entry per known client).
 using client_index = uint32_t;
 
+/// No client (a load that does not cross a client's uplink, or unknown).
+inline constexpr client_index no_client = std::numeric_limits<client_index>::max();
+
 /// Index into `snapshot::servers`; `no_server` means "wait".
 using server_index = uint32_t;
 
@@ -53,6 +56,12 @@ struct running_task {
   occupancy occ;
   /// Estimated seconds from now until its load phase ends (0 once computing).
   double load_remaining_s = 0;
+  /// The client whose uplink its load's uncached bytes cross (a client's
+  /// loads to every server share its NIC), and its occupancy of that uplink:
+  /// the share of its weights crossing it, 0..1. no_client when its load is
+  /// done, comes from caches, or the client is unknown.
+  client_index uplink_client = no_client;
+  double uplink_occupancy = 0;
   /// Estimated wall seconds from now until it finishes, contention
   /// included (load_remaining_s + remaining_compute_s(...), see
   /// latency_model.hpp); >= load_remaining_s.
@@ -129,6 +138,10 @@ struct snapshot {
   std::vector<gamma_row> gamma;
   /// Where round-robin starts looking (state carried between decisions).
   server_index round_robin_cursor = 0;
+  /// Whether a client's loads to different servers share its uplink (true
+  /// on a LAN: one NIC or Wi-Fi link per client); false models a link of
+  /// its own per (client, server) pair (the simulator's per-server mode).
+  bool shared_uplinks = true;
 
   /// γ of `type` for `r`; 1 when the table has no row for it.
   double gamma_of(gpu_type_index type, resource r) const noexcept {

@@ -40,6 +40,11 @@ snapshot make_cluster(std::size_t n, uint32_t clients, sim::rng& gen) {
       r.memory_bytes = tasks[ty].memory_bytes;
       r.occ = {tasks[ty].gpu_occupancy, tasks[ty].net_occupancy};
       r.load_remaining_s = gen.uniform() < 0.3 ? 50 * gen.uniform() : 0;
+      if (r.load_remaining_s > 0) {
+        // Its bytes cross one client's uplink (~30 loads per client).
+        r.uplink_client = static_cast<client_index>(gen.next() % clients);
+        r.uplink_occupancy = 1;
+      }
       r.remaining_s = r.load_remaining_s + 100 * gen.uniform();
       s.free_memory_bytes -= r.memory_bytes;
       s.running.push_back(r);

@@ -36,6 +36,7 @@ std::string sim_usage() {
   return "usage: placement_sim [--seed N] [--tasks N] [--rate TASKS_PER_S] [--clients N]\n"
          "                     [--servers H200,A100,L40S] [--cache-gb N] [--noise SIGMA]\n"
          "                     [--fit-fraction F] [--mixes N] [--lookahead N] [--peer-mbps R]\n"
+         "                     [--uplinks shared|per-server]\n"
          "                     [--policy gleam|round_robin|least_loaded|memory_fit|all]...\n";
 }
 
@@ -86,6 +87,10 @@ parse_sim_args(const std::vector<std::string>& args) {
       if (!parse_double(val, d) || d < 0)
         return bad(opt, val, "a non-negative backbone rate in MB/s (0 = no peer fetch)");
       cfg.cluster.peer_rate_bytes_per_s = d * 1e6;
+    } else if (opt == "--uplinks") {
+      if (val != "shared" && val != "per-server")
+        return bad(opt, val, "shared (a client's loads share its NIC) or per-server");
+      cfg.cluster.shared_uplinks = val == "shared";
     } else if (opt == "--cache-gb") {
       if (!parse_double(val, d) || d < 0)
         return bad(opt, val, "a non-negative size in GB");
@@ -148,14 +153,14 @@ std::string run_sim_cli(int argc, char** argv, bool* ok) {
   char head[320];
   std::snprintf(head, sizeof(head),
                 "trace: %zu tasks, Poisson %.2f tasks/s, seed %llu, %u clients; servers H200/A100/L40S = "
-                "%u/%u/%u, cache %.0f GB each, peer fetch %s\n\n",
+                "%u/%u/%u, cache %.0f GB each, peer fetch %s, client uplinks %s\n\n",
                 cfg.trace.tasks, cfg.trace.arrival_rate_per_s,
                 static_cast<unsigned long long>(cfg.trace.seed), cfg.trace.clients,
                 cfg.cluster.servers_per_type.size() > 0 ? cfg.cluster.servers_per_type[0] : 0,
                 cfg.cluster.servers_per_type.size() > 1 ? cfg.cluster.servers_per_type[1] : 0,
                 cfg.cluster.servers_per_type.size() > 2 ? cfg.cluster.servers_per_type[2] : 0,
                 static_cast<double>(cfg.cluster.cache_capacity_bytes) / 1e9,
-                peers.c_str());
+                peers.c_str(), cfg.cluster.shared_uplinks ? "shared" : "per server");
   std::string out = head + format_reports(reports);
   if (reports.size() > 1 && reports.front().policy == policy_kind::gleam) {
     out += "\nthroughput gleam vs:";

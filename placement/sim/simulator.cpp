@@ -31,6 +31,9 @@ struct job {
   double u_net = 0;
   double u_gpu = 0;
   double net_share = 1;        // share of its weights crossing the network
+  client_index client = 0;
+  bool from_client = false;    // its uncached bytes cross the client's uplink
+  bool uplink_bound = false;   // its client's uplink, not the ingress, set its pace
 
   uint64_t memory_bytes = 0;
   weight_set_id weights = 0;
@@ -73,6 +76,8 @@ struct sim_server {
   std::vector<link> links;
   std::vector<job> jobs;
   std::array<double, 2> sum_u{0, 0};
+  /// Σ net_share of the loads crossing each client's uplink, all servers.
+  const std::vector<double>* client_net = nullptr;
 
   void refresh() {
     sum_u = {0, 0};
@@ -85,7 +90,16 @@ struct sim_server {
   double alpha(const job& j) const {
     if (!j.on_ingress())
       return 1;
-    return contention(j.phase == load_phase ? gamma_net : gamma_gpu, sum_u[j.phase]);
+    auto a = contention(j.phase == load_phase ? gamma_net : gamma_gpu, sum_u[j.phase]);
+    return std::max(a, uplink_alpha(j));
+  }
+
+  /// Truth contention of `j` on its client's uplink (1 when not loading
+  /// over it): fair sharing among the client's loads to every server.
+  double uplink_alpha(const job& j) const {
+    if (j.phase != load_phase || !j.from_client || !client_net)
+      return 1;
+    return contention(uplink_gamma, (*client_net)[j.client]);
   }
 
   double next_dt() const {
@@ -106,6 +120,8 @@ struct sim_server {
     if (dt <= 0)
       return;
     for (auto& j : jobs) {
+      if (uplink_alpha(j) > contention(gamma_net, sum_u[load_phase]))
+        j.uplink_bound = true;
       j.model_done_s += dt / model_alpha(j, model_gamma);
       j.work_left_s -= dt / alpha(j);
       j.sum_u_integral += sum_u[j.phase] * dt;
@@ -148,6 +164,8 @@ struct sim_server {
                           + static_cast<double>(cached_now) / fill_rate;
     j.work_left_s = j.model_solo_load_s * tt.load_noise;
     j.net_share = load_net_occupancy(1.0, j.weight_bytes, cached_now);
+    j.client = tt.client;
+    j.from_client = j.net_share > 0 && !(peer_bytes >= j.weight_bytes && peer_rate > l.rate_bytes_per_s);
     j.phase = load_phase;
     j.start_s = now;
     j.phase_start_s = now;
@@ -158,6 +176,14 @@ struct sim_server {
     refresh();
   }
 };
+
+/// Adds each load of `s` crossing its client's uplink to `sums` (Σ share
+/// crossing, per client).
+void add_uplink_loads(const sim_server& s, std::vector<double>& sums) {
+  for (const auto& j : s.jobs)
+    if (j.phase == load_phase && j.from_client && j.client < sums.size())
+      sums[j.client] += j.net_share;
+}
 
 double median(std::vector<double> xs) {
   if (xs.empty())
@@ -189,6 +215,10 @@ public:
     for (uint32_t g = 0; g < cfg.gpu_types.size() && g < cfg.cluster.servers_per_type.size(); ++g)
       for (uint32_t k = 0; k < cfg.cluster.servers_per_type[g]; ++k)
         servers_.push_back(make_server(g, servers_.size()));
+    client_net_.assign(std::max<uint32_t>(1, cfg.trace.clients), 0.0);
+    if (cfg.cluster.shared_uplinks)
+      for (auto& s : servers_)
+        s.client_net = &client_net_;
     usage_.resize(cfg.gpu_types.size());
     co_time_.assign(cfg.gpu_types.size(), 0.0);
     for (std::size_t g = 0; g < cfg.gpu_types.size(); ++g) {
@@ -225,6 +255,7 @@ public:
       while (next_arrival < trace_.size() && trace_[next_arrival].arrival_s <= now)
         waiting_.push_back(next_arrival++);
       schedule(now);
+      refresh_clients();
     }
     rep.makespan_s = now - first_arrival;
     rep.throughput_tasks_per_s = rep.makespan_s > 0 ? static_cast<double>(rep.completed) / rep.makespan_s : 0;
@@ -280,6 +311,13 @@ public:
   }
 
 private:
+  /// Σ net_share of the loads crossing each client's uplink.
+  void refresh_clients() {
+    std::fill(client_net_.begin(), client_net_.end(), 0.0);
+    for (const auto& s : servers_)
+      add_uplink_loads(s, client_net_);
+  }
+
   void account(const sim_server& s, double dt) {
     if (dt <= 0 || !(dt < infinity))
       return;
@@ -363,6 +401,7 @@ private:
     snap.gpu_types = type_names_;
     snap.gamma = model_.gamma;
     snap.round_robin_cursor = cursor_;
+    snap.shared_uplinks = cfg_.cluster.shared_uplinks;
     snap.servers.reserve(servers_.size());
     for (std::size_t i = 0; i < servers_.size(); ++i) {
       const auto& s = servers_[i];
@@ -384,6 +423,10 @@ private:
         r.weights = j.weights;
         r.memory_bytes = j.memory_bytes;
         r.occ = {j.u_gpu, j.u_net * j.net_share};
+        if (j.phase == load_phase && j.from_client) {
+          r.uplink_client = j.client;
+          r.uplink_occupancy = j.net_share;
+        }
         // The server reports the bytes left of a load; the compute left is
         // the predicted solo time minus the work done by the model's own
         // account (elapsed time / model alpha), at the current model alpha.
@@ -467,7 +510,8 @@ private:
       auto steady = std::sqrt(var_u) <= steady_sum_u_spread;
       const auto& type_name = type_names_[s.type];
       if (j.phase == load_phase) {
-        if (learn && steady && j.net_share > 0 && j.model_solo_load_s > 0)
+        // A load its client's uplink held back says nothing of the ingress.
+        if (learn && steady && j.net_share > 0 && !j.uplink_bound && j.model_solo_load_s > 0)
           model_.calibration.observe(type_name, resource::network, mean_u, wall / j.model_solo_load_s);
         s.touch(j.weights, j.weight_bytes);
         j.phase = compute_phase;
@@ -575,20 +619,35 @@ private:
         std::vector<prediction> next(tasks.size());
         for (std::size_t i = 0; i < tasks.size(); ++i) {
           server_timeline tl{view};
+          occupancy_timeline uplink;
           if (round > 0)
-            for (std::size_t j = 0; j < tasks.size(); ++j)
-              if (j != i)
-                tl.add(0, preds[j].load_s, preds[j].total_s,
-                       {tasks[j].profile.occ.gpu, preds[j].net_occupancy}, 0);
-          next[i] = predict(tasks[i], view, tl, 0, model_.gamma[g][0], model_.gamma[g][1]);
+            for (std::size_t j = 0; j < tasks.size(); ++j) {
+              if (j == i)
+                continue;
+              tl.add(0, preds[j].load_s, preds[j].total_s,
+                     {tasks[j].profile.occ.gpu, preds[j].net_occupancy}, 0);
+              if (cfg_.cluster.shared_uplinks && tasks[j].client == tasks[i].client)
+                uplink.add(0, preds[j].load_s, preds[j].uplink_occupancy);
+            }
+          next[i] = predict(tasks[i], view, tl, 0, model_.gamma[g][0], model_.gamma[g][1], 0,
+                            &uplink);
         }
         preds = next;
       }
+      std::vector<double> mix_clients(s.links.size(), 0.0);
+      if (cfg_.cluster.shared_uplinks)
+        s.client_net = &mix_clients;
+      auto refresh = [&] {
+        s.refresh();
+        std::fill(mix_clients.begin(), mix_clients.end(), 0.0);
+        add_uplink_loads(s, mix_clients);
+      };
       for (std::size_t i = 0; i < tts.size(); ++i) {
         auto j = make_job(tts[i], i);
         j.compute_truth_s = truth_compute_s(tts[i], g);
         s.start(j, tts[i], 0, 0);
       }
+      refresh();
       std::vector<double> finish(tts.size(), 0);
       double now = 0;
       while (!s.jobs.empty()) {
@@ -608,7 +667,7 @@ private:
         }
         s.jobs.erase(std::remove_if(s.jobs.begin(), s.jobs.end(), [](const job& j) { return j.phase < 0; }),
                      s.jobs.end());
-        s.refresh();
+        refresh();
       }
       for (std::size_t i = 0; i < tts.size(); ++i)
         if (finish[i] > 0)
@@ -633,6 +692,7 @@ private:
   double cached_bytes_ = 0;
   std::vector<gpu_usage> usage_;
   std::vector<double> co_time_;
+  std::vector<double> client_net_;
 };
 
 /// Least time the cluster needs for work `w[k][g]` (γ-weighted

@@ -26,6 +26,13 @@ struct cluster_config {
   double wifi_rtt_s = 0.003;
   /// Rate multiplier for servers in the far rack (odd server indexes).
   double far_rack_factor = 0.8;
+  /// Whether a client's loads to all servers share its uplink (its NIC or
+  /// Wi-Fi), as on a real LAN: a load crossing it runs at its link's rate
+  /// over max(1, Σ share crossing) of the client's loads under way (and no
+  /// faster than the server's ingress allows). False gives each
+  /// (client, server) pair a link of its own, the simulator before: 8
+  /// clients could then push more bytes than their NICs carry.
+  bool shared_uplinks = true;
   /// Peer fetch over the wired backbone ([cache] peers on every node),
   /// bytes per second; 0 = off, as gleamd without peers. A load whose whole
   /// weight set another server caches takes its uncached bytes at the faster

@@ -470,3 +470,37 @@ TEST_CASE("a running task's remaining time comes from its launches so far", "[ac
   // Nothing counted: the elapsed time is all there is, 19 s left.
   CHECK(wait_for(0) == Approx(19.0));
 }
+
+TEST_CASE("apps on one host share its uplink in the model", "[actors][placement]") {
+  // "big" uploads 16 GB (128 s at the default 125 MB/s link). One copy from
+  // laptop:7 is loading on a, nothing uploaded yet; b is idle.
+  auto place_from = [](const std::string& client, uint64_t first_launch_ns) {
+    placement_service ps;
+    ps.on_node(node("a", 80), 0);
+    ps.on_node(node("b", 80), 0);
+    for (int i = 0; i < 3; ++i)
+      ps.on_session_ended("a", ended("big", 128, 10, 0, "", 20 * gb, 0.5));
+    auto loading = session(1, "big", 20 * gb, first_launch_ns);
+    loading.set_client_id("laptop:7");
+    ps.on_node(node("a", 80, {loading}), 1);
+    auto t0 = placement_service::clock::now();
+    auto req = request("x");
+    req.set_client_id(client);
+    req.set_weight_bytes(16 * gb);
+    ps.submit(req, "", t0);
+    auto out = ps.dispatch(t0, 1);
+    REQUIRE(out.size() == 1);
+    REQUIRE(out[0].reply.ok());
+    // While a loads, b (whose ingress is free) takes it; after, either.
+    if (first_launch_ns == 0)
+      CHECK(out[0].reply.node_id() == "b");
+    return out[0].reply.explanation();
+  };
+  // Another app of the laptop: its 128.001 s load gets half the uplink
+  // while the other's 128.001 s last, then all of it: 192.0 s, not the
+  // 140.8 s (prior net alpha 1.1) of an app on another host.
+  CHECK_THAT(place_from("laptop:9", 0), Catch::Contains("load 192.0 s"));
+  CHECK_THAT(place_from("desk:3", 0), Catch::Contains("load 140.8 s"));
+  // Once the laptop's other app computes, its uplink is free again.
+  CHECK_THAT(place_from("laptop:9", 1), Catch::Contains("load 140.8 s"));
+}

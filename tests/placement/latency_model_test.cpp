@@ -237,3 +237,54 @@ TEST_CASE("inflicted counts the stretch of each co-runner", "[placement]") {
   CHECK(tb.inflicted(resource::gpu, 0, 10, 0.4, 2.0)
         == Approx(2 * 3 * (3.2 / 2.4 - 1) + 7 * (2.0 / 1.2 - 1)));
 }
+
+TEST_CASE("a client's loads to every server share its uplink", "[placement]") {
+  // Client 0 is sending B a whole weight set for 80 s more; A is idle and
+  // caches weights 9. Both servers have a 100 MB/s link to clients 0 and 1.
+  auto a = make_server("A", 80, 80);
+  auto b = make_server("B", 80, 60);
+  for (auto* s : {&a, &b})
+    s->links.push_back({100e6, 0.001});
+  a.cached.push_back({9, 16 * gb});
+  auto r = make_running(1, 0.5, 90);
+  r.load_remaining_s = 80;
+  r.uplink_client = 0;
+  r.uplink_occupancy = 1;
+  b.running.push_back(r);
+  auto snap = make_snapshot({a, b});
+  // 16 GB over client 0's uplink: half its rate for 80 s (40 s of work),
+  // then the rest alone: 80 + 120.001 s, not 160.001 s.
+  auto p = predict(make_task(10, 7), 0, snap);
+  CHECK(p.uplink_occupancy == 1);
+  CHECK(p.load_s == Approx(200.001));
+  CHECK(p.alpha_net == Approx(200.001 / 160.001));
+  // Client 1's uplink is free; a cached set does not cross the uplink.
+  auto other = make_task(11, 7);
+  other.client = 1;
+  CHECK(predict(other, 0, snap).load_s == Approx(160.001));
+  auto cached = predict(make_task(12, 9), 0, snap);
+  CHECK(cached.uplink_occupancy == 0);
+  CHECK(cached.load_s == Approx(8.001));
+  // A link of its own per server (the simulator's per-server mode).
+  snap.shared_uplinks = false;
+  CHECK(predict(make_task(10, 7), 0, snap).load_s == Approx(160.001));
+  snap.shared_uplinks = true;
+  // The prepared snapshot keeps each client's uplink as servers change.
+  prepared_snapshot prep{snap};
+  REQUIRE(prep.uplink(0) != nullptr);
+  CHECK(prep.uplink(0)->sum_now() == 1);
+  CHECK(prep.uplink(0)->stretch(0, 160.001, 1, uplink_gamma) == Approx(200.001));
+  auto b_done = snap.servers[1];
+  b_done.running[0].load_remaining_s = 0;
+  prep.update_server(1, b_done);
+  CHECK(prep.uplink(0)->sum_now() == 0);
+  prep.update_server(1, snap.servers[1]);
+  CHECK(prep.uplink(0)->sum_now() == 1);
+  prep.pop_server(); // B
+  CHECK(prep.uplink(0)->sum_now() == 0);
+  // A client index beyond the server's links is ignored, not read past.
+  auto stray = snap;
+  stray.servers[1].running[0].uplink_client = 7;
+  CHECK(client_uplinks(stray).empty());
+  CHECK(prepared_snapshot{stray}.uplink(7) == nullptr);
+}

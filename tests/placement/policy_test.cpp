@@ -74,12 +74,15 @@ TEST_CASE("gleam does not co-locate past the throughput knee", "[placement]") {
   CHECK(dl.assignments[0].server == 1);
   CHECK(dl.assignments[1].server == 1);
   CHECK(dl.assignments[1].predicted.completion_s() == Approx(8.001 + 10));
-  // Uncached (weights 8 cached nowhere) on B alone, the second load shares
-  // the ingress with the first's (alpha 1.5 * 1.0 while both load, i.e. for
-  // the first's 160.001 s, then alone: 160.001 + 160.001 / 3 s).
+  // Uncached (weights 8 cached nowhere) on B alone, from two clients, the
+  // second load shares the ingress with the first's (alpha 1.5 * 1.0 while
+  // both load, i.e. for the first's 160.001 s, then alone: 160.001 +
+  // 160.001 / 3 s). (From one client their shared uplink would bind first.)
   auto only_b = make_snapshot({b});
   only_b.gamma = snap.gamma;
+  only_b.servers[0].links.push_back({100e6, 0.001});
   std::vector<task> cold{make_task(14, 8, 10, 20, 0.4), make_task(15, 8, 10, 20, 0.4)};
+  cold[1].client = 1;
   auto dc = place(only_b, cold, policy_kind::gleam);
   REQUIRE(dc.placed == 2);
   CHECK(dc.assignments[1].predicted.load_s == Approx(160.001 + 160.001 / 3));
@@ -266,4 +269,29 @@ TEST_CASE("a busy server takes a waiter it caches, not one it must load", "[plac
   // Were B not caching set 8, nothing would start.
   snap.servers[1].cached.clear();
   CHECK(place(snap, queue, policy_kind::gleam).placed == 0);
+}
+
+TEST_CASE("gleam sees the loads it places on a client's uplink", "[placement]") {
+  // Two idle servers, two tasks of client 0 with weights no server caches:
+  // the second load shares the client's uplink with the first.
+  auto snap = make_snapshot({make_server("A", 80, 80), make_server("B", 80, 80)});
+  std::vector<task> queue{make_task(1, 7), make_task(2, 8)};
+  auto d = place(snap, queue, policy_kind::gleam);
+  REQUIRE(d.placed == 2);
+  const auto& first = d.assignments[0].predicted;
+  const auto& second = d.assignments[1].predicted;
+  CHECK(first.load_s == Approx(160.001));
+  // Half the uplink while the first load lasts, then all of it.
+  CHECK(second.load_s == Approx(240.001).epsilon(0.01));
+  // Tasks of different clients do not share an uplink.
+  queue[1].client = 1;
+  for (auto& s : snap.servers)
+    s.links.push_back({100e6, 0.001});
+  auto apart = place(snap, queue, policy_kind::gleam);
+  CHECK(apart.assignments[1].predicted.load_s == Approx(160.001));
+  // Nor do they in the per-server mode.
+  queue[1].client = 0;
+  snap.shared_uplinks = false;
+  auto own = place(snap, queue, policy_kind::gleam);
+  CHECK(own.assignments[1].predicted.load_s == Approx(160.001));
 }
