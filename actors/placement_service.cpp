@@ -78,9 +78,44 @@ std::string placement_service::server_name(size_t index) const {
   return key(gpus_[index].node_id, gpus_[index].info.index());
 }
 
-double placement_service::link_rate(const std::string& server_key) const {
-  auto i = link_rate_.find(server_key);
-  return i != link_rate_.end() ? i->second : opts_.default_link_rate_bytes_per_s;
+double placement_service::link_rate(const std::string& server_key,
+                                     placement::client_index host) const {
+  if (auto i = pair_rate_.find({server_key, host}); i != pair_rate_.end())
+    return i->second;
+  return unmeasured_link_rate(server_best(server_key), host);
+}
+
+double placement_service::server_best(const std::string& server_key) const {
+  double best = 0;
+  for (auto i = pair_rate_.lower_bound({server_key, 0});
+       i != pair_rate_.end() && i->first.first == server_key; ++i)
+    best = std::max(best, i->second);
+  return best;
+}
+
+double placement_service::unmeasured_link_rate(double server_best,
+                                               placement::client_index host) const {
+  double from = host < host_best_.size() ? host_best_[host] : 0;
+  if (server_best > 0 && from > 0)
+    return std::min(server_best, from);
+  if (server_best > 0 || from > 0)
+    return std::max(server_best, from);
+  return opts_.default_link_rate_bytes_per_s;
+}
+
+void placement_service::learn_link_rate(const std::string& server_key,
+                                        placement::client_index host, double rate) {
+  auto [it, added] = pair_rate_.emplace(std::make_pair(server_key, host), rate);
+  if (!added)
+    it->second += link_rate_ema * (rate - it->second);
+  if (host >= host_best_.size())
+    host_best_.resize(host + 1, 0);
+  double best = 0;
+  for (const auto& [pair, r] : pair_rate_)
+    if (pair.second == host)
+      best = std::max(best, r);
+  host_best_[host] = best;
+  // Servers take it in at their next telemetry (make_server).
 }
 
 namespace {
@@ -100,7 +135,7 @@ placement::client_index placement_service::uplink_of(const std::string& client_i
 
 placement::client_index placement_service::link_of(const std::string& client_id) const {
   auto c = uplink_of(client_id);
-  return c != placement::no_client ? c : 0;
+  return c != placement::no_client ? c : unknown_host;
 }
 
 placement::client_index placement_service::learn_uplink(const std::string& client_id) {
@@ -111,7 +146,7 @@ placement::client_index placement_service::learn_uplink(const std::string& clien
     return i->second;
   if (uplinks_.size() >= max_uplinks)
     return placement::no_client;
-  auto index = static_cast<placement::client_index>(uplinks_.size());
+  auto index = static_cast<placement::client_index>(uplinks_.size() + 1);
   uplinks_.emplace(host, index);
   for (size_t i = 0; i < gpus_.size(); ++i)
     refresh_server(i, gpus_[i].updated_ns);
@@ -189,8 +224,15 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
   s.id = key(g.node_id, g.info.index());
   auto type = std::find(gpu_types_.begin(), gpu_types_.end(), g.info.name());
   s.gpu_type = static_cast<placement::gpu_type_index>(type - gpu_types_.begin());
-  auto rate = link_rate(s.id);
-  s.links.assign(std::max<size_t>(1, uplinks_.size()), placement::link{rate, g.rtt_s});
+  // Every host's link (link_rate): the estimates, then the pairs measured.
+  s.links.resize(uplinks_.size() + 1);
+  auto best = server_best(s.id);
+  for (placement::client_index c = 0; c < s.links.size(); ++c)
+    s.links[c] = placement::link{unmeasured_link_rate(best, c), g.rtt_s};
+  for (auto i = pair_rate_.lower_bound({s.id, 0});
+       i != pair_rate_.end() && i->first.first == s.id; ++i)
+    if (i->first.second < s.links.size())
+      s.links[i->first.second].rate_bytes_per_s = i->second;
   s.peer_rate_bytes_per_s = g.peer_rate;
   if (auto c = caches_.find(g.node_id); c != caches_.end() && !keyed_.empty()) {
     std::vector<keyed_weights> sets;
@@ -230,8 +272,9 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     double done_solo = -1;
     if (r.first_launch_time_ns() == 0) {
       auto left = p.weight_bytes > r.uploaded_bytes() ? p.weight_bytes - r.uploaded_bytes() : 0;
-      t.load_remaining_s = g.rtt_s + static_cast<double>(left) / rate;
       // Its bytes come from its client's host, over that host's uplink.
+      auto rate = s.links[link_of(r.client_id())].rate_bytes_per_s;
+      t.load_remaining_s = g.rtt_s + static_cast<double>(left) / rate;
       if (left > 0) {
         t.uplink_client = uplink_of(r.client_id());
         t.uplink_occupancy = 1;
@@ -257,7 +300,10 @@ placement::server placement_service::make_server(const gpu_entry& g, uint64_t no
     auto cached = std::min(s.cached_bytes(x.weights), p.weight_bytes);
     t.occ = p.occ;
     t.occ.network = placement::load_net_occupancy(p.occ.network, p.weight_bytes, cached);
-    t.load_remaining_s = g.rtt_s + static_cast<double>(p.weight_bytes - cached) / rate
+    auto link = x.client != placement::no_client ? x.client : unknown_host;
+    t.load_remaining_s = g.rtt_s
+                         + static_cast<double>(p.weight_bytes - cached)
+                             / s.links[link].rate_bytes_per_s
                          + static_cast<double>(cached) / s.cache_fill_rate_bytes_per_s;
     if (cached < p.weight_bytes && p.weight_bytes > 0) {
       t.uplink_client = x.client;
@@ -347,14 +393,14 @@ void placement_service::on_session_ended(const std::string& node_id,
   if (rec.shared_gpu && solo > 0 && compute > 0)
     calibration_.observe(type, placement::resource::gpu, sum_u_gpu, compute / solo);
   auto uploaded = static_cast<double>(e.uploaded_bytes());
+  auto host = learn_uplink(e.client_id());
+  if (host == placement::no_client)
+    host = unknown_host;
   if (others_net > 0 && e.uploaded_bytes() >= min_rate_sample_bytes && load > 0) {
-    auto solo_load = rtt + uploaded / link_rate(server_key);
+    auto solo_load = rtt + uploaded / link_rate(server_key, host);
     calibration_.observe(type, placement::resource::network, sum_u_net, load / solo_load);
   } else if (others_net == 0 && e.uploaded_bytes() >= min_rate_sample_bytes && load > rtt) {
-    auto rate = uploaded / (load - rtt);
-    auto [it, added] = link_rate_.emplace(server_key, rate);
-    if (!added)
-      it->second += link_rate_ema * (rate - it->second);
+    learn_link_rate(server_key, host, uploaded / (load - rtt));
   }
   profiles_.observe(sig, rec);
   refresh_gamma();

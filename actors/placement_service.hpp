@@ -173,12 +173,25 @@ private:
   /// The uplink index of the host of `client_id` ("host:pid"; an id without
   /// a host is its own), no_client when not learned.
   placement::client_index uplink_of(const std::string& client_id) const;
-  /// uplink_of as an index into each server's links (0 when not learned).
+  /// uplink_of as an index into each server's links (unknown_host when not
+  /// learned).
   placement::client_index link_of(const std::string& client_id) const;
   /// Same, adding a host not seen yet (up to max_uplinks; every server then
   /// gets a link to it); no_client for an empty id or past the cap.
   placement::client_index learn_uplink(const std::string& client_id);
-  double link_rate(const std::string& server_key) const;
+  /// The measured rate (bytes/s) of the link from `host` (uplink index) to
+  /// server `server_key`: the pair's own when it has uploaded alone, else
+  /// the lower of the best the host showed to any server and the best the
+  /// server took from any host (the narrower end: a Wi-Fi laptop's uplink,
+  /// or the server's NIC), else the one of the two known, else the default.
+  double link_rate(const std::string& server_key, placement::client_index host) const;
+  /// The best pair rate of server `server_key` (0 = none measured).
+  double server_best(const std::string& server_key) const;
+  /// link_rate of a pair not measured, given its server's server_best.
+  double unmeasured_link_rate(double server_best, placement::client_index host) const;
+  /// Learns `rate` from a solo upload of `host` to `server_key`.
+  void learn_link_rate(const std::string& server_key, placement::client_index host,
+                       double rate);
   std::string server_name(size_t index) const;
   proto::PlacementReply reply_for(size_t index, uint64_t id,
                                   const placement::prediction& p, double waited_s,
@@ -193,11 +206,17 @@ private:
   std::vector<std::string> gpu_types_;
   std::vector<gpu_entry> gpus_;
   std::map<std::string, size_t> index_of_;
-  std::map<std::string, double> link_rate_;
-  /// Client hosts by uplink index: the apps of one host share its NIC, so
-  /// their loads to all servers share one uplink in the model. Every
-  /// server has the same measured link to each (link_rate).
+  /// Link rates (bytes/s) measured by solo uploads, an EMA per (server,
+  /// client host); unknown_host for clients that sent no id.
+  std::map<std::pair<std::string, placement::client_index>, double> pair_rate_;
+  /// Per uplink index, the best pair rate of that host (0 = none yet).
+  std::vector<double> host_best_;
+  /// Client hosts by uplink index (from 1; 0 is unknown_host): the apps of
+  /// one host share its NIC, so their loads to all servers share one uplink
+  /// in the model, each server's link to it at link_rate.
   std::map<std::string, placement::client_index> uplinks_;
+  /// The link index of clients whose host is not known (no shared uplink).
+  static constexpr placement::client_index unknown_host = 0;
   static constexpr size_t max_uplinks = 1024;
   /// Each node's weight-cache summary, from its telemetry.
   std::map<std::string, proto::CacheSummary> caches_;

@@ -504,3 +504,46 @@ TEST_CASE("apps on one host share its uplink in the model", "[actors][placement]
   // Once the laptop's other app computes, its uplink is free again.
   CHECK_THAT(place_from("laptop:9", 1), Catch::Contains("load 140.8 s"));
 }
+
+TEST_CASE("each client host's link rate is learned from its own uploads",
+          "[actors][placement]") {
+  // A wired desktop and a Wi-Fi laptop each uploaded 3 GB alone to a: the
+  // desktop at 125 MB/s, the laptop at 30 MB/s. One server-wide rate would
+  // mix the two; each host keeps its own, on servers it never used too.
+  auto load_of = [](const std::string& client) {
+    placement_service ps;
+    ps.on_node(node("a", 80), 0);
+    ps.on_node(node("b", 80), 0);
+    auto alone = [&](const std::string& from, double rate) {
+      auto e = ended("big", 0, 10, 0, "", 20 * gb, 0.5);
+      e.set_client_id(from);
+      e.set_uploaded_bytes(3 * gb);
+      e.set_load_ns(static_cast<uint64_t>((0.001 + 3e9 / rate) * s));
+      e.set_duration_ns(e.load_ns() + 10 * s);
+      ps.on_session_ended("a", e);
+    };
+    for (int i = 0; i < 3; ++i) {
+      alone("desk:1", 125e6);
+      alone("laptop:2", 30e6);
+    }
+    ps.on_node(node("a", 80), 1);
+    ps.on_node(node("b", 80), 1);
+    auto t0 = placement_service::clock::now();
+    auto req = request("x");
+    req.set_client_id(client);
+    req.set_weight_bytes(16 * gb);
+    ps.submit(req, "", t0);
+    auto out = ps.dispatch(t0, 1);
+    REQUIRE(out.size() == 1);
+    REQUIRE(out[0].reply.ok());
+    return out[0].reply.explanation();
+  };
+  // 16 GB at 30 MB/s, stretched by the prior network α 1.1: 586.7 s, on
+  // a (measured) or b (the laptop's best, b having measured no one).
+  CHECK_THAT(load_of("laptop:9"), Catch::Contains("load 586.7 s"));
+  // At 125 MB/s: 140.8 s.
+  CHECK_THAT(load_of("desk:4"), Catch::Contains("load 140.8 s"));
+  // A host never measured gets the best a server took from anyone (a:
+  // 125 MB/s) or the default (b: 125 MB/s); not the mix of the two hosts.
+  CHECK_THAT(load_of("new:5"), Catch::Contains("load 140.8 s"));
+}

@@ -567,11 +567,23 @@ struct link_emulator::state {
       if (c.dead)
         return next;
       // A hung-up source is no longer watched: drain it while allowed.
+      // Its bytes may be due at once and its end must be passed on, and
+      // no event wakes the loop for it: flush and drain again until
+      // neither moves.
       bool hup = d == &c.up ? c.client_hup : c.target_hup;
-      while (hup && !c.dead && can_read(c, *d, now)) {
-        auto before = d->read_total;
-        do_read(c, *d, now);
-        if (d->read_total == before)
+      while (hup && !c.dead) {
+        auto read = d->read_total;
+        auto written = d->written;
+        auto eof = d->src_eof;
+        while (!c.dead && can_read(c, *d, now)) {
+          auto before = d->read_total;
+          do_read(c, *d, now);
+          if (d->read_total == before)
+            break;
+        }
+        if (!c.dead)
+          flush(c, *d, now);
+        if (d->read_total == read && d->written == written && d->src_eof == eof)
           break;
       }
       if (c.dead)
