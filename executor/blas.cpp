@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "executor/blas_shapes.hpp"
+#include "executor/library_call.hpp"
 #include "executor/session_streams.hpp"
 
 namespace gleam::executor {
@@ -93,8 +94,32 @@ cublasStatus_t destroy_handle(blas_api& api, blas_graveyard* graves, const blas_
   return graves != nullptr ? graves->destroy(api, h) : destroy_now(api, h);
 }
 
+class blas_runner;
+
+/// The library_call_env of a generated cuBLAS call: the runner's handle,
+/// stream and range checks, and its result.
+class blas_call_env final : public library_call_env {
+public:
+  blas_call_env(blas_runner& runner, bool device_scalars)
+    : library_call_env(device_scalars), runner_(runner) {
+  }
+  void* handle(uint64_t id) override;
+  bool device(uint64_t ptr, uint64_t bytes, const char* what) override;
+  void report(int status, const char* function) override;
+  void malformed(const char* function) override;
+  void unavailable(const char* function) override;
+
+protected:
+  void invalid(std::string detail) override;
+
+private:
+  blas_runner& runner_;
+};
+
 class blas_runner {
 public:
+  friend class blas_call_env;
+
   blas_runner(blas_tables& t, driver_api& driver, session& s, proto::OpResult& r)
     : t_(t), api_(*t.api), driver_(driver), s_(s), r_(r) {
   }
@@ -132,6 +157,8 @@ public:
         return lt_matmul(op.blas_lt_matmul());
       case k::kBlasLtHeuristic:
         return lt_heuristic(op.blas_lt_heuristic());
+      case k::kLibraryCall:
+        return library_call(op.library_call());
       default:
         return fail(CUBLAS_STATUS_INTERNAL_ERROR,
                     fmt::format("op seq {} is not a cuBLAS op", op.seq()));
@@ -812,12 +839,72 @@ private:
            "cublasLtMatmul");
   }
 
+  // --- generated functions -----------------------------------------------------
+
+  void library_call(const proto::LibraryCall& op) {
+    if (op.library() != proto::LibraryCall::CUBLAS)
+      return fail(CUBLAS_STATUS_NOT_SUPPORTED,
+                  fmt::format("library {} is not one this server runs",
+                              static_cast<int>(op.library())));
+    blas_call_env env(*this, op.device_scalars());
+    wire::arg_reader in(op.args());
+    if (!run_generated_cublas(api_, env, op.function(), in))
+      fail(CUBLAS_STATUS_NOT_SUPPORTED,
+           fmt::format("cuBLAS function id {} is unknown to this server: the client was "
+                       "built from another interpose/spec/cublas.spec; use one Gleam "
+                       "release on both sides",
+                       op.function()));
+  }
+
+  /// The handle `id` for a generated call: bound to its stream for work, in
+  /// the call's pointer mode.
+  cublasHandle_t generated_handle(uint64_t id, bool device_scalars) {
+    auto* h = lookup_blas(id);
+    if (h == nullptr || !bind(*h, h->stream))
+      return nullptr;
+    auto mode = device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST;
+    if (mode != h->pointer_mode) {
+      if (!report(api_.cublasSetPointerMode_v2(h->blas, mode), "cublasSetPointerMode"))
+        return nullptr;
+      h->pointer_mode = mode;
+    }
+    return h->blas;
+  }
+
   blas_tables& t_;
   blas_api& api_;
   driver_api& driver_;
   session& s_;
   proto::OpResult& r_;
 };
+
+void* blas_call_env::handle(uint64_t id) {
+  return runner_.generated_handle(id, device_scalars());
+}
+
+bool blas_call_env::device(uint64_t ptr, uint64_t bytes, const char* what) {
+  return runner_.check_range(ptr, bytes, what);
+}
+
+void blas_call_env::report(int status, const char* function) {
+  if (runner_.report(static_cast<cublasStatus_t>(status), function))
+    take_outputs(*runner_.r_.mutable_library_outputs());
+}
+
+void blas_call_env::malformed(const char* function) {
+  runner_.invalid(fmt::format("{}: the packed arguments do not match its parameters; the "
+                              "client was built from another interpose/spec/cublas.spec",
+                              function));
+}
+
+void blas_call_env::unavailable(const char* function) {
+  runner_.fail(CUBLAS_STATUS_NOT_SUPPORTED,
+               fmt::format("{} is missing from this server's cuBLAS", function));
+}
+
+void blas_call_env::invalid(std::string detail) {
+  runner_.invalid(std::move(detail));
+}
 
 } // namespace
 

@@ -25,6 +25,9 @@ struct blas_handle_entry {
   cublasLtHandle_t lt = nullptr;
   /// Client handle of the stream set by BlasSetStream (0: legacy default).
   uint64_t stream = 0;
+  /// The pointer mode the library handle is in (generated calls set it
+  /// per call: their scalars are host values or device addresses).
+  cublasPointerMode_t pointer_mode = CUBLAS_POINTER_MODE_HOST;
   /// The driver stream the library handle works on now: the session's
   /// stand-in of the legacy stream from its creation (never the context's,
   /// which all sessions share), then BlasSetStream's.

@@ -98,6 +98,11 @@ caf::expected<std::unique_ptr<blas_api>> blas_api::load(const std::string& dir) 
 #define GLEAM_EXECUTOR_RESOLVE_LT(name) GLEAM_EXECUTOR_RESOLVE(lt_, name)
   GLEAM_EXECUTOR_CUBLAS_FUNCTIONS(GLEAM_EXECUTOR_RESOLVE_BLAS)
   GLEAM_EXECUTOR_CUBLASLT_FUNCTIONS(GLEAM_EXECUTOR_RESOLVE_LT)
+  // Generated functions are optional: one this cuBLAS lacks stays null and
+  // its calls fail with CUBLAS_STATUS_NOT_SUPPORTED.
+#define X(name) api->name = reinterpret_cast<decltype(&::name)>(::dlsym(api->blas_, #name));
+#include "executor/cublas_generated_api.inc"
+#undef X
   for (auto [slot, name] : {std::pair<void**, const char*>{reinterpret_cast<void**>(&api->cublasGemmEx), "cublasGemmEx"},
                             {reinterpret_cast<void**>(&api->cublasGemmStridedBatchedEx), "cublasGemmStridedBatchedEx"},
                             {reinterpret_cast<void**>(&api->cublasGemmBatchedEx), "cublasGemmBatchedEx"}}) {

@@ -20,6 +20,7 @@ namespace gleam::executor {
   X(cublasSetWorkspace_v2)                                                     \
   X(cublasSetMathMode)                                                         \
   X(cublasSetAtomicsMode)                                                      \
+  X(cublasSetPointerMode_v2)                                                   \
   X(cublasGetStatusName)                                                       \
   X(cublasSgemm_v2)                                                            \
   X(cublasSgemm_v2_64)                                                         \
@@ -73,6 +74,11 @@ public:
 #define GLEAM_EXECUTOR_BLAS_MEMBER(name) decltype(&::name) name = nullptr;
   GLEAM_EXECUTOR_CUBLAS_FUNCTIONS(GLEAM_EXECUTOR_BLAS_MEMBER)
   GLEAM_EXECUTOR_CUBLASLT_FUNCTIONS(GLEAM_EXECUTOR_BLAS_MEMBER)
+  // The generated functions of interpose/spec/cublas.spec (X(name) lines
+  // written by generate.py into the build directory).
+#define X GLEAM_EXECUTOR_BLAS_MEMBER
+#include "executor/cublas_generated_api.inc"
+#undef X
 #undef GLEAM_EXECUTOR_BLAS_MEMBER
   // The header overloads these three (a C++ inline form that takes a
   // cudaDataType compute type): the members name the C entry points.

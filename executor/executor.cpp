@@ -238,6 +238,7 @@ private:
       case k::kBlasLtDestroy:
       case k::kBlasLtMatmul:
       case k::kBlasLtHeuristic:
+      case k::kLibraryCall:
         return run_blas(blas_, api_, s_, op, r_);
       // --- weight cache (executor/cache_ops.hpp) ---
       case k::kCacheFill:

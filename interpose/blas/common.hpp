@@ -44,7 +44,8 @@ struct handle_state {
   size_t workspace_size = 0;
   /// cublasSetMathMode value, flags included.
   cublasMath_t math_mode = CUBLAS_DEFAULT_MATH;
-  /// Only CUBLAS_POINTER_MODE_HOST is supported.
+  /// cublasSetPointerMode value: generated calls send their scalars by
+  /// value (host) or as device addresses; the gemm family refuses device.
   cublasPointerMode_t pointer_mode = CUBLAS_POINTER_MODE_HOST;
   /// cublasSetAtomicsMode value.
   cublasAtomicsMode_t atomics_mode = CUBLAS_ATOMICS_NOT_ALLOWED;

@@ -75,6 +75,12 @@ cublasStatus_t submit(cublasHandle_t handle, proto::BlasGemm::Api api,
     auto* st = blas::state_of(handle);
     if (st == nullptr)
       return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (st->pointer_mode == CUBLAS_POINTER_MODE_DEVICE) {
+      blas::report_unsupported("the gemm family in CUBLAS_POINTER_MODE_DEVICE",
+                               "Gleam sends its alpha and beta by value: set the host "
+                               "pointer mode around gemm calls");
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
     if (scalar_bytes == 0) {
       blas::report_unsupported("cublasGemmEx with this compute type",
                                "its scale type is unknown to Gleam");

@@ -177,16 +177,12 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t han
   auto* st = state_of(handle);
   if (st == nullptr)
     return CUBLAS_STATUS_NOT_INITIALIZED;
-  if (mode == CUBLAS_POINTER_MODE_HOST) {
-    st->pointer_mode = mode;
-    return CUBLAS_STATUS_SUCCESS;
-  }
-  if (mode == CUBLAS_POINTER_MODE_DEVICE) {
-    blas::report_unsupported("cublasSetPointerMode(CUBLAS_POINTER_MODE_DEVICE)",
-                             "Gleam sends alpha and beta by value: keep the host pointer mode");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-  }
-  return CUBLAS_STATUS_INVALID_VALUE;
+  // The mode travels with each call that has scalars (generated calls);
+  // the gemm family refuses the device mode at the call.
+  if (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  st->pointer_mode = mode;
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t handle,

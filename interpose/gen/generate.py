@@ -28,6 +28,16 @@ library's name:
   shim/GL/gl.h                VDPAU / OpenGL types the vendor interop headers
                               need, used only where the real headers are not
                               installed
+  <lib>_generated.cpp         libraries with generated calls (cublas): the
+                              client stub of every 'class generated' entry:
+                              the spec's checks, then its arguments packed
+                              (wire/library_args.hpp) into one LibraryCall op
+  <lib>_generated.txt         "<name>\t<id>" per generated function
+With --server-out-dir DIR it writes the server side instead (the executor's
+build directory): <lib>_library_calls.cpp (one case per generated function:
+unpack, check every device range with the spec's extent, call the vendor's
+function), <lib>_generated_api.inc (X(name) per generated function, for the
+loaded vendor library's members) and <lib>_function_ids.hpp (the pinned ids).
 With --manual-placeholder it also writes <lib>_manual_placeholder.cpp: stubs
 (reported as unsupported) for every manual function, for builds that have no
 hand-written sources yet.
@@ -44,16 +54,45 @@ import sys
 CLASSES = ("manual", "unsupported", "generated")
 CALLS = ("async", "local", "handle", "sync")
 DIRECTIONS = ("in", "out", "inout")
-GENERATED_FORMS = ()
+# Identifiers an extent or check expression may use besides parameter names
+# and CUBLAS_* / CUDA_* constants: wire/library_args.hpp (gleam::wire::extents).
+EXPRESSION_WORDS = ("sizeof", "vec", "mat", "packed", "strided", "mul", "add", "type_size",
+                    "max1", "op_ok", "fill_ok", "side_ok", "diag_ok")
 INTEGRAL = ("char", "int", "unsigned", "unsigned int", "size_t", "float", "double")
+
+
+class generated_calls:
+    """How a library's generated entries are marshalled (LibraryCall ops)."""
+
+    def __init__(self, handle, status, library, invalid, not_initialized, not_supported,
+                 client_header, client_namespace, api_class, api_header, server_function):
+        # The C type of the handle every generated entry takes first.
+        self.handle = handle
+        # The return type of every generated entry and its values.
+        self.status = status
+        self.invalid = invalid
+        self.not_initialized = not_initialized
+        self.not_supported = not_supported
+        # proto::LibraryCall::Library value.
+        self.library = library
+        # The client's library_call class: header and namespace.
+        self.client_header = client_header
+        self.client_namespace = client_namespace
+        # The server's loaded vendor library (members named as the
+        # functions) and the generated dispatcher's name.
+        self.api_class = api_class
+        self.api_header = api_header
+        self.server_function = server_function
 
 
 class library:
     """What differs between the interposer libraries."""
 
     def __init__(self, name, headers, fail, report, report_header, export_header,
-                 split=None, version="", private=None, proc_table=False):
+                 split=None, version="", private=None, proc_table=False, generated=None):
         self.name = name
+        # generated_calls, or None: the library has no generated entries.
+        self.generated = generated
         # Vendor headers that cannot share a translation unit with `headers`:
         # header -> file suffix; their stubs go to <lib>_unsupported_<suffix>.cpp.
         self.split = split or {}
@@ -98,7 +137,12 @@ LIBRARIES = {
          "const char *": '"unsupported by gleam"',
          "cuComplex": "cuComplex{}", "cuDoubleComplex": "cuDoubleComplex{}"},
         "gleam::interpose::blas::report_unsupported", "interpose/blas/common.hpp",
-        "cublas_export.hpp", {"cublasXt.h": "xt"}),
+        "cublas_export.hpp", {"cublasXt.h": "xt"},
+        generated=generated_calls(
+            "cublasHandle_t", "cublasStatus_t", "CUBLAS", "CUBLAS_STATUS_INVALID_VALUE",
+            "CUBLAS_STATUS_NOT_INITIALIZED", "CUBLAS_STATUS_NOT_SUPPORTED",
+            "interpose/blas/library_call.hpp", "gleam::interpose::blas",
+            "blas_api", "executor/blas_api.hpp", "run_generated_cublas")),
     "cublasLt": library(
         "cublasLt", ["cublasLt.h"],
         {"cublasStatus_t": "CUBLAS_STATUS_NOT_SUPPORTED",
@@ -123,13 +167,31 @@ class spec_error(Exception):
 
 
 class param:
-    """One parameter: its C declaration, name and pointer annotation."""
+    """One parameter: its C declaration, name and pointer annotation.
 
-    def __init__(self, decl, name, direction, length):
+    kind is None for the plain '<dir> <length>' annotation, "dev" for a
+    device pointer (length: elements of the pointee touched, bytes for void)
+    and "scalar" for a pointer-mode scalar (length: elements, default 1;
+    bytes for void, then required)."""
+
+    def __init__(self, decl, name, direction, length, kind=None):
         self.decl = decl
         self.name = name
         self.direction = direction
         self.length = length
+        self.kind = kind
+
+    def ctype(self):
+        """The declared C type without the name, e.g. 'const float *'."""
+        return self.decl[:self.decl.rfind(self.name)].strip()
+
+    def pointee(self):
+        """The pointee type without qualifiers, e.g. 'float' or 'void'."""
+        base = self.ctype()
+        if base.endswith("*"):
+            base = base[:-1]
+        words = [w for w in base.replace("*", " * ").split() if w != "const"]
+        return " ".join(words)
 
 
 class function:
@@ -147,6 +209,8 @@ class function:
         self.call = None
         self.notes = []
         self.params = []
+        self.id = None
+        self.checks = []
 
     def prototype(self):
         """The C prototype, e.g. 'cudaError_t cudaFree(void *devPtr)'."""
@@ -184,9 +248,18 @@ def parse_param(text, where):
     name = param_name(decl)
     if not name:
         raise spec_error("%s: cannot find the parameter name in '%s'" % (where, decl))
-    direction = length = None
+    direction = length = kind = None
     if note.strip():
         words = note.split(None, 1)
+        if words and words[0] in DIRECTIONS and len(words) == 2 \
+                and words[1].split()[0] in ("dev", "scalar"):
+            direction = words[0]
+            kind, _, length = words[1].partition(" ")
+            length = length.strip() or None
+            if kind == "dev" and length is None:
+                raise spec_error("%s: '%s' needs the extent: '%s dev <elements>'"
+                                 % (where, decl, direction))
+            return param(decl, name, direction, length, kind)
         if len(words) != 2 or words[0] not in DIRECTIONS:
             raise spec_error("%s: annotation '%s' must be '<in|out|inout> <length>'"
                              % (where, note.strip()))
@@ -246,6 +319,14 @@ def parse(path):
             current.call = rest
         elif key == "note":
             current.notes.append(rest)
+        elif key == "id":
+            if not re.match(r"^[1-9]\d*$", rest):
+                raise spec_error("%s: id must be a positive integer, not '%s'" % (where, rest))
+            current.id = int(rest)
+        elif key == "check":
+            if not rest:
+                raise spec_error("%s: check needs a condition" % where)
+            current.checks.append(rest)
         elif key == "param":
             current.params.append(parse_param(rest, where))
         else:
@@ -253,10 +334,16 @@ def parse(path):
     if current is not None:
         raise spec_error("%s: entry %s has no 'end'" % (path, current.name))
     seen = set()
+    ids = {}
     for fn in functions:
         if fn.name in seen:
             raise spec_error("%s:%d: %s appears twice" % (path, fn.line, fn.name))
         seen.add(fn.name)
+        if fn.id is not None:
+            if fn.id in ids:
+                raise spec_error("%s:%d: id %d of %s is already %s's"
+                                 % (path, fn.line, fn.id, fn.name, ids[fn.id]))
+            ids[fn.id] = fn.name
     return functions
 
 
@@ -275,17 +362,62 @@ def validate(fn, path):
             raise spec_error("%s: the reason may not contain quotes or backslashes" % where)
     elif fn.reason or fn.fail:
         raise spec_error("%s: 'reason' and 'fail' belong to unsupported entries only" % where)
-    if fn.cls == "generated" and fn.form not in GENERATED_FORMS:
-        raise spec_error("%s: generated form '%s' is not implemented by the generator "
-                         "(known forms: %s)" % (where, fn.form, ", ".join(GENERATED_FORMS) or "none"))
+    if fn.cls == "generated":
+        validate_generated(fn, where)
+    elif fn.id is not None or fn.checks:
+        raise spec_error("%s: 'id' and 'check' belong to generated entries only" % where)
     names = {p.name for p in fn.params}
     for p in fn.params:
+        if p.kind is not None and fn.cls != "generated":
+            raise spec_error("%s: '%s %s' annotations belong to generated entries only"
+                             % (where, p.direction, p.kind))
         if p.length is None or p.length in ("opaque", "cstr"):
             continue
         for ident in re.findall(r"[A-Za-z_]\w*", p.length):
-            if ident not in names and ident != "sizeof":
+            if ident not in names and ident not in EXPRESSION_WORDS \
+                    and not re.match(r"^(CUBLAS|CUDA)_\w+$", ident):
                 raise spec_error("%s: length '%s' of %s names no parameter '%s'"
                                  % (where, p.length, p.name, ident))
+    for check in fn.checks:
+        for ident in re.findall(r"[A-Za-z_]\w*", check):
+            if ident not in names and ident not in EXPRESSION_WORDS \
+                    and not re.match(r"^(CUBLAS|CUDA)_\w+$", ident):
+                raise spec_error("%s: check '%s' names no parameter '%s'"
+                                 % (where, check, ident))
+
+
+def validate_generated(fn, where):
+    """What the generator needs of a generated entry."""
+    if LIB.generated is None:
+        raise spec_error("%s: the %s surface has no generated calls" % (where, LIB.name))
+    if fn.form is not None:
+        raise spec_error("%s: 'class generated' takes no form word (got '%s')"
+                         % (where, fn.form))
+    outputs = [p for p in fn.params if p.kind == "scalar" and p.direction != "in"]
+    want = "sync" if outputs else "async"
+    if fn.call != want:
+        raise spec_error("%s: a generated entry %s host outputs: 'call %s'"
+                         % (where, "with" if outputs else "without", want))
+    if fn.id is None:
+        raise spec_error("%s: a generated entry needs its pinned 'id'" % where)
+    if fn.returns != LIB.generated.status:
+        raise spec_error("%s: a generated entry returns %s" % (where, LIB.generated.status))
+    if not fn.params or fn.params[0].ctype() != LIB.generated.handle:
+        raise spec_error("%s: the first parameter of a generated entry is the %s"
+                         % (where, LIB.generated.handle))
+    for p in fn.params:
+        pointer = "*" in p.decl or "[" in p.decl
+        if pointer and p.kind is None:
+            raise spec_error("%s: pointer parameter %s of a generated entry needs "
+                             "'<dir> dev <extent>' or '<dir> scalar [<count>]'"
+                             % (where, p.name))
+        if p.kind is not None and (p.ctype().count("*") != 1 or "[" in p.decl):
+            raise spec_error("%s: %s: generated calls take single pointers only"
+                             % (where, p.name))
+        if p.kind == "scalar" and p.pointee() == "void" and p.length is None:
+            raise spec_error("%s: void scalar %s needs its size in bytes" % (where, p.name))
+        if p.kind is not None and p.direction != "in" and p.ctype().startswith("const"):
+            raise spec_error("%s: %s is const but annotated %s" % (where, p.name, p.direction))
 
 
 def write_if_changed(path, text):
@@ -362,6 +494,147 @@ def export_header(functions):
     return "".join(out)
 
 
+def generated_of(functions):
+    return [f for f in functions if f.cls == "generated"]
+
+
+def host_outputs(fn):
+    return [p for p in fn.params if p.kind == "scalar" and p.direction != "in"]
+
+
+def byte_count(p):
+    """The C++ expression of p's extent in bytes."""
+    count = p.length if p.length is not None else "1"
+    if p.pointee() == "void":
+        return "(%s)" % count
+    return "mul(%s, sizeof(%s))" % (count, p.pointee())
+
+
+def client_stub(fn):
+    g = LIB.generated
+    ns = g.client_namespace
+    args = ", ".join(p.decl for p in fn.params)
+    out = ["GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n" % (fn.returns, fn.name, args),
+           "  return %s::guarded([&]() -> %s {\n" % (ns, g.status),
+           "    auto* state_ = %s::state_of(%s);\n" % (ns, fn.params[0].name),
+           "    if (state_ == nullptr)\n",
+           "      return %s;\n" % g.not_initialized]
+    if fn.checks:
+        out.append("    if (%s)\n" % "\n        || ".join("!(%s)" % c for c in fn.checks))
+        out.append("      return %s;\n" % g.invalid)
+    out.append('    %s::library_call call_(%d, "%s", *state_);\n' % (ns, fn.id, fn.name))
+    for p in fn.params[1:]:
+        if p.kind == "dev":
+            out.append("    call_.device(%s);\n" % p.name)
+        elif p.kind == "scalar":
+            out.append("    if (auto st_ = call_.scalar_%s(%s, %s); st_ != %s)\n"
+                       "      return st_;\n"
+                       % (p.direction, p.name, byte_count(p), "CUBLAS_STATUS_SUCCESS"))
+        else:
+            out.append("    call_.value(%s);\n" % p.name)
+    out.append("    return call_.finish();\n  });\n}\n")
+    return "".join(out)
+
+
+def client_file(functions):
+    g = LIB.generated
+    out = [banner(),
+           "// Client stubs of the generated %s functions: each checks what the\n"
+           "// vendor checks at the call (the spec's 'check' lines), packs its\n"
+           "// arguments (wire/library_args.hpp) into one LibraryCall op and sends it\n"
+           "// (%s::library_call).\n\n" % (LIB.name, g.client_namespace),
+           '#include "interpose/%s"\n' % LIB.export_header,
+           '#include "%s"\n' % g.client_header,
+           '#include "wire/library_args.hpp"\n\n',
+           "using namespace gleam::wire::extents;\n\n",
+           'extern "C" {\n\n']
+    for fn in generated_of(functions):
+        out.append(client_stub(fn) + "\n")
+    out.append('} // extern "C"\n')
+    return "".join(out)
+
+
+def server_case(fn):
+    out = ["    case %d: { // %s\n" % (fn.id, fn.name)]
+    handle = fn.params[0]
+    out.append("      auto %s_ = in.address();\n" % handle.name)
+    for p in fn.params[1:]:
+        if p.kind == "dev":
+            out.append("      auto %s_ = in.address();\n" % p.name)
+        elif p.kind == "scalar":
+            out.append("      auto %s_ = env.scalar(in, %s);\n"
+                       % (p.name, "false" if p.direction == "out" else "true"))
+        else:
+            out.append("      auto %s = in.value<%s>();\n" % (p.name, p.ctype()))
+    out.append('      if (!in.done())\n        return env.malformed("%s"), true;\n' % fn.name)
+    out.append('      if (api.%s == nullptr)\n        return env.unavailable("%s"), true;\n'
+               % (fn.name, fn.name))
+    out.append("      auto %s = static_cast<%s>(env.handle(%s_));\n"
+               % (handle.name, handle.ctype(), handle.name))
+    out.append("      if (%s == nullptr)\n        return true;\n" % handle.name)
+    for p in fn.params[1:]:
+        if p.kind == "dev":
+            out.append('      if (!env.device(%s_, %s, "%s"))\n        return true;\n'
+                       % (p.name, byte_count(p), p.name))
+    for p in fn.params[1:]:
+        if p.kind == "scalar":
+            out.append('      auto* %s = env.scalar_%s(%s_, %s, "%s");\n'
+                       '      if (%s == nullptr)\n        return true;\n'
+                       % (p.name, p.direction, p.name,
+                          byte_count(p), p.name, p.name))
+    call_args = []
+    for p in fn.params:
+        if p is handle:
+            call_args.append(p.name)
+        elif p.kind == "dev":
+            call_args.append("reinterpret_cast<%s>(static_cast<uintptr_t>(%s_))"
+                             % (p.ctype(), p.name))
+        elif p.kind == "scalar":
+            call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
+        else:
+            call_args.append(p.name)
+    out.append('      env.report(api.%s(%s), "%s");\n' % (fn.name, ", ".join(call_args), fn.name))
+    out.append("      return true;\n    }\n")
+    return "".join(out)
+
+
+def server_file(functions):
+    g = LIB.generated
+    out = [banner(),
+           "// The server side of the generated %s functions: unpacks each call's\n"
+           "// arguments (wire/library_args.hpp), checks every device address against\n"
+           "// the session's allocations with the spec's extents, and calls the\n"
+           "// vendor's function (executor/library_call.hpp).\n\n" % LIB.name,
+           '#include "executor/library_call.hpp"\n',
+           '#include "%s"\n' % g.api_header,
+           '#include "wire/library_args.hpp"\n\n',
+           "#include <cstdint>\n\n",
+           "using namespace gleam::wire::extents;\n\n",
+           "namespace gleam::executor {\n\n",
+           "bool %s(%s& api, library_call_env& env, uint32_t function,\n"
+           "%s wire::arg_reader& in) {\n" % (g.server_function, g.api_class,
+                                              " " * (len(g.server_function) + 5)),
+           "  switch (function) {\n"]
+    for fn in generated_of(functions):
+        out.append(server_case(fn))
+    out.append("    default:\n      return false;\n  }\n}\n\n} // namespace gleam::executor\n")
+    return "".join(out)
+
+
+def id_header(functions):
+    out = [banner(), "#pragma once\n\n#include <cstdint>\n\n",
+           "/// The pinned ids of the generated %s functions (the spec's 'id' lines),\n"
+           "/// as LibraryCall.function carries them.\n" % LIB.name,
+           "namespace gleam::generated::%s_ids {\n\n" % LIB.name]
+    out += ["inline constexpr uint32_t %s = %d;\n" % (f.name, f.id) for f in generated_of(functions)]
+    out.append("\n} // namespace gleam::generated::%s_ids\n" % LIB.name)
+    return "".join(out)
+
+
+def api_list(functions):
+    return banner() + "".join("X(%s)\n" % f.name for f in generated_of(functions))
+
+
 VDPAU_SHIM = """// Fallback for hosts without libvdpau-dev: the VDPAU types that
 // cuda_vdpau_interop.h names, with the ABI of vdpau/vdpau.h.
 #pragma once
@@ -392,6 +665,9 @@ def main():
     ap.add_argument("--out-dir", help="where the outputs go (omit to only check the spec)")
     ap.add_argument("--manual-placeholder", action="store_true",
                     help="also write <lib>_manual_placeholder.cpp")
+    ap.add_argument("--server-out-dir",
+                    help="write only the server side of the generated calls here: "
+                         "<lib>_library_calls.cpp and <lib>_generated_api.inc")
     args = ap.parse_args()
     name = args.library or os.path.splitext(os.path.basename(args.spec))[0]
     LIB = LIBRARIES.get(name, LIBRARIES["cudart"])
@@ -404,6 +680,16 @@ def main():
         print("generate.py: error: cannot read the spec %s: %s" % (args.spec, e),
               file=sys.stderr)
         return 1
+    if args.server_out_dir:
+        if LIB.generated is None:
+            print("generate.py: error: %s has no generated calls" % LIB.name, file=sys.stderr)
+            return 1
+        write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_library_calls.cpp"),
+                         server_file(functions))
+        write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_generated_api.inc"),
+                         api_list(functions))
+        write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_function_ids.hpp"),
+                         id_header(functions))
     if not args.out_dir:
         return 0
     out = args.out_dir
@@ -429,6 +715,10 @@ def main():
     if lib == "cudart":
         write_if_changed(os.path.join(out, "shim", "vdpau", "vdpau.h"), VDPAU_SHIM)
         write_if_changed(os.path.join(out, "shim", "GL", "gl.h"), GL_SHIM)
+    if LIB.generated is not None:
+        write_if_changed(os.path.join(out, lib + "_generated.cpp"), client_file(by_name))
+        write_if_changed(os.path.join(out, lib + "_generated.txt"),
+                         "".join("%s\t%d\n" % (f.name, f.id) for f in generated_of(by_name)))
     write_if_changed(os.path.join(out, lib + "_unsupported.cpp"),
                      stubs_file([f for f in unsupported if f.header not in LIB.split],
                                 lambda f: f.reason,

@@ -18,7 +18,9 @@
 #include <set>
 #include <vector>
 
+#include "executor/cublas_function_ids.hpp"
 #include "tests/support/gpu_probe.hpp"
+#include "wire/library_args.hpp"
 
 namespace proto = gleam::proto;
 namespace shapes = gleam::executor::blas_shapes;
@@ -64,6 +66,12 @@ struct fake_calls {
   int gemm_ex = 0;
   int batched = 0;
   int lt_matmuls = 0;
+  /// Generated functions the fake implements, and the pointer mode the
+  /// handle was last put in.
+  int axpys = 0;
+  int dots = 0;
+  int gemvs = 0;
+  cublasPointerMode_t pointer_mode = CUBLAS_POINTER_MODE_HOST;
   int desc_creates = 0;
   int desc_destroys = 0;
   int layout_creates = 0;
@@ -214,6 +222,39 @@ void install_fake_blas(blas_api& api) {
     return CUBLAS_STATUS_SUCCESS;
   };
   api.cublasSetWorkspace_v2 = [](cublasHandle_t, void*, size_t) { return CUBLAS_STATUS_SUCCESS; };
+  api.cublasSetPointerMode_v2 = [](cublasHandle_t, cublasPointerMode_t m) {
+    calls().pointer_mode = m;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasSaxpy_v2 = [](cublasHandle_t, int n, const float* alpha, const float* x, int incx,
+                          float* y, int incy) {
+    ++calls().axpys;
+    for (int i = 0; i < n; ++i)
+      y[i * incy] += *alpha * x[i * incx];
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasSdot_v2 = [](cublasHandle_t, int n, const float* x, int incx, const float* y,
+                         int incy, float* result) {
+    ++calls().dots;
+    float sum = 0;
+    for (int i = 0; i < n; ++i)
+      sum += x[i * incx] * y[i * incy];
+    *result = sum;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasSgemv_v2 = [](cublasHandle_t, cublasOperation_t t, int m, int n, const float* alpha,
+                          const float* A, int lda, const float* x, int incx, const float* beta,
+                          float* y, int incy) {
+    ++calls().gemvs;
+    int rows = t == CUBLAS_OP_N ? m : n, cols = t == CUBLAS_OP_N ? n : m;
+    for (int i = 0; i < rows; ++i) {
+      float sum = 0;
+      for (int j = 0; j < cols; ++j)
+        sum += (t == CUBLAS_OP_N ? A[i + j * lda] : A[j + i * lda]) * x[j * incx];
+      y[i * incy] = *alpha * sum + *beta * y[i * incy];
+    }
+    return CUBLAS_STATUS_SUCCESS;
+  };
   api.cublasSetMathMode = [](cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; };
   api.cublasSgemm_v2 = [](cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
                           int n, int k, const float* alpha, const float* A, int lda,
@@ -950,4 +991,201 @@ TEST_CASE("blas_api loads the vendor's cuBLAS and refuses Gleam's own", "[execut
   CHECK((*vendor)->cublasLtMatmul != nullptr);
   CHECK(std::string{(*vendor)->cublasGetStatusName(CUBLAS_STATUS_INVALID_VALUE)}
         == "CUBLAS_STATUS_INVALID_VALUE");
+}
+
+// --- generated functions (LibraryCall) -----------------------------------------
+
+namespace {
+
+namespace ids = gleam::generated::cublas_ids;
+
+/// A LibraryCall op of cuBLAS function `id` with `args` packed.
+void library_op(proto::Op& op, uint32_t id, gleam::wire::arg_packer& args,
+                bool device_scalars = false) {
+  auto* c = op.mutable_library_call();
+  c->set_library(proto::LibraryCall::CUBLAS);
+  c->set_function(id);
+  c->set_args(args.take());
+  c->set_device_scalars(device_scalars);
+}
+
+/// Packs cublasSaxpy_v2(handle, n, &alpha, x, 1, y, 1) as the stub does.
+gleam::wire::arg_packer saxpy_args(int n, float alpha, uint64_t x, uint64_t y) {
+  gleam::wire::arg_packer p;
+  p.value(handle_id);
+  p.value(n);
+  p.bytes(&alpha, sizeof(alpha));
+  p.value(x);
+  p.value(1);
+  p.value(y);
+  p.value(1);
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("a generated cuBLAS call computes on the session's memory", "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  auto x = g.alloc(4 * 4), y = g.alloc(4 * 4);
+  float xv[] = {1, 2, 3, 4}, yv[] = {10, 20, 30, 40};
+  std::memcpy(g.floats(x), xv, sizeof(xv));
+  std::memcpy(g.floats(y), yv, sizeof(yv));
+
+  SECTION("axpy: y = 2x + y, no outputs") {
+    auto args = saxpy_args(4, 2.0f, x, y);
+    auto r = g.run([&](proto::Op& op) { library_op(op, ids::cublasSaxpy_v2, args); });
+    CHECK(r.status() == CUDA_SUCCESS);
+    CHECK(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+    CHECK(r.library_outputs().data_size() == 0);
+    CHECK(calls().axpys == 1);
+    std::vector<float> out(g.floats(y), g.floats(y) + 4);
+    CHECK(out == std::vector<float>{12, 24, 36, 48});
+  }
+  SECTION("a vector past its allocation is refused before the library sees it") {
+    // n = 5 with inc 1 spans 20 bytes of a 16-byte allocation.
+    auto args = saxpy_args(5, 2.0f, x, y);
+    auto r = g.run([&](proto::Op& op) { library_op(op, ids::cublasSaxpy_v2, args); });
+    CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("outside this session's allocations"));
+    CHECK(calls().axpys == 0);
+    CHECK(g.floats(y)[0] == 10);
+  }
+  SECTION("dot in host pointer mode: the result comes back as a host output") {
+    gleam::wire::arg_packer p;
+    p.value(handle_id);
+    p.value(4);
+    p.value(x);
+    p.value(1);
+    p.value(y);
+    p.value(1);
+    auto r = g.run([&](proto::Op& op) { library_op(op, ids::cublasSdot_v2, p); });
+    REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(r.library_outputs().data_size() == 1);
+    float dot = 0;
+    REQUIRE(r.library_outputs().data(0).size() == sizeof(dot));
+    std::memcpy(&dot, r.library_outputs().data(0).data(), sizeof(dot));
+    CHECK(dot == 300);
+    CHECK(calls().pointer_mode == CUBLAS_POINTER_MODE_HOST);
+  }
+  SECTION("dot in device pointer mode writes device memory, checked like any operand") {
+    auto result = g.alloc(4);
+    gleam::wire::arg_packer p;
+    p.value(handle_id);
+    p.value(4);
+    p.value(x);
+    p.value(1);
+    p.value(y);
+    p.value(1);
+    p.value(result);
+    auto r = g.run([&](proto::Op& op) { library_op(op, ids::cublasSdot_v2, p, true); });
+    REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+    CHECK(r.library_outputs().data_size() == 0);
+    CHECK(*g.floats(result) == 300);
+    CHECK(calls().pointer_mode == CUBLAS_POINTER_MODE_DEVICE);
+    // A result address outside the allocations is refused.
+    gleam::wire::arg_packer bad;
+    bad.value(handle_id);
+    bad.value(4);
+    bad.value(x);
+    bad.value(1);
+    bad.value(y);
+    bad.value(1);
+    bad.value(result + 4);
+    auto refused = g.run([&](proto::Op& op) { library_op(op, ids::cublasSdot_v2, bad, true); });
+    CHECK(refused.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+    CHECK(calls().dots == 1);
+  }
+  SECTION("gemv takes x's length from the transpose") {
+    // A is 2 x 4 (lda 2): op(A) = A^T needs x of length m = 2; y of 4.
+    auto a = g.alloc(8 * 4), x2 = g.alloc(2 * 4);
+    float av[] = {1, 0, 0, 1, 1, 1, 2, 0};
+    std::memcpy(g.floats(a), av, sizeof(av));
+    float xv2[] = {3, 5};
+    std::memcpy(g.floats(x2), xv2, sizeof(xv2));
+    auto gemv = [&](cublasOperation_t t, uint64_t xp, uint64_t yp) {
+      gleam::wire::arg_packer p;
+      float one = 1, zero = 0;
+      p.value(handle_id);
+      p.value(t);
+      p.value(2);
+      p.value(4);
+      p.bytes(&one, 4);
+      p.value(a);
+      p.value(2);
+      p.value(xp);
+      p.value(1);
+      p.bytes(&zero, 4);
+      p.value(yp);
+      p.value(1);
+      return g.run([&](proto::Op& op) { library_op(op, ids::cublasSgemv_v2, p); });
+    };
+    auto r = gemv(CUBLAS_OP_T, x2, y);
+    REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+    std::vector<float> out(g.floats(y), g.floats(y) + 4);
+    CHECK(out == std::vector<float>{3, 5, 8, 6});
+    // Without the transpose x needs n = 4 elements: the 2-element x is refused.
+    CHECK(gemv(CUBLAS_OP_N, x2, y).blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+    CHECK(calls().gemvs == 1);
+  }
+  SECTION("arguments that do not unpack, and ids no function has, are refused") {
+    auto args = saxpy_args(4, 2.0f, x, y);
+    auto packed = args.take();
+    gleam::wire::arg_packer shortened;
+    auto r = g.run([&](proto::Op& op) {
+      library_op(op, ids::cublasSaxpy_v2, shortened);
+      op.mutable_library_call()->set_args(packed.substr(0, packed.size() - 1));
+    });
+    CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("packed arguments"));
+    // The host scalar's count says more bytes than arrived.
+    auto lying = g.run([&](proto::Op& op) {
+      library_op(op, ids::cublasSaxpy_v2, shortened);
+      auto bytes = packed;
+      bytes[12] = static_cast<char>(0x40);
+      op.mutable_library_call()->set_args(bytes);
+    });
+    CHECK(lying.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+    auto unknown = g.run([&](proto::Op& op) { library_op(op, 999999, shortened); });
+    CHECK(unknown.blas_status() == CUBLAS_STATUS_NOT_SUPPORTED);
+    CHECK_THAT(unknown.error(), Catch::Contains("unknown to this server"));
+    CHECK(calls().axpys == 0);
+  }
+  SECTION("a handle the session never created is NOT_INITIALIZED") {
+    auto args = saxpy_args(4, 2.0f, x, y);
+    auto packed = args.take();
+    uint64_t other = handle_id + 1;
+    std::memcpy(packed.data(), &other, sizeof(other));
+    auto r = g.run([&](proto::Op& op) {
+      gleam::wire::arg_packer none;
+      library_op(op, ids::cublasSaxpy_v2, none);
+      op.mutable_library_call()->set_args(packed);
+    });
+    CHECK(r.blas_status() == CUBLAS_STATUS_NOT_INITIALIZED);
+    CHECK(calls().axpys == 0);
+  }
+}
+
+TEST_CASE("extent arithmetic saturates instead of wrapping", "[executor][blas]") {
+  using namespace gleam::wire::extents;
+  CHECK(vec(4, 1) == 4);
+  CHECK(vec(4, -3) == 10);
+  CHECK(vec(0, 1) == 0);
+  CHECK(vec(-5, 1) == 0);
+  CHECK(mat(3, 2, 5) == 8);
+  CHECK(mat(3, 2, 2) == invalid_extent);
+  CHECK(mat(0, 2, 0) == 0);
+  CHECK(packed(4) == 10);
+  CHECK(packed(5) == 15);
+  CHECK(strided(8, 10, 3) == 28);
+  CHECK(strided(8, -1, 3) == invalid_extent);
+  CHECK(strided(8, -1, 1) == invalid_extent);
+  CHECK(mul(uint64_t{1} << 40, uint64_t{1} << 30) == invalid_extent);
+  CHECK(mul(invalid_extent, 0) == invalid_extent);
+  CHECK(vec(int64_t{1} << 62, 8) == invalid_extent);
+  CHECK(type_size(CUDA_C_64F) == 16);
+  CHECK(type_size(CUDA_R_4I) == invalid_extent);
+  CHECK(mul(vec(3, 1), type_size(12345)) == invalid_extent);
 }

@@ -11,6 +11,8 @@
 #include <cublas_api.h>
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -183,11 +185,13 @@ TEST_CASE("the generated BLAS name lists follow the specs", "[interpose][spec][b
     auto names = names_of(spec);
     auto symbols = lines_of(read_file(gleam::test::build_path("interpose/" + lib + "_symbols.txt")));
     CHECK(symbols == std::vector<std::string>(names.begin(), names.end()));
-    std::set<std::string> manual;
+    std::set<std::string> manual, generated;
     size_t unsupported = 0;
     for (const auto& e : spec) {
       if (e.classes.front() == "manual")
         manual.insert(e.name);
+      if (e.classes.front() == "generated")
+        generated.insert(e.name);
       if (e.classes.front() == "unsupported")
         ++unsupported;
     }
@@ -195,7 +199,20 @@ TEST_CASE("the generated BLAS name lists follow the specs", "[interpose][spec][b
     CHECK(listed == std::vector<std::string>(manual.begin(), manual.end()));
     auto stubs = lines_of(read_file(gleam::test::build_path("interpose/" + lib + "_unsupported.txt")));
     CHECK(stubs.size() == unsupported);
-    CHECK(manual.size() + unsupported == count);
+    CHECK(manual.size() + generated.size() + unsupported == count);
+    if (lib == "cublas") {
+      // "<name>\t<id>" per generated function, each id once.
+      std::set<std::string> names;
+      std::set<std::string> ids;
+      for (const auto& line :
+           lines_of(read_file(gleam::test::build_path("interpose/cublas_generated.txt")))) {
+        auto tab = line.find('\t');
+        REQUIRE(tab != std::string::npos);
+        names.insert(line.substr(0, tab));
+        CHECK(ids.insert(line.substr(tab + 1)).second);
+      }
+      CHECK(names == generated);
+    }
   }
 }
 
@@ -241,18 +258,21 @@ TEST_CASE("unsupported BLAS functions fail with CUBLAS_STATUS_NOT_SUPPORTED",
   REQUIRE(lib != nullptr);
   auto* lt = dlopen(built("cublasLt").c_str(), RTLD_NOW | RTLD_LOCAL);
   REQUIRE(lt != nullptr);
-  auto saxpy = reinterpret_cast<decltype(&cublasSaxpy_v2)>(dlsym(lib, "cublasSaxpy_v2"));
-  auto strsm = reinterpret_cast<decltype(&cublasStrsm_v2)>(dlsym(lib, "cublasStrsm_v2"));
+  // Pointer-array forms stay unsupported; the legacy implicit-handle API too.
+  auto strsm = reinterpret_cast<decltype(&cublasStrsmBatched)>(dlsym(lib, "cublasStrsmBatched"));
+  // float cublasSnrm2(int n, const float* x, int incx), of cublas.h.
+  using legacy_nrm2 = float (*)(int, const float*, int);
+  auto legacy = reinterpret_cast<legacy_nrm2>(dlsym(lib, "cublasSnrm2"));
   auto lt_transform = reinterpret_cast<decltype(&cublasLtMatrixTransform)>(
     dlsym(lt, "cublasLtMatrixTransform"));
-  REQUIRE(saxpy != nullptr);
   REQUIRE(strsm != nullptr);
+  REQUIRE(legacy != nullptr);
   REQUIRE(lt_transform != nullptr);
   float alpha = 1;
-  CHECK(saxpy(nullptr, 4, &alpha, nullptr, 1, nullptr, 1) == CUBLAS_STATUS_NOT_SUPPORTED);
   CHECK(strsm(nullptr, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, 2,
-              2, &alpha, nullptr, 2, nullptr, 2)
+              2, &alpha, nullptr, 2, nullptr, 2, 1)
         == CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(legacy(4, nullptr, 1) == 0.0f);
   CHECK(lt_transform(nullptr, nullptr, &alpha, nullptr, nullptr, &alpha, nullptr, nullptr,
                      nullptr, nullptr, nullptr)
         == CUBLAS_STATUS_NOT_SUPPORTED);
@@ -406,4 +426,56 @@ TEST_CASE("a cuBLAS program binds to our libraries and fails cleanly without a s
   INFO(create);
   CHECK(create.find(gleam::test::build_path("lib/libcublas.so.13")) != std::string::npos);
   CHECK(create.find("[libcublas.so.13]") != std::string::npos);
+}
+
+TEST_CASE("generated BLAS functions check their handle and arguments at the call",
+          "[interpose][library][blas]") {
+  // No server is needed: the checks the vendor makes at the call come first.
+  auto* lib = dlopen(built("cublas").c_str(), RTLD_NOW | RTLD_LOCAL);
+  INFO("dlopen: " << (lib ? "" : dlerror()));
+  REQUIRE(lib != nullptr);
+  auto saxpy = reinterpret_cast<decltype(&cublasSaxpy_v2)>(dlsym(lib, "cublasSaxpy_v2"));
+  auto sgemv = reinterpret_cast<decltype(&cublasSgemv_v2)>(dlsym(lib, "cublasSgemv_v2"));
+  REQUIRE(saxpy != nullptr);
+  REQUIRE(sgemv != nullptr);
+  float alpha = 1;
+  CHECK(saxpy(nullptr, 4, &alpha, nullptr, 1, nullptr, 1) == CUBLAS_STATUS_NOT_INITIALIZED);
+  int not_a_handle[16] = {};
+  CHECK(sgemv(reinterpret_cast<cublasHandle_t>(not_a_handle), CUBLAS_OP_N, 2, 2, &alpha, nullptr,
+              2, nullptr, 1, &alpha, nullptr, 1)
+        == CUBLAS_STATUS_NOT_INITIALIZED);
+  dlclose(lib);
+}
+
+TEST_CASE("coverage of every interposed library", "[interpose][spec][coverage]") {
+  // Printed for the record (ctest -V, or the test binary with this tag):
+  // per library, the functions remoted (manual or generated) against the
+  // vendor's exports, and the most common reasons for the rest.
+  for (const char* lib : {"cudart", "cuda", "cublas", "cublasLt"}) {
+    auto spec = read_spec(lib);
+    size_t manual = 0, generated = 0, unsupported = 0;
+    std::map<std::string, size_t> reasons;
+    for (const auto& e : spec) {
+      REQUIRE(e.classes.size() == 1);
+      if (e.classes.front() == "manual")
+        ++manual;
+      else if (e.classes.front() == "generated")
+        ++generated;
+      else {
+        ++unsupported;
+        ++reasons[e.reason];
+      }
+    }
+    std::vector<std::pair<size_t, std::string>> top;
+    for (const auto& [why, n] : reasons)
+      top.emplace_back(n, why);
+    std::sort(top.rbegin(), top.rend());
+    std::printf("coverage %-9s %4zu functions: %4zu real (%zu manual, %zu generated), %4zu "
+                "unsupported (%.0f%% real)\n",
+                lib, spec.size(), manual + generated, manual, generated, unsupported,
+                100.0 * static_cast<double>(manual + generated) / static_cast<double>(spec.size()));
+    for (size_t i = 0; i < top.size() && i < 3; ++i)
+      std::printf("  %4zu unsupported: %s\n", top[i].first, top[i].second.c_str());
+    CHECK(manual + generated + unsupported == spec.size());
+  }
 }

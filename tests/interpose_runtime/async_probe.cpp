@@ -35,6 +35,19 @@
 //              at once, then an empty gemm, a destroy and a sync
 //   blas_heuristic
 //              the same cuBLASLt heuristic query twice, another once, a sync
+//   blas_vectors
+//              cublasSet/GetVector with increments 2 and 3, Set/GetMatrix
+//              with leading dimensions above rows, the contiguous, _64 and
+//              Async forms, transfers of more than one message (strided and
+//              sliced columns), the argument checks, and a sync GetVector
+//              after a failing async memset (its error left for cudart)
+//   blas_generated
+//              generated cuBLAS calls: saxpy and gemv queued, a dot whose
+//              result comes back to the host, the same dot into device
+//              memory (device pointer mode), the gemv argument checks the
+//              cuBLAS documentation names (m, n < 0, incx, incy = 0) at the
+//              call, a saxpy past its allocation (deferred error), and a
+//              function the fake's library lacks
 //   host_nodes N
 //              host nodes of an explicit graph (A then B) replayed N times,
 //              their parameters read back, set on the exec and on the graph;
@@ -118,6 +131,21 @@ struct blas_api {
   decltype(&cublasLtMatrixLayoutCreate) lt_layout_create;
   decltype(&cublasLtMatmulPreferenceCreate) lt_pref_create;
   decltype(&cublasLtMatmulAlgoGetHeuristic) lt_heuristic;
+  decltype(&cublasSetVector) set_vector;
+  decltype(&cublasGetVector) get_vector;
+  decltype(&cublasSetMatrix) set_matrix;
+  decltype(&cublasGetMatrix) get_matrix;
+  decltype(&cublasSetVector_64) set_vector_64;
+  decltype(&cublasGetVector_64) get_vector_64;
+  decltype(&cublasSetMatrix_64) set_matrix_64;
+  decltype(&cublasSetVectorAsync) set_vector_async;
+  decltype(&cublasGetVectorAsync) get_vector_async;
+  decltype(&cublasSetMatrixAsync) set_matrix_async;
+  decltype(&cublasGetMatrixAsync) get_matrix_async;
+  decltype(&cublasSaxpy_v2) saxpy;
+  decltype(&cublasSdot_v2) sdot;
+  decltype(&cublasSgemv_v2) sgemv;
+  decltype(&cublasSnrm2_v2) snrm2;
 };
 
 /// The graph and host-function entry points of the host scenarios.
@@ -319,7 +347,20 @@ int main(int argc, char** argv) {
         || !bind(lt, "cublasLtMatmulDescCreate", b.lt_desc_create)
         || !bind(lt, "cublasLtMatrixLayoutCreate", b.lt_layout_create)
         || !bind(lt, "cublasLtMatmulPreferenceCreate", b.lt_pref_create)
-        || !bind(lt, "cublasLtMatmulAlgoGetHeuristic", b.lt_heuristic))
+        || !bind(lt, "cublasLtMatmulAlgoGetHeuristic", b.lt_heuristic)
+        || !bind(blas, "cublasSetVector", b.set_vector)
+        || !bind(blas, "cublasGetVector", b.get_vector)
+        || !bind(blas, "cublasSetMatrix", b.set_matrix)
+        || !bind(blas, "cublasGetMatrix", b.get_matrix)
+        || !bind(blas, "cublasSetVector_64", b.set_vector_64)
+        || !bind(blas, "cublasGetVector_64", b.get_vector_64)
+        || !bind(blas, "cublasSetMatrix_64", b.set_matrix_64)
+        || !bind(blas, "cublasSetVectorAsync", b.set_vector_async)
+        || !bind(blas, "cublasGetVectorAsync", b.get_vector_async)
+        || !bind(blas, "cublasSetMatrixAsync", b.set_matrix_async)
+        || !bind(blas, "cublasGetMatrixAsync", b.get_matrix_async)
+        || !bind(blas, "cublasSaxpy_v2", b.saxpy) || !bind(blas, "cublasSdot_v2", b.sdot)
+        || !bind(blas, "cublasSgemv_v2", b.sgemv) || !bind(blas, "cublasSnrm2_v2", b.snrm2))
       return 4;
   }
   graph_api g{};
@@ -718,6 +759,9 @@ int main(int argc, char** argv) {
     show("batch", b.sgemm_strided(h, N, N, 2, 2, 2, &one, A, 2, 4, A, 2, 4, &one, A, 2, 4, -1));
     show("handle", b.sgemm(nullptr, N, N, 2, 2, 2, &one, A, 2, A, 2, &one, A, 2));
     show("pointer_mode", b.set_pointer_mode(h, CUBLAS_POINTER_MODE_DEVICE));
+    show("gemm_device_mode", b.sgemm(h, N, N, 2, 2, 2, &one, A, 2, A, 2, &one, A, 2));
+    show("pointer_mode_bad", b.set_pointer_mode(h, static_cast<cublasPointerMode_t>(5)));
+    show("pointer_mode_host", b.set_pointer_mode(h, CUBLAS_POINTER_MODE_HOST));
     show("workspace", b.set_workspace(h, static_cast<char*>(p) + 8, 256));
     show("workspace_range", b.set_workspace(h, static_cast<char*>(p) + 256, 8192));
     show("lt_layout", b.lt_matmul(reinterpret_cast<cublasLtHandle_t>(h), nullptr, &one, A,
@@ -744,6 +788,151 @@ int main(int argc, char** argv) {
       std::printf("heuristic%d=%s found=%d workspace=%zu\n", requested, b.status_name(x), found,
                   results[0].workspaceSize);
     }
+    std::printf("sync=%s\n", name(a, read_byte()));
+  } else if (scenario == "blas_generated") {
+    // p holds x = 1..4 (floats 0-3), y = 10,20,30,40 (4-7), A (8-15, 2 x 4).
+    auto* f = static_cast<float*>(p);
+    float host[16] = {1, 2, 3, 4, 10, 20, 30, 40, 1, 0, 0, 1, 1, 1, 2, 0};
+    a.memcpy(p, host, sizeof(host), cudaMemcpyHostToDevice);
+    cublasHandle_t h = nullptr;
+    std::printf("create=%s\n", b.status_name(b.create(&h)));
+    float two = 2, one = 1, zero = 0;
+    std::printf("saxpy=%s\n", b.status_name(b.saxpy(h, 4, &two, f, 1, f + 4, 1)));
+    // y = A^T x: A is 2 x 4 (lda 2), x its first two floats.
+    std::printf("gemv=%s\n",
+                b.status_name(b.sgemv(h, CUBLAS_OP_T, 2, 4, &one, f + 8, 2, f, 1, &zero, f + 4, 1)));
+    float dot = -1;
+    auto dot_status = b.sdot(h, 4, f, 1, f + 4, 1, &dot);
+    std::printf("dot=%s value=%g\n", b.status_name(dot_status), dot);
+    std::printf("device_mode=%s\n", b.status_name(b.set_pointer_mode(h, CUBLAS_POINTER_MODE_DEVICE)));
+    std::printf("dot_device=%s\n", b.status_name(b.sdot(h, 4, f, 1, f + 4, 1, f + 15)));
+    b.set_pointer_mode(h, CUBLAS_POINTER_MODE_HOST);
+    float back[16] = {};
+    auto e = a.memcpy(back, p, sizeof(back), cudaMemcpyDeviceToHost);
+    std::printf("sync=%s y=%g,%g,%g,%g dot_device=%g\n", name(a, e), back[4], back[5], back[6],
+                back[7], back[15]);
+    std::printf("m=%s\n",
+                b.status_name(b.sgemv(h, CUBLAS_OP_N, -1, 2, &one, f, 3, f, 1, &zero, f, 1)));
+    std::printf("incx=%s\n",
+                b.status_name(b.sgemv(h, CUBLAS_OP_N, 2, 2, &one, f, 2, f, 0, &zero, f, 1)));
+    std::printf("null_alpha=%s\n", b.status_name(b.saxpy(h, 4, nullptr, f, 1, f + 4, 1)));
+    std::printf("null_handle=%s\n", b.status_name(b.saxpy(nullptr, 4, &two, f, 1, f + 4, 1)));
+    // 2^28 floats (1 GiB) from f run past the allocation and any slab
+    // holding it.
+    std::printf("past_end=%s\n", b.status_name(b.saxpy(h, 1 << 28, &two, f, 1, f + 4, 1)));
+    std::printf("sync_after=%s\n", name(a, read_byte()));
+    float norm = -1;
+    std::printf("missing=%s\n", b.status_name(b.snrm2(h, 4, f, 1, &norm)));
+    std::printf("destroy=%s\n", b.status_name(b.destroy(h)));
+  } else if (scenario == "blas_vectors") {
+    auto show = [&](const char* what, cublasStatus_t x) {
+      std::printf("%s=%s\n", what, b.status_name(x));
+    };
+    auto list = [](const char* what, const float* v, size_t count) {
+      std::string out;
+      for (size_t i = 0; i < count; ++i)
+        out += (i == 0 ? "" : ",") + std::to_string(static_cast<int>(v[i]));
+      std::printf("%s=%s\n", what, out.c_str());
+    };
+    auto* d = static_cast<float*>(p);
+    std::vector<float> zeros(1024, 0.0f);
+    a.memcpy(p, zeros.data(), 4096, cudaMemcpyHostToDevice);
+    // 5 elements: every other host one into every third device one, then
+    // back into every other element of a buffer of -1s.
+    float src[10];
+    for (int i = 0; i < 10; ++i)
+      src[i] = i % 2 == 0 ? static_cast<float>(10 + i / 2) : -5.0f;
+    show("set_vector", b.set_vector(5, 4, src, 2, d, 3));
+    float dev[16] = {};
+    a.memcpy(dev, d, 15 * sizeof(float), cudaMemcpyDeviceToHost);
+    list("device", dev, 15);
+    float back[10];
+    std::fill(back, back + 10, -1.0f);
+    show("get_vector", b.get_vector(5, 4, d, 3, back, 2));
+    list("host", back, 10);
+    // 3 x 4 from host lda 5 (padding -7) into device ldb 4 at d + 64, back
+    // into host ld 6 of -1s.
+    float A[20];
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 5; ++i)
+        A[i + j * 5] = i < 3 ? static_cast<float>(1 + i + 10 * j) : -7.0f;
+    show("set_matrix", b.set_matrix(3, 4, 4, A, 5, d + 64, 4));
+    a.memcpy(dev, d + 64, 16 * sizeof(float), cudaMemcpyDeviceToHost);
+    list("device_matrix", dev, 16);
+    float out[24];
+    std::fill(out, out + 24, -1.0f);
+    show("get_matrix", b.get_matrix(3, 4, 4, d + 64, 4, out, 6));
+    list("host_matrix", out, 24);
+    // Contiguous (one plain copy each way), through the 64-bit forms too.
+    float six[6] = {1, 2, 3, 4, 5, 6}, six_back[6] = {};
+    show("set_vector_64", b.set_vector_64(6, 4, six, 1, d + 128, 1));
+    show("get_vector_64", b.get_vector_64(6, 4, d + 128, 1, six_back, 1));
+    list("contiguous", six_back, 6);
+    std::fill(six_back, six_back + 6, 0.0f);
+    show("set_matrix_64", b.set_matrix_64(2, 3, 4, six, 2, d + 160, 2));
+    show("get_matrix", b.get_matrix(2, 3, 4, d + 160, 2, six_back, 2));
+    list("contiguous_matrix", six_back, 6);
+    // The Async forms on a stream; the source buffer is reused at once.
+    cudaStream_t s = nullptr;
+    a.stream_create(&s);
+    float asrc[4] = {7, 8, 9, 10};
+    show("set_vector_async", b.set_vector_async(4, 4, asrc, 1, d + 192, 2, s));
+    std::fill(asrc, asrc + 4, 0.0f);
+    float aback[8];
+    std::fill(aback, aback + 8, -1.0f);
+    show("get_vector_async", b.get_vector_async(4, 4, d + 192, 2, aback, 2, s));
+    list("async_host", aback, 8);
+    float am[6] = {1, 2, -7, 3, 4, -7}, amb[6];
+    std::fill(amb, amb + 6, -1.0f);
+    show("set_matrix_async", b.set_matrix_async(2, 2, 4, am, 3, d + 208, 2, s));
+    show("get_matrix_async", b.get_matrix_async(2, 2, 4, d + 208, 2, amb, 3, s));
+    list("async_matrix", amb, 6);
+    a.stream_destroy(s);
+    // More than one message: 300000 elements from every other host one
+    // (Memcpy2D pieces) back contiguously (plain chunks); 2 columns of 1.2
+    // MB each (sliced) with device ld rows + 8 and back.
+    const size_t count = 300000;
+    void* big = nullptr;
+    a.malloc(&big, size_t{3} << 20);
+    std::vector<float> bsrc(2 * count), bback(count, 0.0f), mback(2 * count, 0.0f);
+    for (size_t i = 0; i < count; ++i) {
+      bsrc[2 * i] = static_cast<float>(i % 1000);
+      bsrc[2 * i + 1] = -1.0f;
+    }
+    show("big_set_vector", b.set_vector(static_cast<int>(count), 4, bsrc.data(), 2, big, 1));
+    show("big_get_vector", b.get_vector(static_cast<int>(count), 4, big, 1, bback.data(), 1));
+    bool same = true;
+    for (size_t i = 0; i < count; ++i)
+      same = same && bback[i] == static_cast<float>(i % 1000);
+    auto rows = static_cast<int>(count);
+    show("big_set_matrix", b.set_matrix(rows, 2, 4, bsrc.data(), rows, big, rows + 8));
+    show("big_get_matrix", b.get_matrix(rows, 2, 4, big, rows + 8, mback.data(), rows));
+    std::printf("big=%s\n", same && mback == bsrc ? "same" : "differs");
+    // The argument checks: the vendor's INVALID_VALUE, then what its copy
+    // would refuse (MAPPING_ERROR); nothing is sent for either.
+    std::vector<float> large(2000, 1.0f);
+    show("elem_size_0", b.set_vector(4, 0, src, 1, d, 1));
+    show("incx_0", b.set_vector(4, 4, src, 0, d, 1));
+    show("incy_negative", b.get_vector(4, 4, d, 1, back, -1));
+    show("n_0", b.set_vector(0, 4, nullptr, 1, nullptr, 1));
+    show("n_negative", b.set_vector(-1, 4, src, 1, d, 1));
+    show("rows_negative", b.set_matrix(-1, 2, 4, A, 4, d, 4));
+    show("lda_0", b.set_matrix(0, 2, 4, A, 0, d, 1));
+    show("rows_0", b.set_matrix(0, 2, 4, A, 1, d, 1));
+    show("lda_below_rows", b.set_matrix(4, 2, 4, A, 3, d, 4));
+    show("ldb_below_rows", b.get_matrix(4, 2, 4, d, 4, out, 3));
+    show("overflow", b.set_vector_64(int64_t{1} << 40, int64_t{1} << 20, src, int64_t{1} << 20,
+                                     d, 1));
+    show("null_host", b.set_vector(4, 4, nullptr, 1, d, 1));
+    show("past_allocation", b.set_vector(2000, 4, large.data(), 1, d, 1));
+    show("unknown_stream", b.set_vector_async(4, 4, src, 1, d, 1,
+                                              reinterpret_cast<cudaStream_t>(uintptr_t{0x1234})));
+    std::printf("last=%s\n", name(a, a.get_last_error()));
+    // A synchronous transfer does not take an earlier async op's error.
+    std::printf("failing=%s\n", name(a, a.memset_async(p, 0xEE, 4096, nullptr)));
+    float one = 0;
+    show("after_failure", b.get_vector(1, 4, d + 3, 1, &one, 1));
+    std::printf("value=%g\n", static_cast<double>(one));
     std::printf("sync=%s\n", name(a, read_byte()));
   } else if (scenario == "latency") {
     std::vector<double> sync_us, async_us;

@@ -460,7 +460,10 @@ TEST_CASE("cuBLAS argument checks fail at the call and send nothing", "[interpos
                                "alpha=CUBLAS_STATUS_INVALID_VALUE\n"
                                "batch=CUBLAS_STATUS_INVALID_VALUE\n"
                                "handle=CUBLAS_STATUS_NOT_INITIALIZED\n"
-                               "pointer_mode=CUBLAS_STATUS_NOT_SUPPORTED\n"
+                               "pointer_mode=CUBLAS_STATUS_SUCCESS\n"
+                               "gemm_device_mode=CUBLAS_STATUS_NOT_SUPPORTED\n"
+                               "pointer_mode_bad=CUBLAS_STATUS_INVALID_VALUE\n"
+                               "pointer_mode_host=CUBLAS_STATUS_SUCCESS\n"
                                "workspace=CUBLAS_STATUS_INVALID_VALUE\n"
                                "workspace_range=CUBLAS_STATUS_INVALID_VALUE\n"
                                "lt_layout=CUBLAS_STATUS_INVALID_VALUE\n"
@@ -493,6 +496,112 @@ TEST_CASE("a repeated cuBLASLt heuristic query is answered on the client",
   // queries, the sync copy.
   CHECK(server.stats()
         == "batch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatches 6 ops 6\n");
+}
+
+TEST_CASE("generated cuBLAS calls pack, queue and answer like the vendor's",
+          "[interpose_runtime][blas]") {
+  // Through the built libcublas.so.13 against the fake server, which runs
+  // the generated server code over a host saxpy/sdot/sgemv.
+  fake_server server;
+  // y = 2x + y = 12,24,36,48; then y = A^T x with x = (1, 2) and A's
+  // columns (1,0) (0,1) (1,1) (2,0): 1,2,3,2. The dot of x = 1..4 and that
+  // y: 1 + 4 + 9 + 8 = 22.
+  auto expected = [](const char* past_end_sync) {
+    return std::string("create=CUBLAS_STATUS_SUCCESS\n"
+                       "saxpy=CUBLAS_STATUS_SUCCESS\n"
+                       "gemv=CUBLAS_STATUS_SUCCESS\n"
+                       "dot=CUBLAS_STATUS_SUCCESS value=22\n"
+                       "device_mode=CUBLAS_STATUS_SUCCESS\n"
+                       "dot_device=CUBLAS_STATUS_SUCCESS\n"
+                       "sync=cudaSuccess y=1,2,3,2 dot_device=22\n"
+                       "m=CUBLAS_STATUS_INVALID_VALUE\n"
+                       "incx=CUBLAS_STATUS_INVALID_VALUE\n"
+                       "null_alpha=CUBLAS_STATUS_INVALID_VALUE\n"
+                       "null_handle=CUBLAS_STATUS_NOT_INITIALIZED\n")
+           + past_end_sync
+           + "missing=CUBLAS_STATUS_NOT_SUPPORTED\n"
+             "destroy=CUBLAS_STATUS_SUCCESS\n";
+  };
+  SECTION("async: the refused saxpy is the next sync call's error") {
+    CHECK(server.probe("blas_generated")
+          == expected("past_end=CUBLAS_STATUS_SUCCESS\nsync_after=cudaErrorInvalidValue\n"));
+  }
+  SECTION("GLEAM_ASYNC=off: each call returns its own status") {
+    CHECK(server.probe("blas_generated", "GLEAM_ASYNC=off")
+          == expected("past_end=CUBLAS_STATUS_INVALID_VALUE\nsync_after=cudaSuccess\n"));
+  }
+  auto blas = spec_call_classes("cublas.spec");
+  CHECK(blas["cublasSaxpy_v2"] == "async");
+  CHECK(blas["cublasSgemv_v2"] == "async");
+  CHECK(blas["cublasSdot_v2"] == "sync");
+}
+
+TEST_CASE("cuBLAS vector and matrix transfers move the strided bytes and check like the vendor",
+          "[interpose_runtime][blas]") {
+  fake_server server;
+  // Strided runs land at their increments and leading dimensions and the
+  // gaps keep their bytes; transfers above one message (1 MiB) come back
+  // whole; the vendor's argument checks (INVALID_VALUE) and what its copy
+  // refuses (MAPPING_ERROR) fail at the call and leave the CUDA last error
+  // alone.
+  const std::string transfers = "set_vector=CUBLAS_STATUS_SUCCESS\n"
+                                "device=10,0,0,11,0,0,12,0,0,13,0,0,14,0,0\n"
+                                "get_vector=CUBLAS_STATUS_SUCCESS\n"
+                                "host=10,-1,11,-1,12,-1,13,-1,14,-1\n"
+                                "set_matrix=CUBLAS_STATUS_SUCCESS\n"
+                                "device_matrix=1,2,3,0,11,12,13,0,21,22,23,0,31,32,33,0\n"
+                                "get_matrix=CUBLAS_STATUS_SUCCESS\n"
+                                "host_matrix=1,2,3,-1,-1,-1,11,12,13,-1,-1,-1,21,22,23,-1,-1,"
+                                "-1,31,32,33,-1,-1,-1\n"
+                                "set_vector_64=CUBLAS_STATUS_SUCCESS\n"
+                                "get_vector_64=CUBLAS_STATUS_SUCCESS\n"
+                                "contiguous=1,2,3,4,5,6\n"
+                                "set_matrix_64=CUBLAS_STATUS_SUCCESS\n"
+                                "get_matrix=CUBLAS_STATUS_SUCCESS\n"
+                                "contiguous_matrix=1,2,3,4,5,6\n"
+                                "set_vector_async=CUBLAS_STATUS_SUCCESS\n"
+                                "get_vector_async=CUBLAS_STATUS_SUCCESS\n"
+                                "async_host=7,-1,8,-1,9,-1,10,-1\n"
+                                "set_matrix_async=CUBLAS_STATUS_SUCCESS\n"
+                                "get_matrix_async=CUBLAS_STATUS_SUCCESS\n"
+                                "async_matrix=1,2,-1,3,4,-1\n"
+                                "big_set_vector=CUBLAS_STATUS_SUCCESS\n"
+                                "big_get_vector=CUBLAS_STATUS_SUCCESS\n"
+                                "big_set_matrix=CUBLAS_STATUS_SUCCESS\n"
+                                "big_get_matrix=CUBLAS_STATUS_SUCCESS\n"
+                                "big=same\n"
+                                "elem_size_0=CUBLAS_STATUS_INVALID_VALUE\n"
+                                "incx_0=CUBLAS_STATUS_INVALID_VALUE\n"
+                                "incy_negative=CUBLAS_STATUS_INVALID_VALUE\n"
+                                "n_0=CUBLAS_STATUS_SUCCESS\n"
+                                "n_negative=CUBLAS_STATUS_MAPPING_ERROR\n"
+                                "rows_negative=CUBLAS_STATUS_INVALID_VALUE\n"
+                                "lda_0=CUBLAS_STATUS_INVALID_VALUE\n"
+                                "rows_0=CUBLAS_STATUS_SUCCESS\n"
+                                "lda_below_rows=CUBLAS_STATUS_MAPPING_ERROR\n"
+                                "ldb_below_rows=CUBLAS_STATUS_MAPPING_ERROR\n"
+                                "overflow=CUBLAS_STATUS_INVALID_VALUE\n"
+                                "null_host=CUBLAS_STATUS_MAPPING_ERROR\n"
+                                "past_allocation=CUBLAS_STATUS_MAPPING_ERROR\n"
+                                "unknown_stream=CUBLAS_STATUS_MAPPING_ERROR\n"
+                                "last=cudaSuccess\n";
+  SECTION("async") {
+    // The failing memset's error is not the synchronous GetVector's (a
+    // cuBLAS status describes its own call): the next cudart sync takes it.
+    CHECK(server.probe("blas_vectors") == transfers
+                                            + "failing=cudaSuccess\n"
+                                              "after_failure=CUBLAS_STATUS_SUCCESS\n"
+                                              "value=11\n"
+                                              "sync=cudaErrorInvalidValue\n");
+  }
+  SECTION("GLEAM_ASYNC=off") {
+    CHECK(server.probe("blas_vectors", "GLEAM_ASYNC=off") == transfers
+                                                               + "failing=cudaErrorInvalidValue\n"
+                                                                 "after_failure=CUBLAS_STATUS_"
+                                                                 "SUCCESS\n"
+                                                                 "value=11\n"
+                                                                 "sync=cudaSuccess\n");
+  }
 }
 
 /// Runs probe `scenario` through a gleam-link that cuts the link 1 s in, for

@@ -15,7 +15,8 @@
 // server executes the op stream on host memory, so the interposer's
 // transport, batching and error reconciliation can be tested and measured
 // without a GPU. Device memory lives in host buffers (allocations above
-// 64 MiB discard their bytes and read back as zeros). Failure injection:
+// 64 MiB discard their bytes and read back as zeros); plain and 2D copies
+// (Memcpy2D, row by row) move those bytes. Failure injection:
 // a memset with value 0xEE fails with CUDA_ERROR_INVALID_VALUE, one with
 // 0xDD with the sticky CUDA_ERROR_ILLEGAL_ADDRESS (every later op of the
 // session fails with it, and the batch stops, as on a real GPU); a memset on
@@ -25,7 +26,9 @@
 // array) address is outside the fake's memory fails with
 // CUBLAS_STATUS_INVALID_VALUE (as gleamd's range check does), and a plain
 // SGEMM is computed on the host bytes. A cuBLASLt heuristic query gets one
-// result whose workspaceSize is 1000 + the requested count.
+// result whose workspaceSize is 1000 + the requested count. Generated
+// cuBLAS calls (LibraryCall) run through the executor's generated code over
+// a fake cuBLAS computing Saxpy, Sdot and Sgemv (fake_library_calls.hpp).
 // Graph memory (MemAllocAsync, allocation nodes) is allocated when made and
 // freed at its free node; graphs hold host nodes only (other nodes do nothing
 // on host memory): a
@@ -64,6 +67,7 @@
 #include "actors/scheduler.hpp"
 #include "actors/type_registry.hpp"
 #include "consistency/replay_log.hpp"
+#include "tests/interpose_runtime/fake_library_calls.hpp"
 #include "tools/common/shutdown.hpp"
 
 using namespace gleam;
@@ -174,6 +178,57 @@ void gemm(fake_state& st, const proto::BlasGemm& g, proto::OpResult& r) {
       auto& c = C[i + j * g.ldc()];
       c = alpha * sum + beta * c;
     }
+}
+
+/// A Memcpy2D: `height` rows of `width` bytes at the device side's pitch,
+/// the host side densely packed. Every row must lie in the fake's memory
+/// (invalid_value, nothing copied, as gleamd's range check refuses it).
+void copy_2d(fake_state& st, const proto::Memcpy2D& m, proto::OpResult& r) {
+  auto width = m.width(), height = m.height();
+  // The rows of a device side at `base` with `pitch`; null when any row is
+  // outside the fake's memory, a row of nulls when it is not backed.
+  auto rows_at = [&](uint64_t base, uint64_t pitch, std::vector<char*>* out) {
+    for (uint64_t row = 0; row < height; ++row) {
+      bool known = false;
+      out->push_back(at(st, base + row * pitch, width, &known));
+      if (!known)
+        return false;
+    }
+    return true;
+  };
+  std::vector<char*> dst, src;
+  bool ok = true;
+  switch (m.kind()) {
+    case proto::Memcpy2D::HTOD:
+      ok = m.data().size() == width * height && rows_at(m.dst(), m.dst_pitch(), &dst);
+      break;
+    case proto::Memcpy2D::DTOH:
+      ok = rows_at(m.src(), m.src_pitch(), &src);
+      break;
+    case proto::Memcpy2D::DTOD:
+      ok = rows_at(m.dst(), m.dst_pitch(), &dst) && rows_at(m.src(), m.src_pitch(), &src);
+      break;
+    default:
+      ok = false;
+  }
+  if (!ok) {
+    r.set_status(invalid_value);
+    r.set_error("memcpy 2d: a row is outside the fake server's memory");
+    return;
+  }
+  if (m.kind() == proto::Memcpy2D::DTOH) {
+    std::string out(width * height, '\0');
+    for (uint64_t row = 0; row < height; ++row)
+      if (src[row] != nullptr)
+        std::memcpy(&out[row * width], src[row], width);
+    r.set_data(std::move(out));
+    return;
+  }
+  for (uint64_t row = 0; row < height; ++row) {
+    const char* from = m.kind() == proto::Memcpy2D::HTOD ? &m.data()[row * width] : src[row];
+    if (dst[row] != nullptr && from != nullptr)
+      std::memmove(dst[row], from, width);
+  }
 }
 
 /// A fresh host-backed allocation of `size` bytes; its address in `r`.
@@ -327,6 +382,8 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         std::memmove(d, s, m.size());
       return;
     }
+    case proto::Op::kMemcpy2D:
+      return copy_2d(st, op.memcpy_2d(), r);
     case proto::Op::kCacheFill:
     case proto::Op::kCacheUpload:
     case proto::Op::kCacheStats:
@@ -346,6 +403,10 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       return;
     case proto::Op::kBlasGemm:
       return gemm(st, op.blas_gemm(), r);
+    case proto::Op::kLibraryCall:
+      return test::fake_library_call(
+        [&st](uint64_t p, uint64_t n, bool* known) { return at(st, p, n, known); },
+        op.library_call(), r);
     case proto::Op::kBlasLtHeuristic: {
       cublasLtMatmulHeuristicResult_t h{};
       h.workspaceSize = 1000 + static_cast<size_t>(op.blas_lt_heuristic().requested());

@@ -1,0 +1,140 @@
+"""Everyday PyTorch operations, each on its own: prints one line per
+operation, "NAME ok <checksum>" or "NAME error <exception type>: <first line>",
+so that a local run and a run through Gleam compare line by line. Inputs come
+from fixed seeds; the checksums are float64 sums of the outputs (exact for
+deterministic kernels). Usage: torch_ops.py [NAME ...] (default: all)."""
+import hashlib
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+def checksum(t):
+    if isinstance(t, (tuple, list)):
+        return " ".join(checksum(x) for x in t)
+    t = t.detach()
+    if t.is_sparse:
+        t = t.to_dense()
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    data = t.contiguous().cpu()
+    digest = hashlib.sha256(data.numpy().tobytes()).hexdigest()[:16]
+    return "%.9g/%s" % (float(data.double().sum()), digest)
+
+
+def gen(seed):
+    g = torch.Generator(device="cpu")
+    g.manual_seed(seed)
+    return g
+
+
+def randn(*shape, seed=0, dtype=torch.float32):
+    return torch.randn(*shape, generator=gen(seed)).to(dtype).cuda()
+
+
+def op_gemv():
+    a, v = randn(64, 48), randn(48, seed=1)
+    return a @ v
+
+
+def op_gemv_t():
+    a, v = randn(64, 48), randn(64, seed=1)
+    return a.t() @ v
+
+
+def op_addmv():
+    return torch.addmv(randn(64, seed=2), randn(64, 48), randn(48, seed=1), beta=0.5, alpha=2)
+
+
+def op_dot():
+    return torch.dot(randn(1000), randn(1000, seed=1))
+
+
+def op_ger():
+    return torch.outer(randn(33), randn(17, seed=1))
+
+
+def op_solve_triangular():
+    a = torch.tril(randn(32, 32)) + 8 * torch.eye(32, device="cuda")
+    return torch.linalg.solve_triangular(a, randn(32, 5, seed=1), upper=False)
+
+
+def op_conv2d():
+    torch.backends.cudnn.deterministic = True
+    return F.conv2d(randn(2, 3, 16, 16), randn(8, 3, 3, 3, seed=1), padding=1)
+
+
+def op_resnet18():
+    import torchvision
+    torch.manual_seed(0)
+    torch.backends.cudnn.deterministic = True
+    m = torchvision.models.resnet18().cuda().eval()
+    with torch.no_grad():
+        return m(randn(2, 3, 64, 64))
+
+
+def op_cnn_train():
+    torch.manual_seed(0)
+    torch.backends.cudnn.deterministic = True
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                            torch.nn.Linear(8 * 14 * 14, 10)).cuda()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    loss = F.cross_entropy(m(randn(4, 3, 16, 16)), torch.tensor([1, 2, 3, 4], device="cuda"))
+    loss.backward()
+    opt.step()
+    return torch.cat([p.detach().flatten() for p in m.parameters()])
+
+
+def op_stft():
+    return torch.stft(randn(4096), 256, return_complex=True, window=torch.hann_window(256).cuda())
+
+
+def op_linalg_solve():
+    a = randn(16, 16) + 16 * torch.eye(16, device="cuda")
+    return torch.linalg.solve(a, randn(16, 3, seed=1))
+
+
+def op_eigvalsh():
+    a = randn(16, 16)
+    return torch.linalg.eigvalsh(a + a.t())
+
+
+def op_sparse_mm():
+    i = torch.tensor([[0, 1, 2, 5], [3, 0, 7, 1]])
+    v = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    s = torch.sparse_coo_tensor(i, v, (8, 8)).cuda()
+    return torch.sparse.mm(s, randn(8, 4))
+
+
+def op_compile():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).cuda()
+    return torch.compile(m)(randn(4, 32))
+
+
+def op_pynvml():
+    import pynvml
+    pynvml.nvmlInit()
+    h = pynvml.nvmlDeviceGetHandleByIndex(0)
+    name = pynvml.nvmlDeviceGetName(h)
+    total = pynvml.nvmlDeviceGetMemoryInfo(h).total
+    print("pynvml name", name, "total", total)
+    return torch.tensor([float(total)])
+
+
+OPS = [(n[3:], f) for n, f in sorted(globals().items()) if n.startswith("op_")]
+
+if __name__ == "__main__":
+    wanted = set(sys.argv[1:])
+    for name, fn in OPS:
+        if wanted and name not in wanted:
+            continue
+        try:
+            out = fn()
+            torch.cuda.synchronize()
+            print(name, "ok", checksum(out), flush=True)
+        except Exception as e:  # one failing operation must not hide the others
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            print(name, "error", type(e).__name__ + ":", first[:160], flush=True)
+    print("done")
