@@ -727,6 +727,7 @@ def check(items):
     entries = [it for it in items if isinstance(it, entry)]
     seen_ids = {}
     counts = {}
+    by_name = {e.name: e for e in entries}
     for e in entries:
         where = "%s (line %d)" % (e.name, e.number)
         counts[e.cls] = counts.get(e.cls, 0) + 1
@@ -745,6 +746,17 @@ def check(items):
                 if p.note and re.match(r"^(in|out|inout)\s+(dev|scalar)\b", p.note):
                     problems.append("%s: %s has a dev/scalar annotation outside a generated entry"
                                     % (where, p.name))
+            continue
+        forward = e.get("forward")
+        if forward is not None:
+            # A legacy (cublas.h) entry that forwards to its v2 counterpart
+            # (interpose/gen/forward_legacy.py): no op of its own.
+            target = forward.split()[0]
+            if ident is not None or e.all("check"):
+                problems.append("%s: a forwarding entry has no id or checks" % where)
+            if by_name.get(target) is None or by_name[target].cls not in ("generated", "manual") \
+                    or by_name[target].get("forward") is not None:
+                problems.append("%s: forwards to %s, no generated or manual entry" % (where, target))
             continue
         if ident is None:
             problems.append("%s: generated entry without id" % where)

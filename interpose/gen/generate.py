@@ -65,7 +65,8 @@ class generated_calls:
     """How a library's generated entries are marshalled (LibraryCall ops)."""
 
     def __init__(self, handle, status, library, invalid, not_initialized, not_supported,
-                 client_header, client_namespace, api_class, api_header, server_function):
+                 client_header, client_namespace, api_class, api_header, server_function,
+                 legacy_header=None):
         # The C type of the handle every generated entry takes first.
         self.handle = handle
         # The return type of every generated entry and its values.
@@ -83,6 +84,8 @@ class generated_calls:
         self.api_class = api_class
         self.api_header = api_header
         self.server_function = server_function
+        # Declares what the stubs of forwarding (legacy) entries call.
+        self.legacy_header = legacy_header
 
 
 class library:
@@ -142,7 +145,8 @@ LIBRARIES = {
             "cublasHandle_t", "cublasStatus_t", "CUBLAS", "CUBLAS_STATUS_INVALID_VALUE",
             "CUBLAS_STATUS_NOT_INITIALIZED", "CUBLAS_STATUS_NOT_SUPPORTED",
             "interpose/blas/library_call.hpp", "gleam::interpose::blas",
-            "blas_api", "executor/blas_api.hpp", "run_generated_cublas")),
+            "blas_api", "executor/blas_api.hpp", "run_generated_cublas",
+            "interpose/blas/legacy.hpp")),
     "cublasLt": library(
         "cublasLt", ["cublasLt.h"],
         {"cublasStatus_t": "CUBLAS_STATUS_NOT_SUPPORTED",
@@ -211,6 +215,10 @@ class function:
         self.params = []
         self.id = None
         self.checks = []
+        # Legacy entries: the v2 function they forward to, and explicit
+        # "<target param>=<expression>" arguments.
+        self.forward = None
+        self.forward_args = {}
 
     def prototype(self):
         """The C prototype, e.g. 'cudaError_t cudaFree(void *devPtr)'."""
@@ -323,6 +331,17 @@ def parse(path):
             if not re.match(r"^[1-9]\d*$", rest):
                 raise spec_error("%s: id must be a positive integer, not '%s'" % (where, rest))
             current.id = int(rest)
+        elif key == "forward":
+            words = rest.split()
+            if not words:
+                raise spec_error("%s: forward needs the function to forward to" % where)
+            current.forward = words[0]
+            for w in words[1:]:
+                target, eq, expr = w.partition("=")
+                if not eq or not target or not expr:
+                    raise spec_error("%s: forward argument '%s' is not <param>=<expr>"
+                                     % (where, w))
+                current.forward_args[target] = expr
         elif key == "check":
             if not rest:
                 raise spec_error("%s: check needs a condition" % where)
@@ -333,6 +352,19 @@ def parse(path):
             raise spec_error("%s: unknown key '%s'" % (where, key))
     if current is not None:
         raise spec_error("%s: entry %s has no 'end'" % (path, current.name))
+    by_name = {f.name: f for f in functions}
+    for fn in functions:
+        if fn.forward is not None:
+            target = by_name.get(fn.forward)
+            if target is None or target.cls not in ("generated", "manual") \
+                    or target.forward is not None:
+                raise spec_error("%s:%d: %s forwards to %s, which is no generated or "
+                                 "hand-written function with a handle"
+                                 % (path, fn.line, fn.name, fn.forward))
+            try:
+                forward_arguments(fn, target)
+            except ValueError as e:
+                raise spec_error("%s:%d: %s: %s" % (path, fn.line, fn.name, e))
     seen = set()
     ids = {}
     for fn in functions:
@@ -390,6 +422,13 @@ def validate_generated(fn, where):
     """What the generator needs of a generated entry."""
     if LIB.generated is None:
         raise spec_error("%s: the %s surface has no generated calls" % (where, LIB.name))
+    if fn.forward is not None:
+        # A legacy entry: the function it forwards to is checked in parse().
+        if LIB.generated.legacy_header is None:
+            raise spec_error("%s: the %s surface has no legacy API to forward" % (where, LIB.name))
+        if fn.id is not None or fn.checks:
+            raise spec_error("%s: a forwarding entry has no id or checks of its own" % where)
+        return
     if fn.form is not None:
         raise spec_error("%s: 'class generated' takes no form word (got '%s')"
                          % (where, fn.form))
@@ -498,6 +537,11 @@ def generated_of(functions):
     return [f for f in functions if f.cls == "generated"]
 
 
+def remoted_of(functions):
+    """Generated entries with a LibraryCall of their own (not forwarding)."""
+    return [f for f in generated_of(functions) if f.forward is None]
+
+
 def host_outputs(fn):
     return [p for p in fn.params if p.kind == "scalar" and p.direction != "in"]
 
@@ -536,6 +580,73 @@ def client_stub(fn):
     return "".join(out)
 
 
+# Legacy character arguments ('N', 'U', 'L', ...) and the v2 enum each
+# becomes (interpose/blas/legacy.hpp).
+LEGACY_ENUMS = {"cublasOperation_t": "legacy_op", "cublasFillMode_t": "legacy_fill",
+                "cublasSideMode_t": "legacy_side", "cublasDiagType_t": "legacy_diag"}
+
+
+def forward_arguments(fn, target):
+    """The argument list of fn's call of target: the handle "h_", fn's
+    parameters in order (characters turned into enums, values passed by
+    address where target takes a pointer), fn's return value as "r_" (the
+    target's last parameter), and the spec's explicit arguments."""
+    params = list(target.params[1:])
+    returns = fn.returns != "void"
+    if returns:
+        if not params or "*" not in params[-1].decl:
+            raise ValueError("returns %s but %s has no result parameter"
+                             % (fn.returns, target.name))
+        params = params[:-1]
+    legacy = list(fn.params)
+    args = ["h_"]
+    used = set()
+    for p in params:
+        if p.name in fn.forward_args:
+            args.append(fn.forward_args[p.name])
+            for ident in re.findall(r"[A-Za-z_]\w*", fn.forward_args[p.name]):
+                used.add(ident)
+            continue
+        rest = [q for q in legacy if q.name not in used]
+        if not rest:
+            raise ValueError("nothing left for %s's parameter %s" % (target.name, p.name))
+        q = rest[0]
+        used.add(q.name)
+        t = p.ctype()
+        if t in LEGACY_ENUMS and q.ctype() == "char":
+            args.append("%s::%s(%s)" % (LIB.generated.client_namespace, LEGACY_ENUMS[t], q.name))
+        elif "*" in t and "*" not in q.decl:
+            args.append("&" + q.name)
+        else:
+            args.append(q.name)
+    unused = [q.name for q in legacy if q.name not in used]
+    if unused:
+        raise ValueError("parameters %s are not passed to %s" % (", ".join(unused), target.name))
+    if returns:
+        args.append("r_")
+    return args
+
+
+def legacy_stub(fn, target):
+    args = ", ".join(fn.params[i].decl for i in range(len(fn.params))) or "void"
+    forwarded = forward_arguments(fn, target)
+    ns = LIB.generated.client_namespace
+    call = "return %s(%s);" % (target.name, ", ".join(forwarded))
+    # A character the legacy API does not know fails the call, as the
+    # vendor's argument check does.
+    converted = [a for a in forwarded if a.startswith(ns + "::legacy_")]
+    if converted:
+        call = ("if (%s)\n      return CUBLAS_STATUS_INVALID_VALUE;\n    %s"
+                % (" || ".join("static_cast<int>(%s) < 0" % a for a in converted), call))
+    if fn.returns == "void":
+        body = ('  %s::legacy_run("%s", [&](cublasHandle_t h_) {\n    %s\n  });\n'
+                % (ns, fn.name, call))
+    else:
+        body = ('  return %s::legacy_value<%s>("%s", [&](cublasHandle_t h_, %s* r_) {\n'
+                "    %s\n  });\n" % (ns, fn.returns, fn.name, fn.returns, call))
+    return "GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n%s}\n" % (fn.returns, fn.name, args, body)
+
+
 def client_file(functions):
     g = LIB.generated
     out = [banner(),
@@ -545,11 +656,21 @@ def client_file(functions):
            "// (%s::library_call).\n\n" % (LIB.name, g.client_namespace),
            '#include "interpose/%s"\n' % LIB.export_header,
            '#include "%s"\n' % g.client_header,
+           '#include "%s"\n' % g.legacy_header if any(
+               f.forward for f in functions) else "",
            '#include "wire/library_args.hpp"\n\n',
            "using namespace gleam::wire::extents;\n\n",
            'extern "C" {\n\n']
+    by_name = {f.name: f for f in functions}
     for fn in generated_of(functions):
-        out.append(client_stub(fn) + "\n")
+        if fn.forward is None:
+            out.append(client_stub(fn) + "\n")
+    legacy = [f for f in generated_of(functions) if f.forward is not None]
+    if legacy:
+        out.append("// The legacy API (cublas.h): the process's implicit handle, errors\n"
+                   "// kept for cublasGetError (interpose/blas/legacy.hpp).\n\n")
+    for fn in legacy:
+        out.append(legacy_stub(fn, by_name[fn.forward]) + "\n")
     out.append('} // extern "C"\n')
     return "".join(out)
 
@@ -615,7 +736,7 @@ def server_file(functions):
            "%s wire::arg_reader& in) {\n" % (g.server_function, g.api_class,
                                               " " * (len(g.server_function) + 5)),
            "  switch (function) {\n"]
-    for fn in generated_of(functions):
+    for fn in remoted_of(functions):
         out.append(server_case(fn))
     out.append("    default:\n      return false;\n  }\n}\n\n} // namespace gleam::executor\n")
     return "".join(out)
@@ -626,13 +747,13 @@ def id_header(functions):
            "/// The pinned ids of the generated %s functions (the spec's 'id' lines),\n"
            "/// as LibraryCall.function carries them.\n" % LIB.name,
            "namespace gleam::generated::%s_ids {\n\n" % LIB.name]
-    out += ["inline constexpr uint32_t %s = %d;\n" % (f.name, f.id) for f in generated_of(functions)]
+    out += ["inline constexpr uint32_t %s = %d;\n" % (f.name, f.id) for f in remoted_of(functions)]
     out.append("\n} // namespace gleam::generated::%s_ids\n" % LIB.name)
     return "".join(out)
 
 
 def api_list(functions):
-    return banner() + "".join("X(%s)\n" % f.name for f in generated_of(functions))
+    return banner() + "".join("X(%s)\n" % f.name for f in remoted_of(functions))
 
 
 VDPAU_SHIM = """// Fallback for hosts without libvdpau-dev: the VDPAU types that
@@ -718,7 +839,9 @@ def main():
     if LIB.generated is not None:
         write_if_changed(os.path.join(out, lib + "_generated.cpp"), client_file(by_name))
         write_if_changed(os.path.join(out, lib + "_generated.txt"),
-                         "".join("%s\t%d\n" % (f.name, f.id) for f in generated_of(by_name)))
+                         "".join("%s\t%s\n" % (f.name, f.id if f.forward is None else
+                                                  "forward " + f.forward)
+                                 for f in generated_of(by_name)))
     write_if_changed(os.path.join(out, lib + "_unsupported.cpp"),
                      stubs_file([f for f in unsupported if f.header not in LIB.split],
                                 lambda f: f.reason,

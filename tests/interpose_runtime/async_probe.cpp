@@ -46,8 +46,10 @@
 //              result comes back to the host, the same dot into device
 //              memory (device pointer mode), the gemv argument checks the
 //              cuBLAS documentation names (m, n < 0, incx, incy = 0) at the
-//              call, a saxpy past its allocation (deferred error), and a
-//              function the fake's library lacks
+//              call, a saxpy past its allocation (deferred error), a
+//              function the fake's library lacks, then the legacy API
+//              (cublasInit, saxpy, a dot returning its value, a bad
+//              transpose character, cublasGetError, cublasShutdown)
 //   host_nodes N
 //              host nodes of an explicit graph (A then B) replayed N times,
 //              their parameters read back, set on the exec and on the graph;
@@ -824,6 +826,37 @@ int main(int argc, char** argv) {
     float norm = -1;
     std::printf("missing=%s\n", b.status_name(b.snrm2(h, 4, f, 1, &norm)));
     std::printf("destroy=%s\n", b.status_name(b.destroy(h)));
+    // The legacy API (cublas.h) on the implicit handle of cublasInit.
+    std::string dir = argv[1];
+    void* lib = ::dlopen((dir.substr(0, dir.rfind('/') + 1) + "libcublas.so.13").c_str(),
+                         RTLD_NOW | RTLD_LOCAL);
+    using status_fn = cublasStatus_t (*)();
+    using saxpy_fn = void (*)(int, float, const float*, int, float*, int);
+    using sdot_fn = float (*)(int, const float*, int, const float*, int);
+    using sgemv_fn = void (*)(char, int, int, float, const float*, int, const float*, int, float,
+                              float*, int);
+    status_fn init = nullptr, shutdown = nullptr, get_error = nullptr;
+    saxpy_fn legacy_saxpy = nullptr;
+    sdot_fn legacy_sdot = nullptr;
+    sgemv_fn legacy_sgemv = nullptr;
+    if (lib == nullptr || !bind(lib, "cublasInit", init) || !bind(lib, "cublasShutdown", shutdown)
+        || !bind(lib, "cublasGetError", get_error) || !bind(lib, "cublasSaxpy", legacy_saxpy)
+        || !bind(lib, "cublasSdot", legacy_sdot) || !bind(lib, "cublasSgemv", legacy_sgemv))
+      return 4;
+    float before = legacy_sdot(4, f, 1, f, 1);
+    std::printf("legacy_before_init=%g error=%s\n", before, b.status_name(get_error()));
+    std::printf("legacy_init=%s\n", b.status_name(init()));
+    // y = 1,2,3,2 (above): y += 3x = 4,8,12,14; then x . y = 4+16+36+56 = 112.
+    legacy_saxpy(4, 3.0f, f, 1, f + 4, 1);
+    float legacy_dot = legacy_sdot(4, f, 1, f + 4, 1);
+    auto dot_error = get_error();
+    std::printf("legacy_dot=%g error=%s\n", legacy_dot, b.status_name(dot_error));
+    legacy_sgemv('X', 2, 2, 1.0f, f, 2, f, 1, 0.0f, f, 1);
+    auto first = get_error();
+    auto second = get_error();
+    std::printf("legacy_bad_trans error=%s then=%s\n", b.status_name(first),
+                b.status_name(second));
+    std::printf("legacy_shutdown=%s\n", b.status_name(shutdown()));
   } else if (scenario == "blas_vectors") {
     auto show = [&](const char* what, cublasStatus_t x) {
       std::printf("%s=%s\n", what, b.status_name(x));

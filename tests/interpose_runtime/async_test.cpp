@@ -520,7 +520,12 @@ TEST_CASE("generated cuBLAS calls pack, queue and answer like the vendor's",
                        "null_handle=CUBLAS_STATUS_NOT_INITIALIZED\n")
            + past_end_sync
            + "missing=CUBLAS_STATUS_NOT_SUPPORTED\n"
-             "destroy=CUBLAS_STATUS_SUCCESS\n";
+             "destroy=CUBLAS_STATUS_SUCCESS\n"
+             "legacy_before_init=0 error=CUBLAS_STATUS_NOT_INITIALIZED\n"
+             "legacy_init=CUBLAS_STATUS_SUCCESS\n"
+             "legacy_dot=112 error=CUBLAS_STATUS_SUCCESS\n"
+             "legacy_bad_trans error=CUBLAS_STATUS_INVALID_VALUE then=CUBLAS_STATUS_SUCCESS\n"
+             "legacy_shutdown=CUBLAS_STATUS_SUCCESS\n";
   };
   SECTION("async: the refused saxpy is the next sync call's error") {
     CHECK(server.probe("blas_generated")
