@@ -12,6 +12,7 @@
 
 #include "executor/blas.hpp"
 #include "executor/error.hpp"
+#include "executor/launch_attributes.hpp"
 #include "executor/module_image.hpp"
 #include "executor/session_streams.hpp"
 
@@ -948,20 +949,11 @@ private:
                        padded));
       return;
     }
-    CUlaunchAttribute attrs[2];
-    std::memset(attrs, 0, sizeof(attrs));
-    unsigned n_attrs = 0;
-    if (op.cluster_x() != 0 || op.cluster_y() != 0 || op.cluster_z() != 0) {
-      auto& a = attrs[n_attrs++];
-      a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      a.value.clusterDim.x = std::max(1u, op.cluster_x());
-      a.value.clusterDim.y = std::max(1u, op.cluster_y());
-      a.value.clusterDim.z = std::max(1u, op.cluster_z());
-    }
-    if (op.cooperative()) {
-      auto& a = attrs[n_attrs++];
-      a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-      a.value.cooperative = 1;
+    std::vector<CUlaunchAttribute> attrs;
+    std::string detail;
+    if (auto rc = launch_attributes(op, s_, attrs, detail); rc != CUDA_SUCCESS) {
+      fail(rc, fmt::format("launch of '{}': {}", op.function(), detail));
+      return;
     }
     CUlaunchConfig cfg;
     std::memset(&cfg, 0, sizeof(cfg));
@@ -973,8 +965,8 @@ private:
     cfg.blockDimZ = op.block_z();
     cfg.sharedMemBytes = op.shared_mem();
     cfg.hStream = stream;
-    cfg.attrs = n_attrs == 0 ? nullptr : attrs;
-    cfg.numAttrs = n_attrs;
+    cfg.attrs = attrs.empty() ? nullptr : attrs.data();
+    cfg.numAttrs = static_cast<unsigned>(attrs.size());
     // 16-byte aligned copy of the packed arguments.
     std::vector<uint64_t> buf((params.size() + 15) / 16 * 2);
     if (!params.empty())

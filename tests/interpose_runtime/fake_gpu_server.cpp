@@ -33,6 +33,9 @@
 // each through the real host-call router (actors/host_call_router.hpp),
 // before the launch's batch goes on; host functions captured
 // (StreamHostFunc) are nodes of the capture's graph.
+// A ModuleLoad finds
+// every function it names (no parameters); each LaunchKernel is written to
+// STATS_FILE as "launch FUNCTION [cooperative] ID:FIELDS..." (describe_launch).
 // A batch whose first op is a MemAlloc of 4242 bytes is never answered (as
 // if the GPU hung): the lost-server test SIGKILLs the server meanwhile.
 // With GLEAM_TLS_CERT, GLEAM_TLS_KEY and GLEAM_TLS_CA set it listens with
@@ -97,6 +100,8 @@ struct fake_state {
   std::map<uint64_t, host_nodes> graphs;
   std::map<uint64_t, host_nodes> execs;
   std::shared_ptr<actors::host_call_router> router;
+  /// Launches in order: "function id:fields ..." (written to STATS_FILE).
+  std::vector<std::string> launches;
   /// Replay after a reconnect, as gleamd's executor does it: ops at or below
   /// executed_through are skipped, a batch run before is answered again.
   uint64_t executed_through = 0;
@@ -184,6 +189,24 @@ void allocate(fake_state& st, uint64_t size, proto::OpResult& r) {
   r.set_dptr(p);
 }
 
+/// One launch as a line: the function, then each attribute as
+/// id:x,y,z,value,event,flags,trigger,base_ptr,num_bytes,domain_default.
+std::string describe_launch(const proto::LaunchKernel& l) {
+  std::string out = l.function();
+  if (l.cooperative())
+    out += " cooperative";
+  for (const auto& a : l.attributes()) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), " %d:%u,%u,%u,%lld,%llu,%d,%d,%llu,%llu,%u", a.id(), a.x(),
+                  a.y(), a.z(), static_cast<long long>(a.value()),
+                  static_cast<unsigned long long>(a.event()), a.flags(),
+                  a.trigger_at_block_start(), static_cast<unsigned long long>(a.base_ptr()),
+                  static_cast<unsigned long long>(a.num_bytes()), a.domain_default());
+    out += buf;
+  }
+  return out;
+}
+
 void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
   bool known = false;
   switch (op.kind_case()) {
@@ -204,6 +227,19 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
     // Graph memory: allocated when the node is made, freed at its free node.
     case proto::Op::kMemAllocAsync:
       allocate(st, op.mem_alloc_async().size(), r);
+      return;
+    // Modules: every function asked for is found, without parameters.
+    case proto::Op::kModuleLoad: {
+      auto* m = r.mutable_module();
+      for (const auto& name : op.module_load().functions()) {
+        auto* f = m->add_functions();
+        f->set_name(name);
+        f->set_found(true);
+      }
+      return;
+    }
+    case proto::Op::kLaunchKernel:
+      st.launches.push_back(describe_launch(op.launch_kernel()));
       return;
     case proto::Op::kGraphAddMemAllocNode:
       allocate(st, op.graph_add_mem_alloc_node().size(), r);
@@ -405,6 +441,8 @@ void write_stats(const fake_state& st) {
     ops += n;
   }
   std::fprintf(f, "batches %zu ops %ld\n", st.batch_sizes.size(), ops);
+  for (const auto& l : st.launches)
+    std::fprintf(f, "launch %s\n", l.c_str());
   if (st.resumes > 0)
     std::fprintf(f, "resumes %d\n", st.resumes);
   std::fclose(f);
@@ -453,6 +491,7 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
     [=](actors::close_atom, uint64_t) {
       write_stats(self->state);
       self->state.batch_sizes.clear();
+      self->state.launches.clear();
       return true;
     },
     [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },

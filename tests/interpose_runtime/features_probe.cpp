@@ -1,0 +1,228 @@
+// interpose_features_probe LIB SCENARIO: loads LIB (a libcudart.so.13) with
+// dlopen, as an app would, and runs one scenario against a server
+// (fake_gpu_server in the CPU tests). Prints one "key=value" line per
+// observation; exit code 0 unless the library could not be used.
+//
+//   launch_ex  a kernel registered from a fatbin built here (one PTX entry
+//              "k"), launched by cudaLaunchKernelExC with every attribute
+//              kind, refused with an unknown id and an unknown event, and by
+//              the driver's cuLaunchKernelEx (lib/driver/libcuda.so.1 next
+//              to LIB); the fake server writes each launch to its stats
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+namespace {
+
+void* lib = nullptr;
+
+template <class F>
+F sym(const char* name) {
+  auto* p = dlsym(lib, name);
+  if (p == nullptr) {
+    std::fprintf(stderr, "missing %s\n", name);
+    std::exit(3);
+  }
+  return reinterpret_cast<F>(p);
+}
+
+#define GLEAM_PROBE_FN(name) static auto name##_ = sym<decltype(&name)>(#name)
+
+const char* err_name(cudaError_t e) {
+  GLEAM_PROBE_FN(cudaGetErrorName);
+  return cudaGetErrorName_(e);
+}
+
+void print(const char* key, cudaError_t e) {
+  std::printf("%s=%s\n", key, err_name(e));
+}
+
+// --- a fatbin with one PTX entry, as nvcc's host code registers it --------
+
+struct fatbin_wrapper {
+  int32_t magic;
+  int32_t version;
+  const void* data;
+  const void* filename;
+};
+
+std::vector<char>& fatbin_image() {
+  static std::vector<char> image;
+  return image;
+}
+
+void put(std::vector<char>& b, size_t at, const void* p, size_t n) {
+  std::memcpy(b.data() + at, p, n);
+}
+
+/// Registers a module holding kernel "k" (no parameters) under host stub
+/// `stub`; returns the module handle.
+void** register_kernel(const void* stub) {
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                    ".visible .entry k()\n{\n\tret;\n}\n";
+  uint64_t payload = (ptx.size() + 1 + 7) / 8 * 8;
+  auto& b = fatbin_image();
+  b.assign(16 + 64 + payload, 0);
+  uint32_t magic = 0xba55ed50;
+  uint16_t version = 1, header = 16;
+  uint64_t fat_size = 64 + payload;
+  put(b, 0, &magic, 4);
+  put(b, 4, &version, 2);
+  put(b, 6, &header, 2);
+  put(b, 8, &fat_size, 8);
+  uint16_t kind = 1, entry_version = 0x0101, minor = 0, major = 8;
+  uint32_t entry_header = 64, arch = 90;
+  uint64_t flags = 0x11;
+  put(b, 16 + 0, &kind, 2);
+  put(b, 16 + 2, &entry_version, 2);
+  put(b, 16 + 4, &entry_header, 4);
+  put(b, 16 + 8, &payload, 8);
+  put(b, 16 + 24, &minor, 2);
+  put(b, 16 + 26, &major, 2);
+  put(b, 16 + 28, &arch, 4);
+  put(b, 16 + 40, &flags, 8);
+  put(b, 16 + 64, ptx.data(), ptx.size());
+  static fatbin_wrapper wrapper{0x466243b1, 1, nullptr, nullptr};
+  wrapper.data = b.data();
+  using register_fatbin_t = void** (*)(void*);
+  using register_function_t = void (*)(void**, const char*, char*, const char*, int, uint3*,
+                                       uint3*, dim3*, dim3*, int*);
+  auto handle = sym<register_fatbin_t>("__cudaRegisterFatBinary")(&wrapper);
+  static char name[] = "k";
+  sym<register_function_t>("__cudaRegisterFunction")(handle, static_cast<const char*>(stub),
+                                                     name, name, -1, nullptr, nullptr,
+                                                     nullptr, nullptr, nullptr);
+  return handle;
+}
+
+char kernel_stub;
+
+cudaLaunchAttribute attribute(cudaLaunchAttributeID id) {
+  cudaLaunchAttribute a;
+  std::memset(&a, 0, sizeof(a));
+  a.id = id;
+  return a;
+}
+
+void launch_ex(const std::string& lib_path) {
+  GLEAM_PROBE_FN(cudaLaunchKernelExC);
+  GLEAM_PROBE_FN(cudaEventCreateWithFlags);
+  GLEAM_PROBE_FN(cudaStreamCreate);
+  GLEAM_PROBE_FN(cudaMalloc);
+  GLEAM_PROBE_FN(cudaDeviceSynchronize);
+  register_kernel(&kernel_stub);
+  cudaStream_t stream = nullptr;
+  cudaEvent_t event = nullptr;
+  void* buffer = nullptr;
+  print("setup", cudaStreamCreate_(&stream) != cudaSuccess ? cudaErrorUnknown
+                 : cudaEventCreateWithFlags_(&event, cudaEventDisableTiming) != cudaSuccess
+                   ? cudaErrorUnknown
+                   : cudaMalloc_(&buffer, 4096));
+  std::printf("event=%llu\n", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(event)));
+  std::printf("buffer=%llu\n",
+              static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(buffer)));
+  std::vector<cudaLaunchAttribute> attrs;
+  auto a = attribute(cudaLaunchAttributeProgrammaticStreamSerialization);
+  a.val.programmaticStreamSerializationAllowed = 1;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeClusterDimension);
+  a.val.clusterDim = {2, 1, 1};
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeProgrammaticEvent);
+  a.val.programmaticEvent.event = event;
+  a.val.programmaticEvent.triggerAtBlockStart = 1;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeLaunchCompletionEvent);
+  a.val.launchCompletionEvent.event = event;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributePriority);
+  a.val.priority = -2;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeAccessPolicyWindow);
+  a.val.accessPolicyWindow.base_ptr = buffer;
+  a.val.accessPolicyWindow.num_bytes = 4096;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeMemSyncDomainMap);
+  a.val.memSyncDomainMap.default_ = 1;
+  attrs.push_back(a);
+  attrs.push_back(attribute(cudaLaunchAttributeIgnore));
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(4);
+  config.blockDim = dim3(32);
+  config.stream = stream;
+  config.attrs = attrs.data();
+  config.numAttrs = static_cast<unsigned>(attrs.size());
+  print("launch_all", cudaLaunchKernelExC_(&config, &kernel_stub, nullptr));
+  auto bad_id = attribute(static_cast<cudaLaunchAttributeID>(15));
+  config.attrs = &bad_id;
+  config.numAttrs = 1;
+  print("launch_unknown_id", cudaLaunchKernelExC_(&config, &kernel_stub, nullptr));
+  auto bad_event = attribute(cudaLaunchAttributeProgrammaticEvent);
+  bad_event.val.programmaticEvent.event = reinterpret_cast<cudaEvent_t>(uintptr_t{0xbad});
+  config.attrs = &bad_event;
+  print("launch_unknown_event", cudaLaunchKernelExC_(&config, &kernel_stub, nullptr));
+  config.attrs = nullptr;
+  print("launch_null_attrs", cudaLaunchKernelExC_(&config, &kernel_stub, nullptr));
+
+  // The driver surface: cuLaunchKernelEx with a CUfunction of the runtime.
+  auto dir = lib_path.substr(0, lib_path.rfind('/') + 1);
+  void* driver = dlopen((dir + "driver/libcuda.so.1").c_str(), RTLD_NOW);
+  if (driver == nullptr) {
+    std::printf("driver=missing\n");
+  } else {
+    auto cu_launch = reinterpret_cast<decltype(&cuLaunchKernelEx)>(dlsym(driver, "cuLaunchKernelEx"));
+    using get_kernel_t = cudaError_t (*)(cudaKernel_t*, const void*);
+    cudaKernel_t kernel = nullptr;
+    print("get_kernel", sym<get_kernel_t>("__cudaGetKernel")(&kernel, &kernel_stub));
+    CUlaunchAttribute da;
+    std::memset(&da, 0, sizeof(da));
+    da.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    da.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig dc;
+    std::memset(&dc, 0, sizeof(dc));
+    dc.gridDimX = dc.gridDimY = dc.gridDimZ = 1;
+    dc.blockDimX = 64;
+    dc.blockDimY = dc.blockDimZ = 1;
+    dc.hStream = reinterpret_cast<CUstream>(stream);
+    dc.attrs = &da;
+    dc.numAttrs = 1;
+    std::printf("cu_launch=%d\n",
+                static_cast<int>(cu_launch(&dc, reinterpret_cast<CUfunction>(kernel), nullptr,
+                                           nullptr)));
+    da.id = static_cast<CUlaunchAttributeID>(99);
+    std::printf("cu_launch_unknown_id=%d\n",
+                static_cast<int>(cu_launch(&dc, reinterpret_cast<CUfunction>(kernel), nullptr,
+                                           nullptr)));
+  }
+  print("sync", cudaDeviceSynchronize_());
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s LIB SCENARIO\n", argv[0]);
+    return 2;
+  }
+  lib = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
+    return 2;
+  }
+  std::string scenario = argv[2];
+  if (scenario == "launch_ex")
+    launch_ex(argv[1]);
+  else {
+    std::fprintf(stderr, "unknown scenario %s\n", argv[2]);
+    return 2;
+  }
+  std::fflush(stdout);
+  return 0;
+}
