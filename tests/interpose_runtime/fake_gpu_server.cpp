@@ -33,7 +33,8 @@
 // each through the real host-call router (actors/host_call_router.hpp),
 // before the launch's batch goes on; host functions captured
 // (StreamHostFunc) are nodes of the capture's graph.
-// A ModuleLoad finds
+// The device reports every CUdevice_attribute as 100000 + its number (but
+// 1024 threads per block, warp 32, 4 multiprocessors). A ModuleLoad finds
 // every function it names (no parameters); each LaunchKernel is written to
 // STATS_FILE as "launch FUNCTION [cooperative] ID:FIELDS..." (describe_launch).
 // A batch whose first op is a MemAlloc of 4242 bytes is never answered (as
@@ -476,7 +477,10 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       d->set_ordinal(0);
       d->set_name("Gleam fake GPU (host memory)");
       d->set_total_memory(uint64_t{1} << 34);
+      // Every attribute reads 100000 + its number, except
       // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, _WARP_SIZE, _MULTIPROCESSOR_COUNT.
+      for (int a = 1; a < CU_DEVICE_ATTRIBUTE_MAX; ++a)
+        (*d->mutable_attributes())[a] = 100000 + a;
       (*d->mutable_attributes())[1] = 1024;
       (*d->mutable_attributes())[10] = 32;
       (*d->mutable_attributes())[16] = 4;

@@ -8,6 +8,9 @@
 //              kind, refused with an unknown id and an unknown event, and by
 //              the driver's cuLaunchKernelEx (lib/driver/libcuda.so.1 next
 //              to LIB); the fake server writes each launch to its stats
+//   props      every cudaGetDeviceProperties field (prop.FIELD=value) and
+//              how many cudaDeviceGetAttribute values differ from the fake
+//              server's (100000 + the attribute's number)
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -204,6 +207,53 @@ void launch_ex(const std::string& lib_path) {
   print("sync", cudaDeviceSynchronize_());
 }
 
+void props() {
+  GLEAM_PROBE_FN(cudaGetDeviceProperties);
+  GLEAM_PROBE_FN(cudaDeviceGetAttribute);
+  cudaDeviceProp p;
+  print("get_properties", cudaGetDeviceProperties_(&p, 0));
+#define P(field) std::printf("prop." #field "=%lld\n", static_cast<long long>(p.field))
+#define P2(field) P(field[0]), P(field[1])
+#define P3(field) P(field[0]), P(field[1]), P(field[2])
+  P(totalGlobalMem), P(sharedMemPerBlock), P(regsPerBlock), P(warpSize), P(memPitch);
+  P(maxThreadsPerBlock), P3(maxThreadsDim), P3(maxGridSize), P(totalConstMem), P(major);
+  P(minor), P(textureAlignment), P(texturePitchAlignment), P(multiProcessorCount);
+  P(integrated), P(canMapHostMemory), P(maxTexture1D), P(maxTexture1DMipmap);
+  P2(maxTexture2D), P2(maxTexture2DMipmap), P3(maxTexture2DLinear), P2(maxTexture2DGather);
+  P3(maxTexture3D), P3(maxTexture3DAlt), P(maxTextureCubemap), P2(maxTexture1DLayered);
+  P3(maxTexture2DLayered), P2(maxTextureCubemapLayered), P(maxSurface1D), P2(maxSurface2D);
+  P3(maxSurface3D), P2(maxSurface1DLayered), P3(maxSurface2DLayered), P(maxSurfaceCubemap);
+  P2(maxSurfaceCubemapLayered), P(surfaceAlignment), P(concurrentKernels), P(ECCEnabled);
+  P(pciBusID), P(pciDeviceID), P(pciDomainID), P(tccDriver), P(asyncEngineCount);
+  P(unifiedAddressing), P(memoryBusWidth), P(l2CacheSize), P(persistingL2CacheMaxSize);
+  P(maxThreadsPerMultiProcessor), P(streamPrioritiesSupported), P(globalL1CacheSupported);
+  P(localL1CacheSupported), P(sharedMemPerMultiprocessor), P(regsPerMultiprocessor);
+  P(managedMemory), P(isMultiGpuBoard), P(multiGpuBoardGroupID), P(hostNativeAtomicSupported);
+  P(pageableMemoryAccess), P(concurrentManagedAccess), P(computePreemptionSupported);
+  P(canUseHostPointerForRegisteredMem), P(cooperativeLaunch), P(sharedMemPerBlockOptin);
+  P(pageableMemoryAccessUsesHostPageTables), P(directManagedMemAccessFromHost);
+  P(maxBlocksPerMultiProcessor), P(accessPolicyMaxWindowSize), P(reservedSharedMemPerBlock);
+  P(hostRegisterSupported), P(sparseCudaArraySupported), P(hostRegisterReadOnlySupported);
+  P(timelineSemaphoreInteropSupported), P(memoryPoolsSupported), P(gpuDirectRDMASupported);
+  P(gpuDirectRDMAFlushWritesOptions), P(gpuDirectRDMAWritesOrdering);
+  P(memoryPoolSupportedHandleTypes), P(deferredMappingCudaArraySupported);
+  P(ipcEventSupported), P(clusterLaunch), P(unifiedFunctionPointers), P(deviceNumaConfig);
+  P(deviceNumaId), P(mpsEnabled), P(hostNumaId), P(gpuPciDeviceID), P(gpuPciSubsystemID);
+  P(hostNumaMultinodeIpcSupported);
+#undef P
+#undef P2
+#undef P3
+  int differ = 0;
+  for (int a = 1; a < CU_DEVICE_ATTRIBUTE_MAX; ++a) {
+    int v = 0;
+    auto e = cudaDeviceGetAttribute_(&v, static_cast<cudaDeviceAttr>(a), 0);
+    bool fixed = a == 1 || a == 10 || a == 16;
+    if (e != cudaSuccess || (!fixed && v != 100000 + a))
+      ++differ;
+  }
+  std::printf("attributes_differing=%d\n", differ);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -219,6 +269,8 @@ int main(int argc, char** argv) {
   std::string scenario = argv[2];
   if (scenario == "launch_ex")
     launch_ex(argv[1]);
+  else if (scenario == "props")
+    props();
   else {
     std::fprintf(stderr, "unknown scenario %s\n", argv[2]);
     return 2;

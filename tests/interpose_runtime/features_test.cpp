@@ -1,6 +1,6 @@
 // The built libcudart.so.13 (and lib/driver/libcuda.so.1) against the
 // GPU-less fake server (interpose_features_probe, features_probe.cpp):
-// extended launches with every attribute kind.
+// extended launches with every attribute kind; the full device properties.
 #include <catch2/catch.hpp>
 
 #include <cuda.h>
@@ -65,4 +65,141 @@ TEST_CASE("cudaLaunchKernelExC forwards every launch attribute", "[interpose][la
       ++launches;
     CHECK(launches == 2);
   }
+}
+
+TEST_CASE("cudaGetDeviceProperties fills every field from the server's attributes",
+          "[interpose][device]") {
+  fake_server server;
+  auto kv = parse(features(server, "props"));
+  REQUIRE(kv["get_properties"] == "cudaSuccess");
+  CHECK(kv["attributes_differing"] == "0");
+  // The fake server reports attribute a as 100000 + a (except three).
+  auto from = [](CUdevice_attribute a) { return std::to_string(100000 + static_cast<int>(a)); };
+  const std::map<std::string, CUdevice_attribute> fields = {
+    {"sharedMemPerBlock", CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
+    {"regsPerBlock", CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
+    {"memPitch", CU_DEVICE_ATTRIBUTE_MAX_PITCH},
+    {"maxThreadsDim[0]", CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X},
+    {"maxThreadsDim[1]", CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y},
+    {"maxThreadsDim[2]", CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z},
+    {"maxGridSize[0]", CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X},
+    {"maxGridSize[1]", CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y},
+    {"maxGridSize[2]", CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},
+    {"totalConstMem", CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY},
+    {"major", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR},
+    {"minor", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR},
+    {"textureAlignment", CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT},
+    {"texturePitchAlignment", CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT},
+    {"integrated", CU_DEVICE_ATTRIBUTE_INTEGRATED},
+    {"canMapHostMemory", CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY},
+    {"maxTexture1D", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH},
+    {"maxTexture1DMipmap", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH},
+    {"maxTexture2D[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH},
+    {"maxTexture2D[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT},
+    {"maxTexture2DMipmap[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH},
+    {"maxTexture2DMipmap[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT},
+    {"maxTexture2DLinear[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH},
+    {"maxTexture2DLinear[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT},
+    {"maxTexture2DLinear[2]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH},
+    {"maxTexture2DGather[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH},
+    {"maxTexture2DGather[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT},
+    {"maxTexture3D[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH},
+    {"maxTexture3D[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT},
+    {"maxTexture3D[2]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH},
+    {"maxTexture3DAlt[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE},
+    {"maxTexture3DAlt[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE},
+    {"maxTexture3DAlt[2]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE},
+    {"maxTextureCubemap", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH},
+    {"maxTexture1DLayered[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH},
+    {"maxTexture1DLayered[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS},
+    {"maxTexture2DLayered[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH},
+    {"maxTexture2DLayered[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT},
+    {"maxTexture2DLayered[2]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS},
+    {"maxTextureCubemapLayered[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH},
+    {"maxTextureCubemapLayered[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS},
+    {"maxSurface1D", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH},
+    {"maxSurface2D[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH},
+    {"maxSurface2D[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT},
+    {"maxSurface3D[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH},
+    {"maxSurface3D[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT},
+    {"maxSurface3D[2]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH},
+    {"maxSurface1DLayered[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH},
+    {"maxSurface1DLayered[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS},
+    {"maxSurface2DLayered[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH},
+    {"maxSurface2DLayered[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT},
+    {"maxSurface2DLayered[2]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS},
+    {"maxSurfaceCubemap", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH},
+    {"maxSurfaceCubemapLayered[0]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH},
+    {"maxSurfaceCubemapLayered[1]", CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS},
+    {"surfaceAlignment", CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT},
+    {"concurrentKernels", CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS},
+    {"ECCEnabled", CU_DEVICE_ATTRIBUTE_ECC_ENABLED},
+    {"pciBusID", CU_DEVICE_ATTRIBUTE_PCI_BUS_ID},
+    {"pciDeviceID", CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID},
+    {"pciDomainID", CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID},
+    {"tccDriver", CU_DEVICE_ATTRIBUTE_TCC_DRIVER},
+    {"asyncEngineCount", CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT},
+    {"unifiedAddressing", CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING},
+    {"memoryBusWidth", CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH},
+    {"l2CacheSize", CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
+    {"persistingL2CacheMaxSize", CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE},
+    {"maxThreadsPerMultiProcessor", CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR},
+    {"streamPrioritiesSupported", CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED},
+    {"globalL1CacheSupported", CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED},
+    {"localL1CacheSupported", CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED},
+    {"sharedMemPerMultiprocessor", CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
+    {"regsPerMultiprocessor", CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR},
+    {"managedMemory", CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY},
+    {"isMultiGpuBoard", CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD},
+    {"multiGpuBoardGroupID", CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID},
+    {"hostNativeAtomicSupported", CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED},
+    {"pageableMemoryAccess", CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS},
+    {"concurrentManagedAccess", CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS},
+    {"computePreemptionSupported", CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED},
+    {"canUseHostPointerForRegisteredMem",
+     CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM},
+    {"cooperativeLaunch", CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH},
+    {"sharedMemPerBlockOptin", CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
+    {"pageableMemoryAccessUsesHostPageTables",
+     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES},
+    {"directManagedMemAccessFromHost", CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST},
+    {"maxBlocksPerMultiProcessor", CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR},
+    {"accessPolicyMaxWindowSize", CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE},
+    {"reservedSharedMemPerBlock", CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK},
+    {"hostRegisterSupported", CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED},
+    {"sparseCudaArraySupported", CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED},
+    {"hostRegisterReadOnlySupported", CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED},
+    {"timelineSemaphoreInteropSupported",
+     CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED},
+    {"memoryPoolsSupported", CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED},
+    {"gpuDirectRDMASupported", CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED},
+    {"gpuDirectRDMAFlushWritesOptions", CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS},
+    {"gpuDirectRDMAWritesOrdering", CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING},
+    {"memoryPoolSupportedHandleTypes", CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES},
+    {"deferredMappingCudaArraySupported",
+     CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED},
+    {"ipcEventSupported", CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED},
+    {"clusterLaunch", CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH},
+    {"unifiedFunctionPointers", CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS},
+    {"deviceNumaConfig", CU_DEVICE_ATTRIBUTE_NUMA_CONFIG},
+    {"deviceNumaId", CU_DEVICE_ATTRIBUTE_NUMA_ID},
+    {"mpsEnabled", CU_DEVICE_ATTRIBUTE_MPS_ENABLED},
+    {"hostNumaId", CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID},
+    {"gpuPciDeviceID", CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID},
+    {"gpuPciSubsystemID", CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID},
+    {"hostNumaMultinodeIpcSupported", CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED},
+  };
+  for (const auto& [field, attr] : fields) {
+    INFO("prop." << field);
+    CHECK(kv["prop." + field] == from(attr));
+  }
+  CHECK(kv["prop.maxThreadsPerBlock"] == "1024");
+  CHECK(kv["prop.warpSize"] == "32");
+  CHECK(kv["prop.multiProcessorCount"] == "4");
+  CHECK(kv["prop.totalGlobalMem"] == std::to_string(uint64_t{1} << 34));
+  // Every field the probe printed is checked above.
+  size_t printed = 0;
+  for (const auto& entry : kv)
+    printed += entry.first.rfind("prop.", 0) == 0;
+  CHECK(printed == fields.size() + 4);
 }
