@@ -13,6 +13,7 @@
 #include "executor/blas.hpp"
 #include "executor/error.hpp"
 #include "executor/launch_attributes.hpp"
+#include "executor/mem_pools.hpp"
 #include "executor/module_image.hpp"
 #include "executor/session_streams.hpp"
 
@@ -135,6 +136,7 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   if (api.cuDeviceGraphMemTrim != nullptr)
     note(api.cuDeviceGraphMemTrim(device));
   s.memory.clear();
+  note(release_mem_pools(api, s));
   for (const auto& e : s.slabs.entries())
     note(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
   s.slabs.clear();
@@ -304,6 +306,15 @@ private:
       case k::kGraphMemTrim:
         check(api_.cuDeviceGraphMemTrim(device_), "cuDeviceGraphMemTrim");
         return;
+      // Stream-ordered memory pools: executor/mem_pools.cpp.
+      case k::kMemPoolCreate:
+      case k::kMemPoolDestroy:
+      case k::kMemPoolSetAttribute:
+      case k::kMemPoolGetAttribute:
+      case k::kMemPoolTrimTo:
+      case k::kMemPoolSetAccess:
+      case k::kMemPoolGetAccess:
+        return run_mem_pool(api_, s_, device_, op, r_);
       case k::KIND_NOT_SET:
         break;
     }
@@ -1531,8 +1542,9 @@ private:
     return true;
   }
 
-  /// cudaMallocAsync: on a capturing stream an allocation node of the
-  /// capture; otherwise stream-ordered memory of the session.
+  /// cudaMallocAsync / cudaMallocFromPoolAsync: on a capturing stream an
+  /// allocation node of the capture; otherwise stream-ordered memory of the
+  /// session, from its pool `op.pool()` when one is named.
   void mem_alloc_async(const proto::MemAllocAsync& op) {
     CUstream stream = nullptr;
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -1543,8 +1555,18 @@ private:
       fail(CUDA_ERROR_INVALID_VALUE, "MemAllocAsync of 0 bytes");
       return;
     }
+    CUmemoryPool pool = nullptr;
+    if (op.pool() != 0 && (pool = find_pool(s_, op.pool())) == nullptr) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("MemAllocAsync: memory pool handle {} is not a pool of this session",
+                       op.pool()));
+      return;
+    }
     CUdeviceptr p = 0;
-    if (!check(api_.cuMemAllocAsync(&p, op.size(), stream), "cuMemAllocAsync"))
+    if (pool != nullptr
+          ? !check(api_.cuMemAllocFromPoolAsync(&p, op.size(), pool, stream),
+                   "cuMemAllocFromPoolAsync")
+          : !check(api_.cuMemAllocAsync(&p, op.size(), stream), "cuMemAllocAsync"))
       return;
     if (status != CU_STREAM_CAPTURE_STATUS_NONE) {
       register_graph_allocation(p, op.size());

@@ -388,6 +388,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceReset(void) {
       r.slabs.clear();
       r.streams.clear();
       r.events.clear();
+      r.pools.clear();
       for (auto& m : r.modules)
         if (m->load_error == cudaSuccess)
           m->loaded = false;

@@ -37,6 +37,8 @@
 // 1024 threads per block, warp 32, 4 multiprocessors). A ModuleLoad finds
 // every function it names (no parameters); each LaunchKernel is written to
 // STATS_FILE as "launch FUNCTION [cooperative] ID:FIELDS..." (describe_launch).
+// Memory pools keep the attributes set on them, UsedMemCurrent counts their
+// live allocations, an allocation from an unknown pool fails.
 // A batch whose first op is a MemAlloc of 4242 bytes is never answered (as
 // if the GPU hung): the lost-server test SIGKILLs the server meanwhile.
 // With GLEAM_TLS_CERT, GLEAM_TLS_KEY and GLEAM_TLS_CA set it listens with
@@ -103,6 +105,10 @@ struct fake_state {
   std::shared_ptr<actors::host_call_router> router;
   /// Launches in order: "function id:fields ..." (written to STATS_FILE).
   std::vector<std::string> launches;
+  /// Memory pools: handle -> attribute -> value; the allocations made from
+  /// each (base -> (pool, size)), so UsedMemCurrent says what is in use.
+  std::map<uint64_t, std::map<int32_t, uint64_t>> pools;
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> pool_allocations;
   /// Replay after a reconnect, as gleamd's executor does it: ops at or below
   /// executed_through are skipped, a batch run before is answered again.
   uint64_t executed_through = 0;
@@ -208,6 +214,72 @@ std::string describe_launch(const proto::LaunchKernel& l) {
   return out;
 }
 
+/// The stream-ordered memory pool ops, on host memory: attributes are kept
+/// as set, UsedMemCurrent counts the pool's allocations.
+void run_pool(fake_state& st, const proto::Op& op, proto::OpResult& r) {
+  auto unknown = [&](uint64_t pool) {
+    if (st.pools.count(pool) != 0)
+      return false;
+    r.set_status(invalid_value);
+    r.set_error("unknown memory pool");
+    return true;
+  };
+  switch (op.kind_case()) {
+    case proto::Op::kMemPoolCreate: {
+      const auto& c = op.mem_pool_create();
+      if (st.pools.count(c.pool()) != 0 || (!c.session_default() && c.alloc_type() != 1)) {
+        r.set_status(invalid_value);
+        return;
+      }
+      st.pools[c.pool()];
+      return;
+    }
+    case proto::Op::kMemPoolDestroy:
+      if (!unknown(op.mem_pool_destroy().pool()))
+        st.pools.erase(op.mem_pool_destroy().pool());
+      return;
+    case proto::Op::kMemPoolSetAttribute: {
+      const auto& a = op.mem_pool_set_attribute();
+      if (unknown(a.pool()))
+        return;
+      if (a.attribute() == CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+          || a.attribute() == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) {
+        r.set_status(invalid_value);
+        return;
+      }
+      st.pools[a.pool()][a.attribute()] = a.value();
+      return;
+    }
+    case proto::Op::kMemPoolGetAttribute: {
+      const auto& a = op.mem_pool_get_attribute();
+      if (unknown(a.pool()))
+        return;
+      uint64_t value = st.pools[a.pool()][a.attribute()];
+      if (a.attribute() == CU_MEMPOOL_ATTR_USED_MEM_CURRENT) {
+        value = 0;
+        for (const auto& kv : st.pool_allocations)
+          if (kv.second.first == a.pool())
+            value += kv.second.second;
+      }
+      r.set_value(static_cast<int64_t>(value));
+      return;
+    }
+    case proto::Op::kMemPoolTrimTo:
+      if (!unknown(op.mem_pool_trim_to().pool()))
+        st.pools[op.mem_pool_trim_to().pool()][-1] = op.mem_pool_trim_to().min_bytes_to_keep();
+      return;
+    case proto::Op::kMemPoolSetAccess:
+      unknown(op.mem_pool_set_access().pool());
+      return;
+    case proto::Op::kMemPoolGetAccess:
+      if (!unknown(op.mem_pool_get_access().pool()))
+        r.set_value(CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+      return;
+    default:
+      return;
+  }
+}
+
 void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
   bool known = false;
   switch (op.kind_case()) {
@@ -226,9 +298,26 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       return;
     }
     // Graph memory: allocated when the node is made, freed at its free node.
-    case proto::Op::kMemAllocAsync:
-      allocate(st, op.mem_alloc_async().size(), r);
+    case proto::Op::kMemAllocAsync: {
+      const auto& a = op.mem_alloc_async();
+      if (a.pool() != 0 && st.pools.count(a.pool()) == 0) {
+        r.set_status(invalid_value);
+        r.set_error("MemAllocAsync from an unknown pool");
+        return;
+      }
+      allocate(st, a.size(), r);
+      if (a.pool() != 0)
+        st.pool_allocations[r.dptr()] = {a.pool(), a.size()};
       return;
+    }
+    case proto::Op::kMemPoolCreate:
+    case proto::Op::kMemPoolDestroy:
+    case proto::Op::kMemPoolSetAttribute:
+    case proto::Op::kMemPoolGetAttribute:
+    case proto::Op::kMemPoolTrimTo:
+    case proto::Op::kMemPoolSetAccess:
+    case proto::Op::kMemPoolGetAccess:
+      return run_pool(st, op, r);
     // Modules: every function asked for is found, without parameters.
     case proto::Op::kModuleLoad: {
       auto* m = r.mutable_module();
@@ -246,6 +335,7 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       allocate(st, op.graph_add_mem_alloc_node().size(), r);
       return;
     case proto::Op::kMemFreeAsync:
+      st.pool_allocations.erase(op.mem_free_async().dptr());
       if (st.memory.erase(op.mem_free_async().dptr()) == 0)
         r.set_status(invalid_value);
       return;
@@ -254,6 +344,7 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         r.set_status(invalid_value);
       return;
     case proto::Op::kMemFree:
+      st.pool_allocations.erase(op.mem_free().dptr());
       if (st.carved.erase(op.mem_free().dptr()) == 0 && st.memory.erase(op.mem_free().dptr()) == 0)
         r.set_status(invalid_value);
       return;
@@ -496,6 +587,8 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       write_stats(self->state);
       self->state.batch_sizes.clear();
       self->state.launches.clear();
+      self->state.pools.clear();
+      self->state.pool_allocations.clear();
       return true;
     },
     [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },

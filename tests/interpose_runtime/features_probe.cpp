@@ -11,6 +11,10 @@
 //   props      every cudaGetDeviceProperties field (prop.FIELD=value) and
 //              how many cudaDeviceGetAttribute values differ from the fake
 //              server's (100000 + the attribute's number)
+//   pools      the memory pool calls: default and current pool, created
+//              pools, attributes, cudaMallocAsync / cudaMallocFromPoolAsync
+//              seen in UsedMemCurrent, frees, trims, access, and the calls
+//              CUDA refuses
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -254,6 +258,117 @@ void props() {
   std::printf("attributes_differing=%d\n", differ);
 }
 
+void pools() {
+  GLEAM_PROBE_FN(cudaDeviceGetDefaultMemPool);
+  GLEAM_PROBE_FN(cudaDeviceGetMemPool);
+  GLEAM_PROBE_FN(cudaDeviceSetMemPool);
+  GLEAM_PROBE_FN(cudaMemPoolCreate);
+  GLEAM_PROBE_FN(cudaMemPoolDestroy);
+  GLEAM_PROBE_FN(cudaMemPoolSetAttribute);
+  GLEAM_PROBE_FN(cudaMemPoolGetAttribute);
+  GLEAM_PROBE_FN(cudaMemPoolTrimTo);
+  GLEAM_PROBE_FN(cudaMemPoolSetAccess);
+  GLEAM_PROBE_FN(cudaMemPoolGetAccess);
+  GLEAM_PROBE_FN(cudaMallocFromPoolAsync);
+  GLEAM_PROBE_FN(cudaMallocAsync);
+  GLEAM_PROBE_FN(cudaFreeAsync);
+  GLEAM_PROBE_FN(cudaStreamSynchronize);
+  GLEAM_PROBE_FN(cudaMemPoolExportToShareableHandle);
+  auto used = [&](cudaMemPool_t pool) {
+    cuuint64_t v = 0;
+    auto e = cudaMemPoolGetAttribute_(pool, cudaMemPoolAttrUsedMemCurrent, &v);
+    return e == cudaSuccess ? static_cast<long long>(v) : -static_cast<long long>(e);
+  };
+  // Before the app holds a pool, cudaMallocAsync is cudaMalloc.
+  void* early = nullptr;
+  print("malloc_async_early", cudaMallocAsync_(&early, 1000, nullptr));
+  cudaMemPool_t def = nullptr, def2 = nullptr, current = nullptr;
+  print("get_default", cudaDeviceGetDefaultMemPool_(&def, 0));
+  print("get_default_again", cudaDeviceGetDefaultMemPool_(&def2, 0));
+  std::printf("default_stable=%d\n", def == def2 && def != nullptr);
+  print("get_default_bad_device", cudaDeviceGetDefaultMemPool_(&def2, 7));
+  GLEAM_PROBE_FN(cudaMemGetDefaultMemPool);
+  cudaMemLocation device0{};
+  device0.type = cudaMemLocationTypeDevice;
+  device0.id = 0;
+  cudaMemPool_t by_location = nullptr;
+  print("mem_get_default", cudaMemGetDefaultMemPool_(&by_location, &device0,
+                                                     cudaMemAllocationTypePinned));
+  std::printf("mem_get_default_same=%d\n", by_location == def);
+  cudaMemLocation host_location{};
+  host_location.type = cudaMemLocationTypeHost;
+  print("mem_get_default_host", cudaMemGetDefaultMemPool_(&by_location, &host_location,
+                                                          cudaMemAllocationTypePinned));
+  print("get_current", cudaDeviceGetMemPool_(&current, 0));
+  std::printf("current_is_default=%d\n", current == def);
+  std::printf("used_default_start=%lld\n", used(def));
+  void* a = nullptr;
+  print("malloc_async", cudaMallocAsync_(&a, 3000, nullptr));
+  std::printf("used_default_after_malloc=%lld\n", used(def));
+  print("free_async", cudaFreeAsync_(a, nullptr));
+  print("free_async_early", cudaFreeAsync_(early, nullptr));
+  print("sync", cudaStreamSynchronize_(nullptr));
+  std::printf("used_default_after_free=%lld\n", used(def));
+
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 0;
+  cudaMemPool_t mine = nullptr;
+  print("create", cudaMemPoolCreate_(&mine, &props));
+  cuuint64_t threshold = 1ull << 32;
+  print("set_threshold", cudaMemPoolSetAttribute_(mine, cudaMemPoolAttrReleaseThreshold, &threshold));
+  int reuse = 0;
+  print("set_reuse", cudaMemPoolSetAttribute_(mine, cudaMemPoolReuseAllowOpportunistic, &reuse));
+  cuuint64_t got = 0;
+  print("get_threshold", cudaMemPoolGetAttribute_(mine, cudaMemPoolAttrReleaseThreshold, &got));
+  std::printf("threshold=%llu\n", static_cast<unsigned long long>(got));
+  int got_reuse = 7;
+  print("get_reuse", cudaMemPoolGetAttribute_(mine, cudaMemPoolReuseAllowOpportunistic, &got_reuse));
+  std::printf("reuse=%d\n", got_reuse);
+  print("set_used", cudaMemPoolSetAttribute_(mine, cudaMemPoolAttrUsedMemCurrent, &threshold));
+  print("get_bad_attr", cudaMemPoolGetAttribute_(mine, static_cast<cudaMemPoolAttr>(42), &got));
+  void* b = nullptr;
+  print("malloc_from_pool", cudaMallocFromPoolAsync_(&b, 5000, mine, nullptr));
+  std::printf("used_mine=%lld\n", used(mine));
+  print("set_current", cudaDeviceSetMemPool_(0, mine));
+  print("get_current_mine", cudaDeviceGetMemPool_(&current, 0));
+  std::printf("current_is_mine=%d\n", current == mine);
+  void* c = nullptr;
+  print("malloc_async_mine", cudaMallocAsync_(&c, 700, nullptr));
+  std::printf("used_mine_after_malloc_async=%lld\n", used(mine));
+  print("trim", cudaMemPoolTrimTo_(mine, 0));
+  cudaMemAccessDesc desc{};
+  desc.location.type = cudaMemLocationTypeDevice;
+  desc.location.id = 0;
+  desc.flags = cudaMemAccessFlagsProtReadWrite;
+  print("set_access", cudaMemPoolSetAccess_(mine, &desc, 1));
+  cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+  print("get_access", cudaMemPoolGetAccess_(&flags, mine, &desc.location));
+  std::printf("access=%d\n", static_cast<int>(flags));
+  desc.location.type = cudaMemLocationTypeHost;
+  print("set_access_host", cudaMemPoolSetAccess_(mine, &desc, 1));
+  print("free_b", cudaFreeAsync_(b, nullptr));
+  print("free_c", cudaFreeAsync_(c, nullptr));
+  std::printf("used_mine_after_free=%lld\n", used(mine));
+  print("destroy_default", cudaMemPoolDestroy_(def));
+  print("destroy", cudaMemPoolDestroy_(mine));
+  print("get_current_after_destroy", cudaDeviceGetMemPool_(&current, 0));
+  std::printf("current_is_default_again=%d\n", current == def);
+  print("destroy_again", cudaMemPoolDestroy_(mine));
+  print("malloc_from_destroyed", cudaMallocFromPoolAsync_(&b, 16, mine, nullptr));
+  props.location.type = cudaMemLocationTypeHost;
+  cudaMemPool_t host_pool = nullptr;
+  print("create_host", cudaMemPoolCreate_(&host_pool, &props));
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 5;
+  print("create_bad_device", cudaMemPoolCreate_(&host_pool, &props));
+  int handle = 0;
+  print("export", cudaMemPoolExportToShareableHandle_(&handle, def,
+                                                       cudaMemHandleTypePosixFileDescriptor, 0));
+  print("final_sync", cudaStreamSynchronize_(nullptr));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -271,6 +386,8 @@ int main(int argc, char** argv) {
     launch_ex(argv[1]);
   else if (scenario == "props")
     props();
+  else if (scenario == "pools")
+    pools();
   else {
     std::fprintf(stderr, "unknown scenario %s\n", argv[2]);
     return 2;

@@ -1,6 +1,7 @@
 // The built libcudart.so.13 (and lib/driver/libcuda.so.1) against the
 // GPU-less fake server (interpose_features_probe, features_probe.cpp):
-// extended launches with every attribute kind; the full device properties.
+// extended launches with every attribute kind; the full device properties;
+// stream-ordered memory pools.
 #include <catch2/catch.hpp>
 
 #include <cuda.h>
@@ -202,4 +203,71 @@ TEST_CASE("cudaGetDeviceProperties fills every field from the server's attribute
   for (const auto& entry : kv)
     printed += entry.first.rfind("prop.", 0) == 0;
   CHECK(printed == fields.size() + 4);
+}
+
+TEST_CASE("memory pools: the current pool, attributes, allocations and refusals",
+          "[interpose][pools]") {
+  fake_server server;
+  for (std::string env : {"", "GLEAM_ASYNC=off"}) {
+    INFO("env " << env);
+    auto kv = parse(features(server, "pools", env));
+    const std::map<std::string, std::string> expected = {
+      {"malloc_async_early", "cudaSuccess"},
+      {"get_default", "cudaSuccess"},
+      {"get_default_again", "cudaSuccess"},
+      {"default_stable", "1"},
+      {"get_default_bad_device", "cudaErrorInvalidDevice"},
+      {"mem_get_default", "cudaSuccess"},
+      {"mem_get_default_same", "1"},
+      {"mem_get_default_host", "cudaErrorNotSupported"},
+      {"get_current", "cudaSuccess"},
+      {"current_is_default", "1"},
+      // The early cudaMallocAsync was cudaMalloc: not the pool's.
+      {"used_default_start", "0"},
+      {"malloc_async", "cudaSuccess"},
+      {"used_default_after_malloc", "3000"},
+      {"free_async", "cudaSuccess"},
+      {"free_async_early", "cudaSuccess"},
+      {"sync", "cudaSuccess"},
+      {"used_default_after_free", "0"},
+      {"create", "cudaSuccess"},
+      {"set_threshold", "cudaSuccess"},
+      {"set_reuse", "cudaSuccess"},
+      {"get_threshold", "cudaSuccess"},
+      {"threshold", "4294967296"},
+      {"get_reuse", "cudaSuccess"},
+      {"reuse", "0"},
+      {"set_used", "cudaErrorInvalidValue"},
+      {"get_bad_attr", "cudaErrorInvalidValue"},
+      {"malloc_from_pool", "cudaSuccess"},
+      {"used_mine", "5000"},
+      {"set_current", "cudaSuccess"},
+      {"get_current_mine", "cudaSuccess"},
+      {"current_is_mine", "1"},
+      {"malloc_async_mine", "cudaSuccess"},
+      {"used_mine_after_malloc_async", "5700"},
+      {"trim", "cudaSuccess"},
+      {"set_access", "cudaSuccess"},
+      {"get_access", "cudaSuccess"},
+      {"access", "3"},
+      {"set_access_host", "cudaErrorNotSupported"},
+      {"free_b", "cudaSuccess"},
+      {"free_c", "cudaSuccess"},
+      {"used_mine_after_free", "0"},
+      {"destroy_default", "cudaErrorInvalidValue"},
+      {"destroy", "cudaSuccess"},
+      {"get_current_after_destroy", "cudaSuccess"},
+      {"current_is_default_again", "1"},
+      {"destroy_again", "cudaErrorInvalidValue"},
+      {"malloc_from_destroyed", "cudaErrorInvalidValue"},
+      {"create_host", "cudaErrorNotSupported"},
+      {"create_bad_device", "cudaErrorInvalidValue"},
+      {"export", "cudaErrorNotSupported"},
+      {"final_sync", "cudaSuccess"},
+    };
+    for (const auto& [key, value] : expected) {
+      INFO(key);
+      CHECK(kv[key] == value);
+    }
+  }
 }
