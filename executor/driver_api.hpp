@@ -110,6 +110,8 @@ namespace gleam::executor {
   X(cuMemPoolSetAccess)                                                        \
   X(cuMemPoolGetAccess)                                                        \
   X(cuMemAllocFromPoolAsync)                                                   \
+  X(cuGraphClone)                                                              \
+  X(cuGraphNodeFindInClone)                                                    \
   X(cuCtxGetCurrent)
 
 /// The CUDA driver, loaded at run time: libcuda.so.1 is opened with dlopen

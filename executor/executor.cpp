@@ -12,6 +12,7 @@
 
 #include "executor/blas.hpp"
 #include "executor/error.hpp"
+#include "executor/graph_clone.hpp"
 #include "executor/launch_attributes.hpp"
 #include "executor/mem_pools.hpp"
 #include "executor/module_image.hpp"
@@ -315,6 +316,8 @@ private:
       case k::kMemPoolSetAccess:
       case k::kMemPoolGetAccess:
         return run_mem_pool(api_, s_, device_, op, r_);
+      case k::kGraphClone:
+        return graph_clone(api_, s_, op.graph_clone(), r_);
       case k::KIND_NOT_SET:
         break;
     }

@@ -1,4 +1,4 @@
-// Launch attributes and memory pools of the executor, over the
+// Launch attributes, memory pools and graph clones of the executor, over the
 // fake driver of tests/executor/fake_driver.hpp: what reaches the driver,
 // and what is refused before it does.
 #include <catch2/catch.hpp>
@@ -379,4 +379,70 @@ TEST_CASE("memory pools are the session's own and go with it", "[executor][fake]
     CHECK(c.run([](proto::Op& op) { op.mutable_mem_pool_destroy()->set_pool(0x41); }).status()
           == CUDA_ERROR_INVALID_VALUE);
   }
+}
+
+namespace {
+
+void install_fake_graphs(driver_api& api) {
+  api.cuGraphCreate = [](CUgraph* g, unsigned) {
+    static uintptr_t next = 0xa000;
+    *g = reinterpret_cast<CUgraph>(next++);
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphDestroy = [](CUgraph) { return CUDA_SUCCESS; };
+  api.cuGraphAddEmptyNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t) {
+    static uintptr_t next = 0xb000;
+    *n = reinterpret_cast<CUgraphNode>(next++);
+    return CUDA_SUCCESS;
+  };
+  // A clone's node is its original's address + 0x100.
+  api.cuGraphClone = [](CUgraph* g, CUgraph) {
+    *g = reinterpret_cast<CUgraph>(uintptr_t{0xc000});
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphNodeFindInClone = [](CUgraphNode* n, CUgraphNode original, CUgraph) {
+    *n = reinterpret_cast<CUgraphNode>(reinterpret_cast<uintptr_t>(original) + 0x100);
+    return CUDA_SUCCESS;
+  };
+}
+
+} // namespace
+
+TEST_CASE("a cloned graph is a graph of the session with its nodes mapped",
+          "[executor][fake][graph]") {
+  fake_gpu g;
+  install_fake_graphs(g.api);
+  fake_client c{*g.exec};
+  REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_create()->set_graph(0x60); })));
+  REQUIRE(ok(c.run([](proto::Op& op) {
+    op.mutable_graph_add_empty_node()->set_graph(0x60);
+    op.mutable_graph_add_empty_node()->set_node(0x61);
+  })));
+  auto clone = [&](uint64_t graph, uint64_t original, uint64_t node, uint64_t copy) {
+    return c.run([&](proto::Op& op) {
+      auto* k = op.mutable_graph_clone();
+      k->set_graph(graph);
+      k->set_original(original);
+      k->add_original_nodes(node);
+      k->add_nodes(copy);
+    });
+  };
+  REQUIRE(ok(clone(0x70, 0x60, 0x61, 0x71)));
+  const auto* s = g.exec->find_session(c.session);
+  CHECK(s->graphs.at(0x70) == reinterpret_cast<CUgraph>(uintptr_t{0xc000}));
+  auto original = s->nodes.at(0x61).second;
+  CHECK(s->nodes.at(0x71).first == 0x70);
+  CHECK(s->nodes.at(0x71).second
+        == reinterpret_cast<CUgraphNode>(reinterpret_cast<uintptr_t>(original) + 0x100));
+  // The clone takes nodes like any graph.
+  CHECK(ok(c.run([](proto::Op& op) {
+    op.mutable_graph_add_empty_node()->set_graph(0x70);
+    op.mutable_graph_add_empty_node()->set_node(0x72);
+    op.mutable_graph_add_empty_node()->add_dependencies(0x71);
+  })));
+  CHECK(clone(0x80, 0x99, 0x61, 0x81).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(clone(0x80, 0x60, 0x71, 0x81).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(clone(0x70, 0x60, 0x61, 0x81).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(clone(0x80, 0x60, 0x61, 0x71).status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK(s->graphs.count(0x80) == 0);
 }

@@ -35,7 +35,8 @@
 // (StreamHostFunc) are nodes of the capture's graph.
 // The device reports every CUdevice_attribute as 100000 + its number (but
 // 1024 threads per block, warp 32, 4 multiprocessors). A ModuleLoad finds
-// every function it names (no parameters); each LaunchKernel is written to
+// every function it names (no parameters, but "kp" takes a pointer and an
+// int); each LaunchKernel is written to
 // STATS_FILE as "launch FUNCTION [cooperative] ID:FIELDS..." (describe_launch).
 // Memory pools keep the attributes set on them, UsedMemCurrent counts their
 // live allocations, an allocation from an unknown pool fails.
@@ -325,6 +326,13 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         auto* f = m->add_functions();
         f->set_name(name);
         f->set_found(true);
+        // "kp": a pointer and an int.
+        if (name == "kp")
+          for (auto [offset, size] : {std::pair<uint32_t, uint32_t>{0, 8}, {8, 4}}) {
+            auto* p = f->add_params();
+            p->set_offset(offset);
+            p->set_size(size);
+          }
       }
       return;
     }

@@ -15,6 +15,10 @@
 //              pools, attributes, cudaMallocAsync / cudaMallocFromPoolAsync
 //              seen in UsedMemCurrent, frees, trims, access, and the calls
 //              CUDA refuses
+//   graphs     an explicit graph (kernel node "kp" with arguments, empty
+//              nodes, an added edge) queried: nodes, root nodes, edges,
+//              dependencies, dependents, kernel node parameters; its clone
+//              and the clone's nodes; a captured graph's queries refused
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -369,6 +373,129 @@ void pools() {
   print("final_sync", cudaStreamSynchronize_(nullptr));
 }
 
+char kp_stub;
+
+void graphs() {
+  GLEAM_PROBE_FN(cudaGraphCreate);
+  GLEAM_PROBE_FN(cudaGraphAddKernelNode);
+  GLEAM_PROBE_FN(cudaGraphAddEmptyNode);
+  GLEAM_PROBE_FN(cudaGraphAddDependencies);
+  GLEAM_PROBE_FN(cudaGraphGetNodes);
+  GLEAM_PROBE_FN(cudaGraphGetRootNodes);
+  GLEAM_PROBE_FN(cudaGraphGetEdges);
+  GLEAM_PROBE_FN(cudaGraphNodeGetDependencies);
+  GLEAM_PROBE_FN(cudaGraphNodeGetDependentNodes);
+  GLEAM_PROBE_FN(cudaGraphKernelNodeGetParams);
+  GLEAM_PROBE_FN(cudaGraphKernelNodeSetParams);
+  GLEAM_PROBE_FN(cudaGraphClone);
+  GLEAM_PROBE_FN(cudaGraphNodeFindInClone);
+  GLEAM_PROBE_FN(cudaGraphNodeGetType);
+  GLEAM_PROBE_FN(cudaGraphDestroy);
+  GLEAM_PROBE_FN(cudaStreamCreate);
+  GLEAM_PROBE_FN(cudaStreamBeginCapture);
+  GLEAM_PROBE_FN(cudaStreamEndCapture);
+  auto handle = register_kernel(&kernel_stub);
+  using register_function_t = void (*)(void**, const char*, char*, const char*, int, uint3*,
+                                       uint3*, dim3*, dim3*, int*);
+  static char kp_name[] = "kp";
+  sym<register_function_t>("__cudaRegisterFunction")(handle, &kp_stub, kp_name, kp_name, -1,
+                                                     nullptr, nullptr, nullptr, nullptr,
+                                                     nullptr);
+  cudaGraph_t g = nullptr;
+  print("create", cudaGraphCreate_(&g, 0));
+  uint64_t ptr_arg = 0x1234;
+  int int_arg = 77;
+  void* args[] = {&ptr_arg, &int_arg};
+  cudaKernelNodeParams kp{};
+  kp.func = &kp_stub;
+  kp.gridDim = dim3(3);
+  kp.blockDim = dim3(64);
+  kp.kernelParams = args;
+  cudaGraphNode_t k = nullptr, e1 = nullptr, e2 = nullptr;
+  print("add_kernel", cudaGraphAddKernelNode_(&k, g, nullptr, 0, &kp));
+  print("add_e1", cudaGraphAddEmptyNode_(&e1, g, &k, 1));
+  print("add_e2", cudaGraphAddEmptyNode_(&e2, g, nullptr, 0));
+  print("add_edge", cudaGraphAddDependencies_(g, &e2, &e1, nullptr, 1));
+  // The app's argument storage changes; the node keeps its own copy.
+  ptr_arg = 0;
+  int_arg = 0;
+  auto index = [&](cudaGraphNode_t n) {
+    return n == k ? "k" : n == e1 ? "e1" : n == e2 ? "e2" : n == nullptr ? "null" : "?";
+  };
+  size_t count = 0;
+  print("nodes_count", cudaGraphGetNodes_(g, nullptr, &count));
+  std::printf("nodes=%zu\n", count);
+  cudaGraphNode_t nodes[4] = {};
+  count = 4;
+  print("nodes_get", cudaGraphGetNodes_(g, nodes, &count));
+  std::printf("nodes_listed=%zu %s %s %s %s\n", count, index(nodes[0]), index(nodes[1]),
+              index(nodes[2]), index(nodes[3]));
+  count = 1;
+  print("nodes_one", cudaGraphGetNodes_(g, nodes, &count));
+  std::printf("nodes_first=%zu %s\n", count, index(nodes[0]));
+  count = 4;
+  print("roots", cudaGraphGetRootNodes_(g, nodes, &count));
+  std::printf("roots_listed=%zu %s %s\n", count, index(nodes[0]), index(nodes[1]));
+  cudaGraphNode_t from[4] = {}, to[4] = {};
+  count = 0;
+  print("edges_count", cudaGraphGetEdges_(g, nullptr, nullptr, nullptr, &count));
+  std::printf("edges=%zu\n", count);
+  count = 4;
+  print("edges_get", cudaGraphGetEdges_(g, from, to, nullptr, &count));
+  std::printf("edges_listed=%zu %s>%s %s>%s\n", count, index(from[0]), index(to[0]),
+              index(from[1]), index(to[1]));
+  print("edges_half_null", cudaGraphGetEdges_(g, from, nullptr, nullptr, &count));
+  count = 4;
+  print("deps", cudaGraphNodeGetDependencies_(e1, nodes, nullptr, &count));
+  std::printf("deps_listed=%zu %s %s\n", count, index(nodes[0]), index(nodes[1]));
+  count = 4;
+  print("dependents", cudaGraphNodeGetDependentNodes_(k, nodes, nullptr, &count));
+  std::printf("dependents_listed=%zu %s\n", count, index(nodes[0]));
+  cudaKernelNodeParams got{};
+  print("kernel_params", cudaGraphKernelNodeGetParams_(k, &got));
+  std::printf("kernel_params_values=%d %u %u %llx %d\n", got.func == &kp_stub, got.gridDim.x,
+              got.blockDim.x,
+              static_cast<unsigned long long>(*static_cast<uint64_t*>(got.kernelParams[0])),
+              *static_cast<int*>(got.kernelParams[1]));
+  print("kernel_params_of_empty", cudaGraphKernelNodeGetParams_(e1, &got));
+  int_arg = 5;
+  kp.gridDim = dim3(9);
+  print("kernel_set", cudaGraphKernelNodeSetParams_(k, &kp));
+  print("kernel_params_again", cudaGraphKernelNodeGetParams_(k, &got));
+  std::printf("kernel_params_after_set=%u %d\n", got.gridDim.x,
+              *static_cast<int*>(got.kernelParams[1]));
+
+  cudaGraph_t copy = nullptr;
+  print("clone", cudaGraphClone_(&copy, g));
+  cudaGraphNode_t k2 = nullptr, e12 = nullptr;
+  print("find_k", cudaGraphNodeFindInClone_(&k2, k, copy));
+  print("find_e1", cudaGraphNodeFindInClone_(&e12, e1, copy));
+  std::printf("clone_nodes_distinct=%d\n", k2 != k && k2 != nullptr && e12 != e1);
+  count = 4;
+  print("clone_deps", cudaGraphNodeGetDependencies_(e12, nodes, nullptr, &count));
+  std::printf("clone_deps_first_is_k2=%d count=%zu\n", nodes[0] == k2, count);
+  cudaGraphNodeType type = cudaGraphNodeTypeCount;
+  print("clone_type", cudaGraphNodeGetType_(k2, &type));
+  std::printf("clone_type_kernel=%d\n", type == cudaGraphNodeTypeKernel);
+  print("clone_kernel_params", cudaGraphKernelNodeGetParams_(k2, &got));
+  std::printf("clone_kernel_int=%d\n", *static_cast<int*>(got.kernelParams[1]));
+  print("find_in_original", cudaGraphNodeFindInClone_(&k2, k, g));
+  print("destroy_clone", cudaGraphDestroy_(copy));
+  print("find_after_destroy", cudaGraphNodeFindInClone_(&k2, k, copy));
+
+  cudaStream_t stream = nullptr;
+  cudaStreamCreate_(&stream);
+  cudaGraph_t captured = nullptr;
+  print("begin", cudaStreamBeginCapture_(stream, cudaStreamCaptureModeGlobal));
+  print("end", cudaStreamEndCapture_(stream, &captured));
+  count = 0;
+  print("captured_nodes", cudaGraphGetNodes_(captured, nullptr, &count));
+  print("unknown_graph_nodes",
+        cudaGraphGetNodes_(reinterpret_cast<cudaGraph_t>(uintptr_t{0x5}), nullptr, &count));
+  print("destroy", cudaGraphDestroy_(g));
+  print("node_after_destroy", cudaGraphNodeGetDependencies_(e1, nullptr, nullptr, &count));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -388,6 +515,8 @@ int main(int argc, char** argv) {
     props();
   else if (scenario == "pools")
     pools();
+  else if (scenario == "graphs")
+    graphs();
   else {
     std::fprintf(stderr, "unknown scenario %s\n", argv[2]);
     return 2;

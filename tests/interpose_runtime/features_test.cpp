@@ -1,7 +1,7 @@
 // The built libcudart.so.13 (and lib/driver/libcuda.so.1) against the
 // GPU-less fake server (interpose_features_probe, features_probe.cpp):
 // extended launches with every attribute kind; the full device properties;
-// stream-ordered memory pools.
+// stream-ordered memory pools; queries and clones of explicit graphs.
 #include <catch2/catch.hpp>
 
 #include <cuda.h>
@@ -269,5 +269,53 @@ TEST_CASE("memory pools: the current pool, attributes, allocations and refusals"
       INFO(key);
       CHECK(kv[key] == value);
     }
+  }
+}
+
+TEST_CASE("explicit graphs are queried from the client's record; clones copy it",
+          "[interpose][graph]") {
+  fake_server server;
+  auto kv = parse(features(server, "graphs"));
+  const std::map<std::string, std::string> expected = {
+    {"create", "cudaSuccess"},
+    {"add_kernel", "cudaSuccess"},
+    {"add_e1", "cudaSuccess"},
+    {"add_e2", "cudaSuccess"},
+    {"add_edge", "cudaSuccess"},
+    {"nodes_count", "cudaSuccess"},
+    {"nodes", "3"},
+    {"nodes_listed", "3 k e1 e2 null"},
+    {"nodes_first", "1 k"},
+    {"roots_listed", "2 k e2"},
+    {"edges", "2"},
+    {"edges_listed", "2 k>e1 e2>e1"},
+    {"edges_half_null", "cudaErrorInvalidValue"},
+    {"deps_listed", "2 k e2"},
+    {"dependents_listed", "1 e1"},
+    // The node kept its own copy of the arguments.
+    {"kernel_params_values", "1 3 64 1234 77"},
+    {"kernel_params_of_empty", "cudaErrorInvalidValue"},
+    {"kernel_set", "cudaSuccess"},
+    {"kernel_params_after_set", "9 5"},
+    {"clone", "cudaSuccess"},
+    {"find_k", "cudaSuccess"},
+    {"find_e1", "cudaSuccess"},
+    {"clone_nodes_distinct", "1"},
+    {"clone_deps_first_is_k2", "1 count=2"},
+    {"clone_type_kernel", "1"},
+    {"clone_kernel_int", "5"},
+    {"find_in_original", "cudaErrorInvalidValue"},
+    {"destroy_clone", "cudaSuccess"},
+    {"find_after_destroy", "cudaErrorInvalidValue"},
+    {"begin", "cudaSuccess"},
+    {"end", "cudaSuccess"},
+    {"captured_nodes", "cudaErrorNotSupported"},
+    {"unknown_graph_nodes", "cudaErrorInvalidValue"},
+    {"destroy", "cudaSuccess"},
+    {"node_after_destroy", "cudaErrorInvalidValue"},
+  };
+  for (const auto& [key, value] : expected) {
+    INFO(key);
+    CHECK(kv[key] == value);
   }
 }
