@@ -102,6 +102,16 @@ namespace gleam::executor {
   X(cuGraphAddMemAllocNode)                                                    \
   X(cuGraphAddMemFreeNode)                                                     \
   X(cuDeviceGraphMemTrim)                                                      \
+  X(cuMemPoolCreate)                                                           \
+  X(cuMemPoolDestroy)                                                          \
+  X(cuMemPoolSetAttribute)                                                     \
+  X(cuMemPoolGetAttribute)                                                     \
+  X(cuMemPoolTrimTo)                                                           \
+  X(cuMemPoolSetAccess)                                                        \
+  X(cuMemPoolGetAccess)                                                        \
+  X(cuMemAllocFromPoolAsync)                                                   \
+  X(cuGraphClone)                                                              \
+  X(cuGraphNodeFindInClone)                                                    \
   X(cuCtxGetCurrent)
 
 /// The CUDA driver, loaded at run time: libcuda.so.1 is opened with dlopen

@@ -12,6 +12,9 @@
 
 #include "executor/blas.hpp"
 #include "executor/error.hpp"
+#include "executor/graph_clone.hpp"
+#include "executor/launch_attributes.hpp"
+#include "executor/mem_pools.hpp"
 #include "executor/module_image.hpp"
 #include "executor/session_streams.hpp"
 
@@ -134,6 +137,7 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   if (api.cuDeviceGraphMemTrim != nullptr)
     note(api.cuDeviceGraphMemTrim(device));
   s.memory.clear();
+  note(release_mem_pools(api, s));
   for (const auto& e : s.slabs.entries())
     note(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
   s.slabs.clear();
@@ -304,6 +308,17 @@ private:
       case k::kGraphMemTrim:
         check(api_.cuDeviceGraphMemTrim(device_), "cuDeviceGraphMemTrim");
         return;
+      // Stream-ordered memory pools: executor/mem_pools.cpp.
+      case k::kMemPoolCreate:
+      case k::kMemPoolDestroy:
+      case k::kMemPoolSetAttribute:
+      case k::kMemPoolGetAttribute:
+      case k::kMemPoolTrimTo:
+      case k::kMemPoolSetAccess:
+      case k::kMemPoolGetAccess:
+        return run_mem_pool(api_, s_, device_, op, r_);
+      case k::kGraphClone:
+        return graph_clone(api_, s_, op.graph_clone(), r_);
       case k::KIND_NOT_SET:
         break;
     }
@@ -949,20 +964,11 @@ private:
                        padded));
       return;
     }
-    CUlaunchAttribute attrs[2];
-    std::memset(attrs, 0, sizeof(attrs));
-    unsigned n_attrs = 0;
-    if (op.cluster_x() != 0 || op.cluster_y() != 0 || op.cluster_z() != 0) {
-      auto& a = attrs[n_attrs++];
-      a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      a.value.clusterDim.x = std::max(1u, op.cluster_x());
-      a.value.clusterDim.y = std::max(1u, op.cluster_y());
-      a.value.clusterDim.z = std::max(1u, op.cluster_z());
-    }
-    if (op.cooperative()) {
-      auto& a = attrs[n_attrs++];
-      a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-      a.value.cooperative = 1;
+    std::vector<CUlaunchAttribute> attrs;
+    std::string detail;
+    if (auto rc = launch_attributes(op, s_, attrs, detail); rc != CUDA_SUCCESS) {
+      fail(rc, fmt::format("launch of '{}': {}", op.function(), detail));
+      return;
     }
     CUlaunchConfig cfg;
     std::memset(&cfg, 0, sizeof(cfg));
@@ -974,8 +980,8 @@ private:
     cfg.blockDimZ = op.block_z();
     cfg.sharedMemBytes = op.shared_mem();
     cfg.hStream = stream;
-    cfg.attrs = n_attrs == 0 ? nullptr : attrs;
-    cfg.numAttrs = n_attrs;
+    cfg.attrs = attrs.empty() ? nullptr : attrs.data();
+    cfg.numAttrs = static_cast<unsigned>(attrs.size());
     // 16-byte aligned copy of the packed arguments.
     std::vector<uint64_t> buf((params.size() + 15) / 16 * 2);
     if (!params.empty())
@@ -1540,8 +1546,9 @@ private:
     return true;
   }
 
-  /// cudaMallocAsync: on a capturing stream an allocation node of the
-  /// capture; otherwise stream-ordered memory of the session.
+  /// cudaMallocAsync / cudaMallocFromPoolAsync: on a capturing stream an
+  /// allocation node of the capture; otherwise stream-ordered memory of the
+  /// session, from its pool `op.pool()` when one is named.
   void mem_alloc_async(const proto::MemAllocAsync& op) {
     CUstream stream = nullptr;
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -1552,8 +1559,18 @@ private:
       fail(CUDA_ERROR_INVALID_VALUE, "MemAllocAsync of 0 bytes");
       return;
     }
+    CUmemoryPool pool = nullptr;
+    if (op.pool() != 0 && (pool = find_pool(s_, op.pool())) == nullptr) {
+      fail(CUDA_ERROR_INVALID_VALUE,
+           fmt::format("MemAllocAsync: memory pool handle {} is not a pool of this session",
+                       op.pool()));
+      return;
+    }
     CUdeviceptr p = 0;
-    if (!check(api_.cuMemAllocAsync(&p, op.size(), stream), "cuMemAllocAsync"))
+    if (pool != nullptr
+          ? !check(api_.cuMemAllocFromPoolAsync(&p, op.size(), pool, stream),
+                   "cuMemAllocFromPoolAsync")
+          : !check(api_.cuMemAllocAsync(&p, op.size(), stream), "cuMemAllocAsync"))
       return;
     if (status != CU_STREAM_CAPTURE_STATUS_NONE) {
       register_graph_allocation(p, op.size());

@@ -126,6 +126,9 @@ struct session {
   std::unordered_map<uint64_t, blocking_stream> blocking;
   /// Client event handle -> driver event.
   std::unordered_map<uint64_t, CUevent> events;
+  /// Client memory pool handle -> driver pool the session created
+  /// (executor/mem_pools.hpp); destroyed with the session, after its memory.
+  std::unordered_map<uint64_t, CUmemoryPool> pools;
   /// Client module handle -> loaded module.
   std::unordered_map<uint64_t, module_entry> modules;
   /// cuBLAS / cuBLASLt handles and descriptors (executor/blas.hpp); null

@@ -178,6 +178,7 @@ void after_fork_in_child() {
   r.slabs.clear();
   r.streams.clear();
   r.events.clear();
+  r.pools.clear();
 }
 
 /// The client proxy's state: the open request it forwards.

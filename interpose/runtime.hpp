@@ -14,6 +14,7 @@
 #include "actors/proto/control.pb.h"
 #include "actors/proto/ops.pb.h"
 #include "interpose/host_calls.hpp"
+#include "interpose/pool_table.hpp"
 #include "interpose/slab_pool.hpp"
 
 namespace gleam::interpose {
@@ -217,6 +218,9 @@ struct registry {
   std::map<uint64_t, std::pair<unsigned, int>> streams;
   /// Events: handle -> flags.
   std::map<uint64_t, unsigned> events;
+  /// Memory pools, the current pool of each device and the allocations
+  /// made from pools.
+  pool_table pools;
   /// Device selected by cudaSetDevice (only 0..count-1 exist).
   int device = 0;
   /// Flags of cudaSetDeviceFlags, reported back by cudaGetDeviceFlags.

@@ -15,43 +15,19 @@
 #include <vector>
 
 #include "interpose/capture_state.hpp"
+#include "interpose/cudart/graph_tables.hpp"
 #include "interpose/host_calls.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
 namespace proto = gleam::proto;
 
-namespace {
-
-/// Graphs, executable graphs and nodes the app holds: client handles.
-struct graph_tables {
-  std::mutex mutex;
-  std::set<uint64_t> graphs;
-  std::set<uint64_t> execs;
-  /// Nodes built through the explicit API: handle -> (graph, type).
-  std::map<uint64_t, std::pair<uint64_t, cudaGraphNodeType>> nodes;
-  /// Host nodes built through the explicit API: handle -> the callback id
-  /// of their (function, user data) (interpose/host_calls.hpp).
-  std::map<uint64_t, uint64_t> host_nodes;
-  /// Memory allocation nodes built through the explicit API: handle -> the
-  /// parameters given (dptr filled in), with their access descriptors.
-  struct mem_alloc_node {
-    cudaMemAllocNodeParams params;
-    std::vector<cudaMemAccessDesc> access;
-  };
-  std::map<uint64_t, mem_alloc_node> mem_alloc_nodes;
-  /// Memory free nodes: handle -> the address they free.
-  std::map<uint64_t, void*> mem_free_nodes;
-};
-
-graph_tables& tables() {
+graph_tables& gleam::interpose::tables() {
   static auto* t = new graph_tables;
   return *t;
 }
 
-uint64_t handle_of(const void* p) {
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
-}
+namespace {
 
 bool known_graph(cudaGraph_t g) {
   auto& t = tables();
@@ -258,11 +234,13 @@ cudaError_t new_node(AddOp* a, cudaGraph_t graph, const cudaGraphNode_t* deps, s
 /// Runs the op that adds node `node` of `type` to `graph`, records it.
 cudaError_t add_node(proto::Op op, uint64_t node, cudaGraph_t graph, cudaGraphNodeType type,
                      cudaGraphNode_t* out) {
+  auto deps = dependencies_of(op);
   if (auto err = run_op(std::move(op)); err != cudaSuccess)
     return err;
   auto& t = tables();
   std::lock_guard<std::mutex> guard{t.mutex};
   t.nodes[node] = {handle_of(graph), type};
+  t.add_edges(handle_of(graph), deps, node);
   *out = reinterpret_cast<cudaGraphNode_t>(static_cast<uintptr_t>(node));
   return cudaSuccess;
 }
@@ -310,6 +288,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned
     auto& t = tables();
     std::lock_guard<std::mutex> guard{t.mutex};
     t.graphs.insert(h);
+    t.explicit_graphs.insert(h);
     *pGraph = reinterpret_cast<cudaGraph_t>(static_cast<uintptr_t>(h));
     return cudaSuccess;
   });
@@ -330,7 +309,11 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGrap
       return err;
     if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
       return err;
-    return add_node(std::move(op), h, graph, cudaGraphNodeTypeKernel, pGraphNode);
+    if (auto err = add_node(std::move(op), h, graph, cudaGraphNodeTypeKernel, pGraphNode);
+        err != cudaSuccess)
+      return err;
+    remember_kernel_params(h, *pNodeParams);
+    return cudaSuccess;
   });
 }
 
@@ -482,6 +465,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGr
     if (auto err = new_node(a, graph, pDependencies, numDependencies, &h); err != cudaSuccess)
       return err;
     a->set_size(nodeParams->bytesize);
+    auto deps = dependencies_of(op);
     proto::OpResult result;
     if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
       return err;
@@ -494,6 +478,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGr
     auto& t = tables();
     std::lock_guard<std::mutex> guard{t.mutex};
     t.nodes[h] = {handle_of(graph), cudaGraphNodeTypeMemAlloc};
+    t.add_edges(handle_of(graph), deps, h);
     auto& kept = t.mem_alloc_nodes[h];
     kept.params = *nodeParams;
     kept.access.assign(nodeParams->accessDescs,
@@ -597,7 +582,13 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph,
       a->add_from(handle_of(from[i]));
       a->add_to(handle_of(to[i]));
     }
-    return run_op(std::move(op));
+    if (auto err = run_op(std::move(op)); err != cudaSuccess)
+      return err;
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    for (size_t i = 0; i < numDependencies; ++i)
+      t.edges[handle_of(graph)].emplace_back(handle_of(from[i]), handle_of(to[i]));
+    return cudaSuccess;
   });
 }
 
@@ -611,7 +602,10 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t 
     a->set_node(handle_of(node));
     if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
       return err;
-    return run_op(std::move(op));
+    if (auto err = run_op(std::move(op)); err != cudaSuccess)
+      return err;
+    remember_kernel_params(handle_of(node), *pNodeParams);
+    return cudaSuccess;
   });
 }
 
@@ -627,21 +621,6 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(
     if (auto err = pack_kernel_node(pNodeParams, a->mutable_kernel()); err != cudaSuccess)
       return err;
     return run_op(std::move(op));
-  });
-}
-
-GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node,
-                                                        enum cudaGraphNodeType* pType) {
-  return guarded([&] {
-    if (pType == nullptr)
-      return cudaErrorInvalidValue;
-    auto& t = tables();
-    std::lock_guard<std::mutex> guard{t.mutex};
-    auto i = t.nodes.find(handle_of(node));
-    if (i == t.nodes.end())
-      return cudaErrorInvalidValue;
-    *pType = i->second.second;
-    return cudaSuccess;
   });
 }
 
@@ -807,17 +786,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     auto err = run_op(std::move(op));
     auto& t = tables();
     std::lock_guard<std::mutex> guard{t.mutex};
-    t.graphs.erase(handle_of(graph));
-    for (auto i = t.nodes.begin(); i != t.nodes.end();) {
-      if (i->second.first != handle_of(graph)) {
-        ++i;
-        continue;
-      }
-      t.host_nodes.erase(i->first);
-      t.mem_alloc_nodes.erase(i->first);
-      t.mem_free_nodes.erase(i->first);
-      i = t.nodes.erase(i);
-    }
+    t.forget_graph(handle_of(graph));
     return err;
   });
 }

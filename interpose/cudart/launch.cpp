@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "interpose/capture_state.hpp"
+#include "interpose/launch_attributes.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
@@ -32,9 +34,12 @@ cudaError_t check_dims(dim3 grid, dim3 block) {
   return cudaSuccess;
 }
 
+/// Queues a launch of `func`. `attrs` (may be null when `n_attrs` is 0) are
+/// cudaLaunchKernelExC's attributes, checked and encoded here so that an
+/// unknown id or event fails at the call, as CUDA's launch does.
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args,
-                   size_t shared_mem, cudaStream_t stream, dim3 cluster,
-                   bool cooperative) {
+                   size_t shared_mem, cudaStream_t stream, bool cooperative,
+                   const cudaLaunchAttribute* attrs = nullptr, unsigned n_attrs = 0) {
   if (auto err = connect(); err != cudaSuccess)
     return err;
   function_record* f = nullptr;
@@ -49,6 +54,15 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args,
     return cudaErrorInvalidValue;
   proto::Op op;
   auto* l = op.mutable_launch_kernel();
+  auto known = [](uint64_t e) {
+    auto& r = reg();
+    std::lock_guard<std::recursive_mutex> guard{r.mutex};
+    return r.events.count(e) != 0;
+  };
+  for (unsigned i = 0; i < n_attrs; ++i)
+    if (auto err = encode_launch_attribute(attrs[i], known, l->add_attributes());
+        err != cudaSuccess)
+      return err;
   l->set_module(f->module->handle);
   l->set_function(f->name);
   l->set_grid_x(grid.x);
@@ -60,39 +74,21 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args,
   l->set_shared_mem(static_cast<uint32_t>(shared_mem));
   l->set_stream(wire_stream(stream));
   l->set_params(pack_arguments(f->params, args));
-  l->set_cluster_x(cluster.x);
-  l->set_cluster_y(cluster.y);
-  l->set_cluster_z(cluster.z);
   l->set_cooperative(cooperative);
+  // An event the launch records joins the capture mirror as a
+  // cudaEventRecord on the launch's stream would.
+  for (unsigned i = 0; i < n_attrs; ++i)
+    if (auto e = recorded_event(attrs[i]); e != 0)
+      captures().record_event(e, wire_stream(stream));
   // Error-code-only: queued, its error arrives at a later call.
   return submit_on(stream, std::move(op));
 }
 
 cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, void** args) {
-  if (config == nullptr)
+  if (config == nullptr || (config->numAttrs != 0 && config->attrs == nullptr))
     return cudaErrorInvalidValue;
-  dim3 cluster{0, 0, 0};
-  bool cooperative = false;
-  for (unsigned i = 0; i < config->numAttrs; ++i) {
-    const auto& a = config->attrs[i];
-    switch (a.id) {
-      case cudaLaunchAttributeClusterDimension:
-        cluster = dim3{a.val.clusterDim.x, a.val.clusterDim.y, a.val.clusterDim.z};
-        break;
-      case cudaLaunchAttributeCooperative:
-        cooperative = a.val.cooperative != 0;
-        break;
-      case cudaLaunchAttributeIgnore:
-        break;
-      default:
-        report_unsupported("cudaLaunchKernelExC attribute",
-                           "only cluster dimension and cooperative launch "
-                           "attributes are remoted; drop the others");
-        return cudaErrorNotSupported;
-    }
-  }
-  return launch(func, config->gridDim, config->blockDim, args,
-                config->dynamicSmemBytes, config->stream, cluster, cooperative);
+  return launch(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
+                config->stream, false, config->attrs, config->numAttrs);
 }
 
 } // namespace
@@ -104,7 +100,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 
                                                       size_t sharedMem,
                                                       cudaStream_t stream) {
   return guarded([&] {
-    return launch(kernel, gridDim, blockDim, args, sharedMem, stream, dim3{0, 0, 0}, false);
+    return launch(kernel, gridDim, blockDim, args, sharedMem, stream, false);
   });
 }
 
@@ -121,7 +117,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchKernel(const void* func, dim3 gridD
                                                     size_t sharedMem,
                                                     cudaStream_t stream) {
   return guarded([&] {
-    return launch(func, gridDim, blockDim, args, sharedMem, stream, dim3{0, 0, 0}, false);
+    return launch(func, gridDim, blockDim, args, sharedMem, stream, false);
   });
 }
 
@@ -138,7 +134,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* func,
                                                                size_t sharedMem,
                                                                cudaStream_t stream) {
   return guarded([&] {
-    return launch(func, gridDim, blockDim, args, sharedMem, stream, dim3{0, 0, 0}, true);
+    return launch(func, gridDim, blockDim, args, sharedMem, stream, true);
   });
 }
 

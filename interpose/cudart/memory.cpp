@@ -13,6 +13,7 @@
 
 #include "config/client_config.hpp"
 #include "interpose/capture_state.hpp"
+#include "interpose/cudart/pools.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
@@ -141,6 +142,7 @@ cudaError_t free_device(void* devPtr) {
   if (err != cudaSuccess)
     return err;
   r.allocations.erase(addr);
+  r.pools.forget_allocation(addr);
   uint64_t empty = 0;
   if (r.slabs.release(addr, &empty) && empty != 0) {
     proto::Op slab;
@@ -154,39 +156,33 @@ bool capturing(cudaStream_t stream) {
   return captures().status(wire_stream(stream)) != cudaStreamCaptureStatusNone;
 }
 
-/// cudaMallocAsync. Into a capturing stream: an allocation node of the
-/// server's capture, whose address comes back (one round trip). Otherwise
-/// as cudaMalloc: memory usable at once is usable in stream order too.
+/// cudaMallocAsync. Into a capturing stream, or from a pool once the app
+/// holds one (malloc_async_pool, interpose/cudart/pools.hpp): a
+/// stream-ordered allocation on the server, whose address comes back (one
+/// round trip). Otherwise as cudaMalloc: memory usable at once is usable in
+/// stream order too.
 cudaError_t alloc_async(void** ptr, size_t size, cudaStream_t stream) {
   if (ptr == nullptr)
     return cudaErrorInvalidValue;
   if (auto err = known_stream(stream); err != cudaSuccess)
     return err;
-  if (!capturing(stream) || size == 0)
+  auto pool = malloc_async_pool();
+  if ((!capturing(stream) && pool == 0) || size == 0)
     return alloc(ptr, size);
-  proto::Op op;
-  op.mutable_mem_alloc_async()->set_stream(wire_stream(stream));
-  op.mutable_mem_alloc_async()->set_size(size);
-  proto::OpResult result;
-  if (auto err = run_op(std::move(op), &result); err != cudaSuccess)
-    return err;
-  auto& r = reg();
-  std::lock_guard<std::recursive_mutex> guard{r.mutex};
-  r.allocations[result.dptr()] = size;
-  *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(result.dptr()));
-  return cudaSuccess;
+  return stream_ordered_alloc(ptr, size, pool, stream);
 }
 
-/// cudaFreeAsync. Into a capturing stream: a free node of the capture.
-/// Otherwise as cudaFree, which the server runs after every earlier op.
+/// cudaFreeAsync. Into a capturing stream: a free node of the capture; of
+/// a pool allocation: freed in stream order (cuMemFreeAsync). Otherwise as
+/// cudaFree, which the server runs after every earlier op.
 cudaError_t free_async(void* devPtr, cudaStream_t stream) {
   if (auto err = known_stream(stream); err != cudaSuccess)
     return err;
-  if (devPtr == nullptr || !capturing(stream))
-    return free_device(devPtr);
   auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(devPtr));
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  if (devPtr == nullptr || (!capturing(stream) && r.pools.pool_of(addr) == 0))
+    return free_device(devPtr);
   if (r.allocations.count(addr) == 0)
     return cudaErrorInvalidValue;
   proto::Op op;
@@ -195,6 +191,7 @@ cudaError_t free_async(void* devPtr, cudaStream_t stream) {
   if (auto err = submit_on(stream, std::move(op)); err != cudaSuccess)
     return err;
   r.allocations.erase(addr);
+  r.pools.forget_allocation(addr);
   return cudaSuccess;
 }
 

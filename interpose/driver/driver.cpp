@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -561,6 +562,35 @@ GLEAM_INTERPOSE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDi
   return cu(cudaLaunchKernel(f, dim3(gridDimX, gridDimY, gridDimZ),
                              dim3(blockDimX, blockDimY, blockDimZ), kernelParams,
                              sharedMemBytes, hStream));
+}
+
+// CUlaunchAttribute and cudaLaunchAttribute are one layout (id, padding, a
+// 64-byte value union whose CUevent members are the runtime's cudaEvent_t
+// handles here), so the driver's attributes pass to cudaLaunchKernelExC as
+// they are.
+static_assert(sizeof(CUlaunchAttribute) == sizeof(cudaLaunchAttribute));
+static_assert(offsetof(CUlaunchAttribute, value) == offsetof(cudaLaunchAttribute, val));
+static_assert(sizeof(CUlaunchAttributeValue) == sizeof(cudaLaunchAttributeValue));
+
+GLEAM_INTERPOSE_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f,
+                                                 void** kernelParams, void** extra) {
+  if (config == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (f == nullptr)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (extra != nullptr) {
+    gleam_driver_report_unsupported("cuLaunchKernelEx with extra",
+                                    "pass the arguments through kernelParams");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  cudaLaunchConfig_t c{};
+  c.gridDim = dim3(config->gridDimX, config->gridDimY, config->gridDimZ);
+  c.blockDim = dim3(config->blockDimX, config->blockDimY, config->blockDimZ);
+  c.dynamicSmemBytes = config->sharedMemBytes;
+  c.stream = config->hStream;
+  c.attrs = reinterpret_cast<cudaLaunchAttribute*>(config->attrs);
+  c.numAttrs = config->numAttrs;
+  return cu(cudaLaunchKernelExC(&c, f, kernelParams));
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuLaunchCooperativeKernel(

@@ -36,6 +36,13 @@
 // each through the real host-call router (actors/host_call_router.hpp),
 // before the launch's batch goes on; host functions captured
 // (StreamHostFunc) are nodes of the capture's graph.
+// The device reports every CUdevice_attribute as 100000 + its number (but
+// 1024 threads per block, warp 32, 4 multiprocessors). A ModuleLoad finds
+// every function it names (no parameters, but "kp" takes a pointer and an
+// int); each LaunchKernel is written to
+// STATS_FILE as "launch FUNCTION [cooperative] ID:FIELDS..." (describe_launch).
+// Memory pools keep the attributes set on them, UsedMemCurrent counts their
+// live allocations, an allocation from an unknown pool fails.
 // A batch whose first op is a MemAlloc of 4242 bytes is never answered (as
 // if the GPU hung): the lost-server test SIGKILLs the server meanwhile.
 // With GLEAM_TLS_CERT, GLEAM_TLS_KEY and GLEAM_TLS_CA set it listens with
@@ -101,6 +108,12 @@ struct fake_state {
   std::map<uint64_t, host_nodes> graphs;
   std::map<uint64_t, host_nodes> execs;
   std::shared_ptr<actors::host_call_router> router;
+  /// Launches in order: "function id:fields ..." (written to STATS_FILE).
+  std::vector<std::string> launches;
+  /// Memory pools: handle -> attribute -> value; the allocations made from
+  /// each (base -> (pool, size)), so UsedMemCurrent says what is in use.
+  std::map<uint64_t, std::map<int32_t, uint64_t>> pools;
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> pool_allocations;
   /// Replay after a reconnect, as gleamd's executor does it: ops at or below
   /// executed_through are skipped, a batch run before is answered again.
   uint64_t executed_through = 0;
@@ -239,6 +252,90 @@ void allocate(fake_state& st, uint64_t size, proto::OpResult& r) {
   r.set_dptr(p);
 }
 
+/// One launch as a line: the function, then each attribute as
+/// id:x,y,z,value,event,flags,trigger,base_ptr,num_bytes,domain_default.
+std::string describe_launch(const proto::LaunchKernel& l) {
+  std::string out = l.function();
+  if (l.cooperative())
+    out += " cooperative";
+  for (const auto& a : l.attributes()) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), " %d:%u,%u,%u,%lld,%llu,%d,%d,%llu,%llu,%u", a.id(), a.x(),
+                  a.y(), a.z(), static_cast<long long>(a.value()),
+                  static_cast<unsigned long long>(a.event()), a.flags(),
+                  a.trigger_at_block_start(), static_cast<unsigned long long>(a.base_ptr()),
+                  static_cast<unsigned long long>(a.num_bytes()), a.domain_default());
+    out += buf;
+  }
+  return out;
+}
+
+/// The stream-ordered memory pool ops, on host memory: attributes are kept
+/// as set, UsedMemCurrent counts the pool's allocations.
+void run_pool(fake_state& st, const proto::Op& op, proto::OpResult& r) {
+  auto unknown = [&](uint64_t pool) {
+    if (st.pools.count(pool) != 0)
+      return false;
+    r.set_status(invalid_value);
+    r.set_error("unknown memory pool");
+    return true;
+  };
+  switch (op.kind_case()) {
+    case proto::Op::kMemPoolCreate: {
+      const auto& c = op.mem_pool_create();
+      if (st.pools.count(c.pool()) != 0 || (!c.session_default() && c.alloc_type() != 1)) {
+        r.set_status(invalid_value);
+        return;
+      }
+      st.pools[c.pool()];
+      return;
+    }
+    case proto::Op::kMemPoolDestroy:
+      if (!unknown(op.mem_pool_destroy().pool()))
+        st.pools.erase(op.mem_pool_destroy().pool());
+      return;
+    case proto::Op::kMemPoolSetAttribute: {
+      const auto& a = op.mem_pool_set_attribute();
+      if (unknown(a.pool()))
+        return;
+      if (a.attribute() == CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+          || a.attribute() == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) {
+        r.set_status(invalid_value);
+        return;
+      }
+      st.pools[a.pool()][a.attribute()] = a.value();
+      return;
+    }
+    case proto::Op::kMemPoolGetAttribute: {
+      const auto& a = op.mem_pool_get_attribute();
+      if (unknown(a.pool()))
+        return;
+      uint64_t value = st.pools[a.pool()][a.attribute()];
+      if (a.attribute() == CU_MEMPOOL_ATTR_USED_MEM_CURRENT) {
+        value = 0;
+        for (const auto& kv : st.pool_allocations)
+          if (kv.second.first == a.pool())
+            value += kv.second.second;
+      }
+      r.set_value(static_cast<int64_t>(value));
+      return;
+    }
+    case proto::Op::kMemPoolTrimTo:
+      if (!unknown(op.mem_pool_trim_to().pool()))
+        st.pools[op.mem_pool_trim_to().pool()][-1] = op.mem_pool_trim_to().min_bytes_to_keep();
+      return;
+    case proto::Op::kMemPoolSetAccess:
+      unknown(op.mem_pool_set_access().pool());
+      return;
+    case proto::Op::kMemPoolGetAccess:
+      if (!unknown(op.mem_pool_get_access().pool()))
+        r.set_value(CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+      return;
+    default:
+      return;
+  }
+}
+
 void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
   bool known = false;
   switch (op.kind_case()) {
@@ -257,13 +354,51 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       return;
     }
     // Graph memory: allocated when the node is made, freed at its free node.
-    case proto::Op::kMemAllocAsync:
-      allocate(st, op.mem_alloc_async().size(), r);
+    case proto::Op::kMemAllocAsync: {
+      const auto& a = op.mem_alloc_async();
+      if (a.pool() != 0 && st.pools.count(a.pool()) == 0) {
+        r.set_status(invalid_value);
+        r.set_error("MemAllocAsync from an unknown pool");
+        return;
+      }
+      allocate(st, a.size(), r);
+      if (a.pool() != 0)
+        st.pool_allocations[r.dptr()] = {a.pool(), a.size()};
+      return;
+    }
+    case proto::Op::kMemPoolCreate:
+    case proto::Op::kMemPoolDestroy:
+    case proto::Op::kMemPoolSetAttribute:
+    case proto::Op::kMemPoolGetAttribute:
+    case proto::Op::kMemPoolTrimTo:
+    case proto::Op::kMemPoolSetAccess:
+    case proto::Op::kMemPoolGetAccess:
+      return run_pool(st, op, r);
+    // Modules: every function asked for is found, without parameters.
+    case proto::Op::kModuleLoad: {
+      auto* m = r.mutable_module();
+      for (const auto& name : op.module_load().functions()) {
+        auto* f = m->add_functions();
+        f->set_name(name);
+        f->set_found(true);
+        // "kp": a pointer and an int.
+        if (name == "kp")
+          for (auto [offset, size] : {std::pair<uint32_t, uint32_t>{0, 8}, {8, 4}}) {
+            auto* p = f->add_params();
+            p->set_offset(offset);
+            p->set_size(size);
+          }
+      }
+      return;
+    }
+    case proto::Op::kLaunchKernel:
+      st.launches.push_back(describe_launch(op.launch_kernel()));
       return;
     case proto::Op::kGraphAddMemAllocNode:
       allocate(st, op.graph_add_mem_alloc_node().size(), r);
       return;
     case proto::Op::kMemFreeAsync:
+      st.pool_allocations.erase(op.mem_free_async().dptr());
       if (st.memory.erase(op.mem_free_async().dptr()) == 0)
         r.set_status(invalid_value);
       return;
@@ -272,6 +407,7 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         r.set_status(invalid_value);
       return;
     case proto::Op::kMemFree:
+      st.pool_allocations.erase(op.mem_free().dptr());
       if (st.carved.erase(op.mem_free().dptr()) == 0 && st.memory.erase(op.mem_free().dptr()) == 0)
         r.set_status(invalid_value);
       return;
@@ -466,6 +602,8 @@ void write_stats(const fake_state& st) {
     ops += n;
   }
   std::fprintf(f, "batches %zu ops %ld\n", st.batch_sizes.size(), ops);
+  for (const auto& l : st.launches)
+    std::fprintf(f, "launch %s\n", l.c_str());
   if (st.resumes > 0)
     std::fprintf(f, "resumes %d\n", st.resumes);
   std::fclose(f);
@@ -499,7 +637,10 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       d->set_ordinal(0);
       d->set_name("Gleam fake GPU (host memory)");
       d->set_total_memory(uint64_t{1} << 34);
+      // Every attribute reads 100000 + its number, except
       // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, _WARP_SIZE, _MULTIPROCESSOR_COUNT.
+      for (int a = 1; a < CU_DEVICE_ATTRIBUTE_MAX; ++a)
+        (*d->mutable_attributes())[a] = 100000 + a;
       (*d->mutable_attributes())[1] = 1024;
       (*d->mutable_attributes())[10] = 32;
       (*d->mutable_attributes())[16] = 4;
@@ -514,6 +655,9 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
     [=](actors::close_atom, uint64_t) {
       write_stats(self->state);
       self->state.batch_sizes.clear();
+      self->state.launches.clear();
+      self->state.pools.clear();
+      self->state.pool_allocations.clear();
       return true;
     },
     [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },

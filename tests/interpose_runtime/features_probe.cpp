@@ -1,0 +1,526 @@
+// interpose_features_probe LIB SCENARIO: loads LIB (a libcudart.so.13) with
+// dlopen, as an app would, and runs one scenario against a server
+// (fake_gpu_server in the CPU tests). Prints one "key=value" line per
+// observation; exit code 0 unless the library could not be used.
+//
+//   launch_ex  a kernel registered from a fatbin built here (one PTX entry
+//              "k"), launched by cudaLaunchKernelExC with every attribute
+//              kind, refused with an unknown id and an unknown event, and by
+//              the driver's cuLaunchKernelEx (lib/driver/libcuda.so.1 next
+//              to LIB); the fake server writes each launch to its stats
+//   props      every cudaGetDeviceProperties field (prop.FIELD=value) and
+//              how many cudaDeviceGetAttribute values differ from the fake
+//              server's (100000 + the attribute's number)
+//   pools      the memory pool calls: default and current pool, created
+//              pools, attributes, cudaMallocAsync / cudaMallocFromPoolAsync
+//              seen in UsedMemCurrent, frees, trims, access, and the calls
+//              CUDA refuses
+//   graphs     an explicit graph (kernel node "kp" with arguments, empty
+//              nodes, an added edge) queried: nodes, root nodes, edges,
+//              dependencies, dependents, kernel node parameters; its clone
+//              and the clone's nodes; a captured graph's queries refused
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+namespace {
+
+void* lib = nullptr;
+
+template <class F>
+F sym(const char* name) {
+  auto* p = dlsym(lib, name);
+  if (p == nullptr) {
+    std::fprintf(stderr, "missing %s\n", name);
+    std::exit(3);
+  }
+  return reinterpret_cast<F>(p);
+}
+
+#define GLEAM_PROBE_FN(name) static auto name##_ = sym<decltype(&name)>(#name)
+
+const char* err_name(cudaError_t e) {
+  GLEAM_PROBE_FN(cudaGetErrorName);
+  return cudaGetErrorName_(e);
+}
+
+void print(const char* key, cudaError_t e) {
+  std::printf("%s=%s\n", key, err_name(e));
+}
+
+// --- a fatbin with one PTX entry, as nvcc's host code registers it --------
+
+struct fatbin_wrapper {
+  int32_t magic;
+  int32_t version;
+  const void* data;
+  const void* filename;
+};
+
+std::vector<char>& fatbin_image() {
+  static std::vector<char> image;
+  return image;
+}
+
+void put(std::vector<char>& b, size_t at, const void* p, size_t n) {
+  std::memcpy(b.data() + at, p, n);
+}
+
+/// Registers a module holding kernel "k" (no parameters) under host stub
+/// `stub`; returns the module handle.
+void** register_kernel(const void* stub) {
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                    ".visible .entry k()\n{\n\tret;\n}\n";
+  uint64_t payload = (ptx.size() + 1 + 7) / 8 * 8;
+  auto& b = fatbin_image();
+  b.assign(16 + 64 + payload, 0);
+  uint32_t magic = 0xba55ed50;
+  uint16_t version = 1, header = 16;
+  uint64_t fat_size = 64 + payload;
+  put(b, 0, &magic, 4);
+  put(b, 4, &version, 2);
+  put(b, 6, &header, 2);
+  put(b, 8, &fat_size, 8);
+  uint16_t kind = 1, entry_version = 0x0101, minor = 0, major = 8;
+  uint32_t entry_header = 64, arch = 90;
+  uint64_t flags = 0x11;
+  put(b, 16 + 0, &kind, 2);
+  put(b, 16 + 2, &entry_version, 2);
+  put(b, 16 + 4, &entry_header, 4);
+  put(b, 16 + 8, &payload, 8);
+  put(b, 16 + 24, &minor, 2);
+  put(b, 16 + 26, &major, 2);
+  put(b, 16 + 28, &arch, 4);
+  put(b, 16 + 40, &flags, 8);
+  put(b, 16 + 64, ptx.data(), ptx.size());
+  static fatbin_wrapper wrapper{0x466243b1, 1, nullptr, nullptr};
+  wrapper.data = b.data();
+  using register_fatbin_t = void** (*)(void*);
+  using register_function_t = void (*)(void**, const char*, char*, const char*, int, uint3*,
+                                       uint3*, dim3*, dim3*, int*);
+  auto handle = sym<register_fatbin_t>("__cudaRegisterFatBinary")(&wrapper);
+  static char name[] = "k";
+  sym<register_function_t>("__cudaRegisterFunction")(handle, static_cast<const char*>(stub),
+                                                     name, name, -1, nullptr, nullptr,
+                                                     nullptr, nullptr, nullptr);
+  return handle;
+}
+
+char kernel_stub;
+
+cudaLaunchAttribute attribute(cudaLaunchAttributeID id) {
+  cudaLaunchAttribute a;
+  std::memset(&a, 0, sizeof(a));
+  a.id = id;
+  return a;
+}
+
+void launch_ex(const std::string& lib_path) {
+  GLEAM_PROBE_FN(cudaLaunchKernelExC);
+  GLEAM_PROBE_FN(cudaEventCreateWithFlags);
+  GLEAM_PROBE_FN(cudaStreamCreate);
+  GLEAM_PROBE_FN(cudaMalloc);
+  GLEAM_PROBE_FN(cudaDeviceSynchronize);
+  register_kernel(&kernel_stub);
+  cudaStream_t stream = nullptr;
+  cudaEvent_t event = nullptr;
+  void* buffer = nullptr;
+  print("setup", cudaStreamCreate_(&stream) != cudaSuccess ? cudaErrorUnknown
+                 : cudaEventCreateWithFlags_(&event, cudaEventDisableTiming) != cudaSuccess
+                   ? cudaErrorUnknown
+                   : cudaMalloc_(&buffer, 4096));
+  std::printf("event=%llu\n", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(event)));
+  std::printf("buffer=%llu\n",
+              static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(buffer)));
+  std::vector<cudaLaunchAttribute> attrs;
+  auto a = attribute(cudaLaunchAttributeProgrammaticStreamSerialization);
+  a.val.programmaticStreamSerializationAllowed = 1;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeClusterDimension);
+  a.val.clusterDim = {2, 1, 1};
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeProgrammaticEvent);
+  a.val.programmaticEvent.event = event;
+  a.val.programmaticEvent.triggerAtBlockStart = 1;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeLaunchCompletionEvent);
+  a.val.launchCompletionEvent.event = event;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributePriority);
+  a.val.priority = -2;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeAccessPolicyWindow);
+  a.val.accessPolicyWindow.base_ptr = buffer;
+  a.val.accessPolicyWindow.num_bytes = 4096;
+  attrs.push_back(a);
+  a = attribute(cudaLaunchAttributeMemSyncDomainMap);
+  a.val.memSyncDomainMap.default_ = 1;
+  attrs.push_back(a);
+  attrs.push_back(attribute(cudaLaunchAttributeIgnore));
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(4);
+  config.blockDim = dim3(32);
+  config.stream = stream;
+  config.attrs = attrs.data();
+  config.numAttrs = static_cast<unsigned>(attrs.size());
+  print("launch_all", cudaLaunchKernelExC_(&config, &kernel_stub, nullptr));
+  auto bad_id = attribute(static_cast<cudaLaunchAttributeID>(15));
+  config.attrs = &bad_id;
+  config.numAttrs = 1;
+  print("launch_unknown_id", cudaLaunchKernelExC_(&config, &kernel_stub, nullptr));
+  auto bad_event = attribute(cudaLaunchAttributeProgrammaticEvent);
+  bad_event.val.programmaticEvent.event = reinterpret_cast<cudaEvent_t>(uintptr_t{0xbad});
+  config.attrs = &bad_event;
+  print("launch_unknown_event", cudaLaunchKernelExC_(&config, &kernel_stub, nullptr));
+  config.attrs = nullptr;
+  print("launch_null_attrs", cudaLaunchKernelExC_(&config, &kernel_stub, nullptr));
+
+  // The driver surface: cuLaunchKernelEx with a CUfunction of the runtime.
+  auto dir = lib_path.substr(0, lib_path.rfind('/') + 1);
+  void* driver = dlopen((dir + "driver/libcuda.so.1").c_str(), RTLD_NOW);
+  if (driver == nullptr) {
+    std::printf("driver=missing\n");
+  } else {
+    auto cu_launch = reinterpret_cast<decltype(&cuLaunchKernelEx)>(dlsym(driver, "cuLaunchKernelEx"));
+    using get_kernel_t = cudaError_t (*)(cudaKernel_t*, const void*);
+    cudaKernel_t kernel = nullptr;
+    print("get_kernel", sym<get_kernel_t>("__cudaGetKernel")(&kernel, &kernel_stub));
+    CUlaunchAttribute da;
+    std::memset(&da, 0, sizeof(da));
+    da.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    da.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig dc;
+    std::memset(&dc, 0, sizeof(dc));
+    dc.gridDimX = dc.gridDimY = dc.gridDimZ = 1;
+    dc.blockDimX = 64;
+    dc.blockDimY = dc.blockDimZ = 1;
+    dc.hStream = reinterpret_cast<CUstream>(stream);
+    dc.attrs = &da;
+    dc.numAttrs = 1;
+    std::printf("cu_launch=%d\n",
+                static_cast<int>(cu_launch(&dc, reinterpret_cast<CUfunction>(kernel), nullptr,
+                                           nullptr)));
+    da.id = static_cast<CUlaunchAttributeID>(99);
+    std::printf("cu_launch_unknown_id=%d\n",
+                static_cast<int>(cu_launch(&dc, reinterpret_cast<CUfunction>(kernel), nullptr,
+                                           nullptr)));
+  }
+  print("sync", cudaDeviceSynchronize_());
+}
+
+void props() {
+  GLEAM_PROBE_FN(cudaGetDeviceProperties);
+  GLEAM_PROBE_FN(cudaDeviceGetAttribute);
+  cudaDeviceProp p;
+  print("get_properties", cudaGetDeviceProperties_(&p, 0));
+#define P(field) std::printf("prop." #field "=%lld\n", static_cast<long long>(p.field))
+#define P2(field) P(field[0]), P(field[1])
+#define P3(field) P(field[0]), P(field[1]), P(field[2])
+  P(totalGlobalMem), P(sharedMemPerBlock), P(regsPerBlock), P(warpSize), P(memPitch);
+  P(maxThreadsPerBlock), P3(maxThreadsDim), P3(maxGridSize), P(totalConstMem), P(major);
+  P(minor), P(textureAlignment), P(texturePitchAlignment), P(multiProcessorCount);
+  P(integrated), P(canMapHostMemory), P(maxTexture1D), P(maxTexture1DMipmap);
+  P2(maxTexture2D), P2(maxTexture2DMipmap), P3(maxTexture2DLinear), P2(maxTexture2DGather);
+  P3(maxTexture3D), P3(maxTexture3DAlt), P(maxTextureCubemap), P2(maxTexture1DLayered);
+  P3(maxTexture2DLayered), P2(maxTextureCubemapLayered), P(maxSurface1D), P2(maxSurface2D);
+  P3(maxSurface3D), P2(maxSurface1DLayered), P3(maxSurface2DLayered), P(maxSurfaceCubemap);
+  P2(maxSurfaceCubemapLayered), P(surfaceAlignment), P(concurrentKernels), P(ECCEnabled);
+  P(pciBusID), P(pciDeviceID), P(pciDomainID), P(tccDriver), P(asyncEngineCount);
+  P(unifiedAddressing), P(memoryBusWidth), P(l2CacheSize), P(persistingL2CacheMaxSize);
+  P(maxThreadsPerMultiProcessor), P(streamPrioritiesSupported), P(globalL1CacheSupported);
+  P(localL1CacheSupported), P(sharedMemPerMultiprocessor), P(regsPerMultiprocessor);
+  P(managedMemory), P(isMultiGpuBoard), P(multiGpuBoardGroupID), P(hostNativeAtomicSupported);
+  P(pageableMemoryAccess), P(concurrentManagedAccess), P(computePreemptionSupported);
+  P(canUseHostPointerForRegisteredMem), P(cooperativeLaunch), P(sharedMemPerBlockOptin);
+  P(pageableMemoryAccessUsesHostPageTables), P(directManagedMemAccessFromHost);
+  P(maxBlocksPerMultiProcessor), P(accessPolicyMaxWindowSize), P(reservedSharedMemPerBlock);
+  P(hostRegisterSupported), P(sparseCudaArraySupported), P(hostRegisterReadOnlySupported);
+  P(timelineSemaphoreInteropSupported), P(memoryPoolsSupported), P(gpuDirectRDMASupported);
+  P(gpuDirectRDMAFlushWritesOptions), P(gpuDirectRDMAWritesOrdering);
+  P(memoryPoolSupportedHandleTypes), P(deferredMappingCudaArraySupported);
+  P(ipcEventSupported), P(clusterLaunch), P(unifiedFunctionPointers), P(deviceNumaConfig);
+  P(deviceNumaId), P(mpsEnabled), P(hostNumaId), P(gpuPciDeviceID), P(gpuPciSubsystemID);
+  P(hostNumaMultinodeIpcSupported);
+#undef P
+#undef P2
+#undef P3
+  int differ = 0;
+  for (int a = 1; a < CU_DEVICE_ATTRIBUTE_MAX; ++a) {
+    int v = 0;
+    auto e = cudaDeviceGetAttribute_(&v, static_cast<cudaDeviceAttr>(a), 0);
+    bool fixed = a == 1 || a == 10 || a == 16;
+    if (e != cudaSuccess || (!fixed && v != 100000 + a))
+      ++differ;
+  }
+  std::printf("attributes_differing=%d\n", differ);
+}
+
+void pools() {
+  GLEAM_PROBE_FN(cudaDeviceGetDefaultMemPool);
+  GLEAM_PROBE_FN(cudaDeviceGetMemPool);
+  GLEAM_PROBE_FN(cudaDeviceSetMemPool);
+  GLEAM_PROBE_FN(cudaMemPoolCreate);
+  GLEAM_PROBE_FN(cudaMemPoolDestroy);
+  GLEAM_PROBE_FN(cudaMemPoolSetAttribute);
+  GLEAM_PROBE_FN(cudaMemPoolGetAttribute);
+  GLEAM_PROBE_FN(cudaMemPoolTrimTo);
+  GLEAM_PROBE_FN(cudaMemPoolSetAccess);
+  GLEAM_PROBE_FN(cudaMemPoolGetAccess);
+  GLEAM_PROBE_FN(cudaMallocFromPoolAsync);
+  GLEAM_PROBE_FN(cudaMallocAsync);
+  GLEAM_PROBE_FN(cudaFreeAsync);
+  GLEAM_PROBE_FN(cudaStreamSynchronize);
+  GLEAM_PROBE_FN(cudaMemPoolExportToShareableHandle);
+  auto used = [&](cudaMemPool_t pool) {
+    cuuint64_t v = 0;
+    auto e = cudaMemPoolGetAttribute_(pool, cudaMemPoolAttrUsedMemCurrent, &v);
+    return e == cudaSuccess ? static_cast<long long>(v) : -static_cast<long long>(e);
+  };
+  // Before the app holds a pool, cudaMallocAsync is cudaMalloc.
+  void* early = nullptr;
+  print("malloc_async_early", cudaMallocAsync_(&early, 1000, nullptr));
+  cudaMemPool_t def = nullptr, def2 = nullptr, current = nullptr;
+  print("get_default", cudaDeviceGetDefaultMemPool_(&def, 0));
+  print("get_default_again", cudaDeviceGetDefaultMemPool_(&def2, 0));
+  std::printf("default_stable=%d\n", def == def2 && def != nullptr);
+  print("get_default_bad_device", cudaDeviceGetDefaultMemPool_(&def2, 7));
+  GLEAM_PROBE_FN(cudaMemGetDefaultMemPool);
+  cudaMemLocation device0{};
+  device0.type = cudaMemLocationTypeDevice;
+  device0.id = 0;
+  cudaMemPool_t by_location = nullptr;
+  print("mem_get_default", cudaMemGetDefaultMemPool_(&by_location, &device0,
+                                                     cudaMemAllocationTypePinned));
+  std::printf("mem_get_default_same=%d\n", by_location == def);
+  cudaMemLocation host_location{};
+  host_location.type = cudaMemLocationTypeHost;
+  print("mem_get_default_host", cudaMemGetDefaultMemPool_(&by_location, &host_location,
+                                                          cudaMemAllocationTypePinned));
+  print("get_current", cudaDeviceGetMemPool_(&current, 0));
+  std::printf("current_is_default=%d\n", current == def);
+  std::printf("used_default_start=%lld\n", used(def));
+  void* a = nullptr;
+  print("malloc_async", cudaMallocAsync_(&a, 3000, nullptr));
+  std::printf("used_default_after_malloc=%lld\n", used(def));
+  print("free_async", cudaFreeAsync_(a, nullptr));
+  print("free_async_early", cudaFreeAsync_(early, nullptr));
+  print("sync", cudaStreamSynchronize_(nullptr));
+  std::printf("used_default_after_free=%lld\n", used(def));
+
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 0;
+  cudaMemPool_t mine = nullptr;
+  print("create", cudaMemPoolCreate_(&mine, &props));
+  cuuint64_t threshold = 1ull << 32;
+  print("set_threshold", cudaMemPoolSetAttribute_(mine, cudaMemPoolAttrReleaseThreshold, &threshold));
+  int reuse = 0;
+  print("set_reuse", cudaMemPoolSetAttribute_(mine, cudaMemPoolReuseAllowOpportunistic, &reuse));
+  cuuint64_t got = 0;
+  print("get_threshold", cudaMemPoolGetAttribute_(mine, cudaMemPoolAttrReleaseThreshold, &got));
+  std::printf("threshold=%llu\n", static_cast<unsigned long long>(got));
+  int got_reuse = 7;
+  print("get_reuse", cudaMemPoolGetAttribute_(mine, cudaMemPoolReuseAllowOpportunistic, &got_reuse));
+  std::printf("reuse=%d\n", got_reuse);
+  print("set_used", cudaMemPoolSetAttribute_(mine, cudaMemPoolAttrUsedMemCurrent, &threshold));
+  print("get_bad_attr", cudaMemPoolGetAttribute_(mine, static_cast<cudaMemPoolAttr>(42), &got));
+  void* b = nullptr;
+  print("malloc_from_pool", cudaMallocFromPoolAsync_(&b, 5000, mine, nullptr));
+  std::printf("used_mine=%lld\n", used(mine));
+  print("set_current", cudaDeviceSetMemPool_(0, mine));
+  print("get_current_mine", cudaDeviceGetMemPool_(&current, 0));
+  std::printf("current_is_mine=%d\n", current == mine);
+  void* c = nullptr;
+  print("malloc_async_mine", cudaMallocAsync_(&c, 700, nullptr));
+  std::printf("used_mine_after_malloc_async=%lld\n", used(mine));
+  print("trim", cudaMemPoolTrimTo_(mine, 0));
+  cudaMemAccessDesc desc{};
+  desc.location.type = cudaMemLocationTypeDevice;
+  desc.location.id = 0;
+  desc.flags = cudaMemAccessFlagsProtReadWrite;
+  print("set_access", cudaMemPoolSetAccess_(mine, &desc, 1));
+  cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+  print("get_access", cudaMemPoolGetAccess_(&flags, mine, &desc.location));
+  std::printf("access=%d\n", static_cast<int>(flags));
+  desc.location.type = cudaMemLocationTypeHost;
+  print("set_access_host", cudaMemPoolSetAccess_(mine, &desc, 1));
+  print("free_b", cudaFreeAsync_(b, nullptr));
+  print("free_c", cudaFreeAsync_(c, nullptr));
+  std::printf("used_mine_after_free=%lld\n", used(mine));
+  print("destroy_default", cudaMemPoolDestroy_(def));
+  print("destroy", cudaMemPoolDestroy_(mine));
+  print("get_current_after_destroy", cudaDeviceGetMemPool_(&current, 0));
+  std::printf("current_is_default_again=%d\n", current == def);
+  print("destroy_again", cudaMemPoolDestroy_(mine));
+  print("malloc_from_destroyed", cudaMallocFromPoolAsync_(&b, 16, mine, nullptr));
+  props.location.type = cudaMemLocationTypeHost;
+  cudaMemPool_t host_pool = nullptr;
+  print("create_host", cudaMemPoolCreate_(&host_pool, &props));
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 5;
+  print("create_bad_device", cudaMemPoolCreate_(&host_pool, &props));
+  int handle = 0;
+  print("export", cudaMemPoolExportToShareableHandle_(&handle, def,
+                                                       cudaMemHandleTypePosixFileDescriptor, 0));
+  print("final_sync", cudaStreamSynchronize_(nullptr));
+}
+
+char kp_stub;
+
+void graphs() {
+  GLEAM_PROBE_FN(cudaGraphCreate);
+  GLEAM_PROBE_FN(cudaGraphAddKernelNode);
+  GLEAM_PROBE_FN(cudaGraphAddEmptyNode);
+  GLEAM_PROBE_FN(cudaGraphAddDependencies);
+  GLEAM_PROBE_FN(cudaGraphGetNodes);
+  GLEAM_PROBE_FN(cudaGraphGetRootNodes);
+  GLEAM_PROBE_FN(cudaGraphGetEdges);
+  GLEAM_PROBE_FN(cudaGraphNodeGetDependencies);
+  GLEAM_PROBE_FN(cudaGraphNodeGetDependentNodes);
+  GLEAM_PROBE_FN(cudaGraphKernelNodeGetParams);
+  GLEAM_PROBE_FN(cudaGraphKernelNodeSetParams);
+  GLEAM_PROBE_FN(cudaGraphClone);
+  GLEAM_PROBE_FN(cudaGraphNodeFindInClone);
+  GLEAM_PROBE_FN(cudaGraphNodeGetType);
+  GLEAM_PROBE_FN(cudaGraphDestroy);
+  GLEAM_PROBE_FN(cudaStreamCreate);
+  GLEAM_PROBE_FN(cudaStreamBeginCapture);
+  GLEAM_PROBE_FN(cudaStreamEndCapture);
+  auto handle = register_kernel(&kernel_stub);
+  using register_function_t = void (*)(void**, const char*, char*, const char*, int, uint3*,
+                                       uint3*, dim3*, dim3*, int*);
+  static char kp_name[] = "kp";
+  sym<register_function_t>("__cudaRegisterFunction")(handle, &kp_stub, kp_name, kp_name, -1,
+                                                     nullptr, nullptr, nullptr, nullptr,
+                                                     nullptr);
+  cudaGraph_t g = nullptr;
+  print("create", cudaGraphCreate_(&g, 0));
+  uint64_t ptr_arg = 0x1234;
+  int int_arg = 77;
+  void* args[] = {&ptr_arg, &int_arg};
+  cudaKernelNodeParams kp{};
+  kp.func = &kp_stub;
+  kp.gridDim = dim3(3);
+  kp.blockDim = dim3(64);
+  kp.kernelParams = args;
+  cudaGraphNode_t k = nullptr, e1 = nullptr, e2 = nullptr;
+  print("add_kernel", cudaGraphAddKernelNode_(&k, g, nullptr, 0, &kp));
+  print("add_e1", cudaGraphAddEmptyNode_(&e1, g, &k, 1));
+  print("add_e2", cudaGraphAddEmptyNode_(&e2, g, nullptr, 0));
+  print("add_edge", cudaGraphAddDependencies_(g, &e2, &e1, nullptr, 1));
+  // The app's argument storage changes; the node keeps its own copy.
+  ptr_arg = 0;
+  int_arg = 0;
+  auto index = [&](cudaGraphNode_t n) {
+    return n == k ? "k" : n == e1 ? "e1" : n == e2 ? "e2" : n == nullptr ? "null" : "?";
+  };
+  size_t count = 0;
+  print("nodes_count", cudaGraphGetNodes_(g, nullptr, &count));
+  std::printf("nodes=%zu\n", count);
+  cudaGraphNode_t nodes[4] = {};
+  count = 4;
+  print("nodes_get", cudaGraphGetNodes_(g, nodes, &count));
+  std::printf("nodes_listed=%zu %s %s %s %s\n", count, index(nodes[0]), index(nodes[1]),
+              index(nodes[2]), index(nodes[3]));
+  count = 1;
+  print("nodes_one", cudaGraphGetNodes_(g, nodes, &count));
+  std::printf("nodes_first=%zu %s\n", count, index(nodes[0]));
+  count = 4;
+  print("roots", cudaGraphGetRootNodes_(g, nodes, &count));
+  std::printf("roots_listed=%zu %s %s\n", count, index(nodes[0]), index(nodes[1]));
+  cudaGraphNode_t from[4] = {}, to[4] = {};
+  count = 0;
+  print("edges_count", cudaGraphGetEdges_(g, nullptr, nullptr, nullptr, &count));
+  std::printf("edges=%zu\n", count);
+  count = 4;
+  print("edges_get", cudaGraphGetEdges_(g, from, to, nullptr, &count));
+  std::printf("edges_listed=%zu %s>%s %s>%s\n", count, index(from[0]), index(to[0]),
+              index(from[1]), index(to[1]));
+  print("edges_half_null", cudaGraphGetEdges_(g, from, nullptr, nullptr, &count));
+  count = 4;
+  print("deps", cudaGraphNodeGetDependencies_(e1, nodes, nullptr, &count));
+  std::printf("deps_listed=%zu %s %s\n", count, index(nodes[0]), index(nodes[1]));
+  count = 4;
+  print("dependents", cudaGraphNodeGetDependentNodes_(k, nodes, nullptr, &count));
+  std::printf("dependents_listed=%zu %s\n", count, index(nodes[0]));
+  cudaKernelNodeParams got{};
+  print("kernel_params", cudaGraphKernelNodeGetParams_(k, &got));
+  std::printf("kernel_params_values=%d %u %u %llx %d\n", got.func == &kp_stub, got.gridDim.x,
+              got.blockDim.x,
+              static_cast<unsigned long long>(*static_cast<uint64_t*>(got.kernelParams[0])),
+              *static_cast<int*>(got.kernelParams[1]));
+  print("kernel_params_of_empty", cudaGraphKernelNodeGetParams_(e1, &got));
+  int_arg = 5;
+  kp.gridDim = dim3(9);
+  print("kernel_set", cudaGraphKernelNodeSetParams_(k, &kp));
+  print("kernel_params_again", cudaGraphKernelNodeGetParams_(k, &got));
+  std::printf("kernel_params_after_set=%u %d\n", got.gridDim.x,
+              *static_cast<int*>(got.kernelParams[1]));
+
+  cudaGraph_t copy = nullptr;
+  print("clone", cudaGraphClone_(&copy, g));
+  cudaGraphNode_t k2 = nullptr, e12 = nullptr;
+  print("find_k", cudaGraphNodeFindInClone_(&k2, k, copy));
+  print("find_e1", cudaGraphNodeFindInClone_(&e12, e1, copy));
+  std::printf("clone_nodes_distinct=%d\n", k2 != k && k2 != nullptr && e12 != e1);
+  count = 4;
+  print("clone_deps", cudaGraphNodeGetDependencies_(e12, nodes, nullptr, &count));
+  std::printf("clone_deps_first_is_k2=%d count=%zu\n", nodes[0] == k2, count);
+  cudaGraphNodeType type = cudaGraphNodeTypeCount;
+  print("clone_type", cudaGraphNodeGetType_(k2, &type));
+  std::printf("clone_type_kernel=%d\n", type == cudaGraphNodeTypeKernel);
+  print("clone_kernel_params", cudaGraphKernelNodeGetParams_(k2, &got));
+  std::printf("clone_kernel_int=%d\n", *static_cast<int*>(got.kernelParams[1]));
+  print("find_in_original", cudaGraphNodeFindInClone_(&k2, k, g));
+  print("destroy_clone", cudaGraphDestroy_(copy));
+  print("find_after_destroy", cudaGraphNodeFindInClone_(&k2, k, copy));
+
+  cudaStream_t stream = nullptr;
+  cudaStreamCreate_(&stream);
+  cudaGraph_t captured = nullptr;
+  print("begin", cudaStreamBeginCapture_(stream, cudaStreamCaptureModeGlobal));
+  print("end", cudaStreamEndCapture_(stream, &captured));
+  count = 0;
+  print("captured_nodes", cudaGraphGetNodes_(captured, nullptr, &count));
+  print("unknown_graph_nodes",
+        cudaGraphGetNodes_(reinterpret_cast<cudaGraph_t>(uintptr_t{0x5}), nullptr, &count));
+  print("destroy", cudaGraphDestroy_(g));
+  print("node_after_destroy", cudaGraphNodeGetDependencies_(e1, nullptr, nullptr, &count));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s LIB SCENARIO\n", argv[0]);
+    return 2;
+  }
+  lib = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
+    return 2;
+  }
+  std::string scenario = argv[2];
+  if (scenario == "launch_ex")
+    launch_ex(argv[1]);
+  else if (scenario == "props")
+    props();
+  else if (scenario == "pools")
+    pools();
+  else if (scenario == "graphs")
+    graphs();
+  else {
+    std::fprintf(stderr, "unknown scenario %s\n", argv[2]);
+    return 2;
+  }
+  std::fflush(stdout);
+  return 0;
+}
