@@ -108,12 +108,15 @@ public:
   void report(int status, const char* function) override;
   void malformed(const char* function) override;
   void unavailable(const char* function) override;
+  bool device_array(uint64_t ptr, int64_t count, uint64_t bytes_each, const char* what) override;
 
 protected:
   void invalid(std::string detail) override;
 
 private:
   blas_runner& runner_;
+  /// The handle of this call (handle()), whose stream device_array waits for.
+  blas_handle_entry* handle_ = nullptr;
 };
 
 class blas_runner {
@@ -858,7 +861,7 @@ private:
 
   /// The handle `id` for a generated call: bound to its stream for work, in
   /// the call's pointer mode.
-  cublasHandle_t generated_handle(uint64_t id, bool device_scalars) {
+  blas_handle_entry* generated_handle(uint64_t id, bool device_scalars) {
     auto* h = lookup_blas(id);
     if (h == nullptr || !bind(*h, h->stream))
       return nullptr;
@@ -868,7 +871,42 @@ private:
         return nullptr;
       h->pointer_mode = mode;
     }
-    return h->blas;
+    return h;
+  }
+
+  /// A device array of `count` device pointers, each to `bytes_each`
+  /// bytes: the array checked, then read once `stream` has done the work
+  /// before this call (which may have written it), then every pointer.
+  bool check_device_array(CUstream stream, uint64_t ptr, int64_t count, uint64_t bytes_each,
+                          const char* what) {
+    if (count <= 0)
+      return true;
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(count), uint64_t{8}, &bytes)) {
+      invalid(fmt::format("{}: {} pointers overflow", what, count));
+      return false;
+    }
+    if (!check_range(ptr, bytes, what))
+      return false;
+    if (auto rc = driver_.cuStreamSynchronize(stream); rc != CUDA_SUCCESS) {
+      r_.set_status(static_cast<int32_t>(rc));
+      r_.set_blas_status(CUBLAS_STATUS_EXECUTION_FAILED);
+      r_.set_error(fmt::format("cuStreamSynchronize before reading {} failed: {}", what,
+                               driver_.describe(rc)));
+      return false;
+    }
+    std::vector<uint64_t> ptrs(static_cast<size_t>(count));
+    if (auto rc = driver_.cuMemcpyDtoH(ptrs.data(), static_cast<CUdeviceptr>(ptr), bytes);
+        rc != CUDA_SUCCESS) {
+      r_.set_status(static_cast<int32_t>(rc));
+      r_.set_blas_status(CUBLAS_STATUS_MAPPING_ERROR);
+      r_.set_error(fmt::format("reading {} failed: {}", what, driver_.describe(rc)));
+      return false;
+    }
+    for (size_t j = 0; j < ptrs.size(); ++j)
+      if (!check_range(ptrs[j], bytes_each, fmt::format("{}[{}]", what, j).c_str()))
+        return false;
+    return true;
   }
 
   blas_tables& t_;
@@ -879,7 +917,14 @@ private:
 };
 
 void* blas_call_env::handle(uint64_t id) {
-  return runner_.generated_handle(id, device_scalars());
+  handle_ = runner_.generated_handle(id, device_scalars());
+  return handle_ != nullptr ? handle_->blas : nullptr;
+}
+
+bool blas_call_env::device_array(uint64_t ptr, int64_t count, uint64_t bytes_each,
+                                 const char* what) {
+  return handle_ != nullptr
+         && runner_.check_device_array(handle_->bound, ptr, count, bytes_each, what);
 }
 
 bool blas_call_env::device(uint64_t ptr, uint64_t bytes, const char* what) {

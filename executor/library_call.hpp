@@ -51,6 +51,14 @@ public:
   /// Fails the call: the server's library lacks `function`.
   virtual void unavailable(const char* function) = 0;
 
+  /// True when the device array of `count` device pointers at `ptr` is
+  /// inside the session's allocations and each pointer it holds, read once
+  /// the handle's stream has done the work before this call, starts
+  /// `bytes_each` bytes inside one (a null pointer only when `bytes_each`
+  /// is 0); else fails the call naming `what`. Call after handle().
+  virtual bool device_array(uint64_t ptr, int64_t count, uint64_t bytes_each,
+                            const char* what) = 0;
+
   /// Reads the next scalar parameter; `has_input`: in or inout (its value
   /// travels in host mode).
   scalar_arg scalar(wire::arg_reader& in, bool has_input);
@@ -69,6 +77,14 @@ public:
   /// that comes back as a host output.
   void* scalar_out(const scalar_arg& a, uint64_t bytes, const char* what);
 
+  /// Host memory parameters ("host" in the spec: host memory whatever the
+  /// pointer mode): read like scalar() / scalar_in / scalar_inout /
+  /// scalar_out in host pointer mode.
+  scalar_arg host(wire::arg_reader& in, bool has_input);
+  void* host_in(const scalar_arg& a, uint64_t bytes, const char* what);
+  void* host_inout(const scalar_arg& a, uint64_t bytes, const char* what);
+  void* host_out(const scalar_arg& a, uint64_t bytes, const char* what);
+
   /// True when the call's scalars are device addresses.
   [[nodiscard]] bool device_scalars() const noexcept {
     return device_scalars_;
@@ -84,6 +100,10 @@ protected:
 private:
   /// Aligned host memory of `bytes` bytes, kept until the call ends.
   void* host_memory(uint64_t bytes);
+  /// A copy of a host parameter's bytes (null after failing the call).
+  void* host_copy(const scalar_arg& a, uint64_t bytes, const char* what);
+  /// Zeroed host memory for an output (null after failing the call).
+  void* host_result(uint64_t bytes, const char* what);
 
   bool device_scalars_;
   std::vector<std::unique_ptr<std::max_align_t[]>> memory_;

@@ -21,6 +21,14 @@ cublasStatus_t library_call::scalar(const void* p, uint64_t bytes, bool send, vo
     args_.address(p);
     return CUBLAS_STATUS_SUCCESS;
   }
+  return host(p, bytes, send, back);
+}
+
+cublasStatus_t library_call::host(const void* p, uint64_t bytes, bool send, void* back) {
+  if (bytes == 0 || bytes > max_scalar_bytes) {
+    report_unsupported(name_, "a host parameter of a size Gleam does not send");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
   if (p == nullptr)
     return CUBLAS_STATUS_INVALID_VALUE;
   if (send)
@@ -40,6 +48,18 @@ cublasStatus_t library_call::scalar_out(void* p, uint64_t bytes) {
 
 cublasStatus_t library_call::scalar_inout(void* p, uint64_t bytes) {
   return scalar(p, bytes, true, p);
+}
+
+cublasStatus_t library_call::host_in(const void* p, uint64_t bytes) {
+  return host(p, bytes, true, nullptr);
+}
+
+cublasStatus_t library_call::host_out(void* p, uint64_t bytes) {
+  return host(p, bytes, false, p);
+}
+
+cublasStatus_t library_call::host_inout(void* p, uint64_t bytes) {
+  return host(p, bytes, true, p);
 }
 
 cublasStatus_t library_call::finish() noexcept {

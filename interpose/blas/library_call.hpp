@@ -43,6 +43,13 @@ public:
   cublasStatus_t scalar_out(void* p, uint64_t bytes);
   cublasStatus_t scalar_inout(void* p, uint64_t bytes);
 
+  /// Host memory parameters of `bytes` bytes, whatever the pointer mode
+  /// (the info result of the batched LAPACK-style routines): INVALID_VALUE
+  /// for a null pointer; out and inout ones make the call wait for them.
+  cublasStatus_t host_in(const void* p, uint64_t bytes);
+  cublasStatus_t host_out(void* p, uint64_t bytes);
+  cublasStatus_t host_inout(void* p, uint64_t bytes);
+
   /// Sends the call. With host outputs (host pointer mode and a result
   /// parameter) it waits for the server and copies the results into the
   /// app's memory: the function's own status. Without, it is
@@ -55,6 +62,7 @@ public:
 
 private:
   cublasStatus_t scalar(const void* p, uint64_t bytes, bool send, void* back);
+  cublasStatus_t host(const void* p, uint64_t bytes, bool send, void* back);
 
   uint32_t id_;
   const char* name_;

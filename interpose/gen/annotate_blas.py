@@ -221,6 +221,21 @@ def scalar(direction, expr=None, tparam=None):
     return "%s scalar" % direction + (" " + expr if expr else "")
 
 
+def devarray(direction, count, each):
+    """A device array of `count` device pointers, each to `each` elements."""
+    return "%s devarray %s; %s" % (direction, count, each)
+
+
+def host(direction, expr="1"):
+    """Host memory whatever the pointer mode (the batched routines' info)."""
+    return "%s host %s" % (direction, expr)
+
+
+def nullable(ptr, expr):
+    """The extent of an optional pointer: nothing when it is null."""
+    return "%s == nullptr ? 0 : %s" % (ptr, expr)
+
+
 def trans_shape(t, rows, cols, ld):
     """Extent of a matrix that is rows x cols when t == N, cols x rows otherwise."""
     return "%s == CUBLAS_OP_N ? mat(%s, %s, %s) : mat(%s, %s, %s)" % (
@@ -470,6 +485,63 @@ def family(core):
                  {"alpha": scalar("in"), "A": dev("in", side_square("lda")),
                   "B": dev("inout", "mat(m, n, ldb)")})
 
+    # Batched forms over device arrays of matrix pointers: each array holds
+    # batchCount pointers; the server reads it once the handle's stream has
+    # done the work before the call, and checks every matrix it names.
+    if re.match(r"^(?:[SDCZ]|HSH|HSS|TST|TSS)gemvBatched$", core):
+        return f("async", ["m >= 0", "n >= 0", "incx != 0", "incy != 0", "batchCount >= 0"],
+                 {"alpha": scalar("in"), "beta": scalar("in"),
+                  "Aarray": devarray("in", "batchCount", "mat(m, n, lda)"),
+                  "xarray": devarray("in", "batchCount", GEMV_X),
+                  "yarray": devarray("inout", "batchCount", GEMV_Y)})
+    if re.match(r"^[CZ]gemm(3m)?Batched$", core):
+        return f("async", GEMM_CHECKS + ["batchCount >= 0"],
+                 {"alpha": scalar("in"), "beta": scalar("in"),
+                  "Aarray": devarray("in", "batchCount", trans_shape("transa", "m", "k", "lda")),
+                  "Barray": devarray("in", "batchCount", trans_shape("transb", "k", "n", "ldb")),
+                  "Carray": devarray("inout", "batchCount", "mat(m, n, ldc)")})
+    if re.match(r"^[SDCZ]trsmBatched$", core):
+        return f("async", ["m >= 0", "n >= 0", "op_ok(trans)", "fill_ok(uplo)", "side_ok(side)",
+                           "diag_ok(diag)", "lda >= max1(side == CUBLAS_SIDE_LEFT ? m : n)",
+                           "ldb >= max1(m)", "batchCount >= 0"],
+                 {"alpha": scalar("in"), "A": devarray("in", "batchCount", side_square("lda")),
+                  "B": devarray("inout", "batchCount", "mat(m, n, ldb)")})
+    # The batched LAPACK-style routines report bad arguments through info
+    # (the documentation lists no INVALID_VALUE conditions to check here).
+    if re.match(r"^[SDCZ]getrfBatched$", core):
+        return f("async", [],
+                 {"A": devarray("inout", "batchSize", "mat(n, n, lda)"),
+                  "P": dev("out", nullable("P", "mul(n, batchSize)")),
+                  "info": dev("out", "batchSize")})
+    if re.match(r"^[SDCZ]getrsBatched$", core):
+        return f("sync", [],
+                 {"Aarray": devarray("in", "batchSize", "mat(n, n, lda)"),
+                  "devIpiv": dev("in", "mul(n, batchSize)"),
+                  "Barray": devarray("inout", "batchSize", "mat(n, nrhs, ldb)"),
+                  "info": host("out")})
+    if re.match(r"^[SDCZ]getriBatched$", core):
+        return f("async", [],
+                 {"A": devarray("in", "batchSize", "mat(n, n, lda)"),
+                  "P": dev("in", nullable("P", "mul(n, batchSize)")),
+                  "C": devarray("out", "batchSize", "mat(n, n, ldc)"),
+                  "info": dev("out", "batchSize")})
+    if re.match(r"^[SDCZ]matinvBatched$", core):
+        return f("async", [],
+                 {"A": devarray("in", "batchSize", "mat(n, n, lda)"),
+                  "Ainv": devarray("out", "batchSize", "mat(n, n, lda_inv)"),
+                  "info": dev("out", "batchSize")})
+    if re.match(r"^[SDCZ]geqrfBatched$", core):
+        return f("sync", [],
+                 {"Aarray": devarray("inout", "batchSize", "mat(m, n, lda)"),
+                  "TauArray": devarray("out", "batchSize", "vec(m < n ? m : n, 1)"),
+                  "info": host("out")})
+    if re.match(r"^[SDCZ]gelsBatched$", core):
+        return f("sync", [],
+                 {"Aarray": devarray("inout", "batchSize", "mat(m, n, lda)"),
+                  "Carray": devarray("inout", "batchSize", "mat(m > n ? m : n, nrhs, ldc)"),
+                  "info": host("out"),
+                  "devInfoArray": dev("out", nullable("devInfoArray", "batchSize"))})
+
     # BLAS-like extensions.
     if re.match(r"^[SDCZ]geam$", core):
         return f("async", ["m >= 0", "n >= 0", "op_ok(transa)", "op_ok(transb)",
@@ -518,9 +590,10 @@ def generated_lines(e, ident, rule):
             raise spec_error("%s: no rule for pointer parameter %s" % (e.name, p.name))
         if p.name not in ann:
             continue
-        if not p.pointer or p.depth != 1:
-            raise spec_error("%s: %s is not a single pointer" % (e.name, p.name))
         direction, kind = ann[p.name].split()[:2]
+        if not p.pointer or p.depth != (2 if kind == "devarray" else 1):
+            raise spec_error("%s: %s is not a %s pointer" % (
+                e.name, p.name, "double" if kind == "devarray" else "single"))
         if p.const and direction != "in":
             raise spec_error("%s: %s points to const but is %s" % (e.name, p.name, direction))
         if not p.const and direction == "in":
@@ -714,12 +787,12 @@ def check_expr(text, params, where, problems):
         elif HELPERS[name] != nargs:
             problems.append("%s: %s takes %d arguments, not %d" % (where, name, HELPERS[name], nargs))
     for name in p.idents:
-        if name in params or re.match(r"^(CUBLAS|CUDA)_[A-Z0-9_]+$", name):
+        if name in params or name == "nullptr" or re.match(r"^(CUBLAS|CUDA)_[A-Z0-9_]+$", name):
             continue
         problems.append("%s: '%s' names '%s', no parameter or constant" % (where, text, name))
 
 
-ANNOT = re.compile(r"^(in|out|inout)\s+(dev|scalar|opaque|cstr)?\s*(.*)$")
+ANNOT = re.compile(r"^(in|out|inout)\s+(devarray|dev|scalar|host|opaque|cstr)?\s*(.*)$")
 
 
 def check(items):
@@ -773,13 +846,17 @@ def check(items):
                 continue
             if p.name == "handle":
                 continue
-            if p.depth != 1:
-                problems.append("%s: %s is a pointer to pointers" % (where, p.name))
             m = ANNOT.match(p.note or "")
-            if not m or m.group(2) not in ("dev", "scalar"):
-                problems.append("%s: pointer %s needs 'in|out|inout dev|scalar ...'" % (where, p.name))
+            if not m or m.group(2) not in ("dev", "scalar", "devarray", "host"):
+                problems.append("%s: pointer %s needs 'in|out|inout dev|scalar|devarray|host ...'"
+                                % (where, p.name))
                 continue
             direction, kind, expr = m.group(1), m.group(2), m.group(3).strip()
+            if p.depth != (2 if kind == "devarray" else 1):
+                problems.append("%s: %s: %s takes a pointer of depth %d" % (
+                    where, p.name, kind, 2 if kind == "devarray" else 1))
+            if kind == "host" and direction in ("out", "inout"):
+                host_out = True
             if p.const and direction != "in":
                 problems.append("%s: %s points to const but is %s" % (where, p.name, direction))
             if kind == "dev" and not expr:
@@ -788,7 +865,14 @@ def check(items):
                 problems.append("%s: void scalar %s needs a byte count" % (where, p.name))
             if kind == "scalar" and direction in ("out", "inout"):
                 host_out = True
-            if expr:
+            if kind == "devarray":
+                if expr.count(";") != 1:
+                    problems.append("%s: devarray %s needs '<count>; <elements of each>'"
+                                    % (where, p.name))
+                    continue
+                for part in expr.split(";"):
+                    check_expr(part.strip(), names, "%s: %s" % (where, p.name), problems)
+            elif expr:
                 check_expr(expr, names, "%s: %s" % (where, p.name), problems)
         for c in e.all("check"):
             check_expr(c, names, "%s: check" % where, problems)

@@ -54,10 +54,14 @@ import sys
 CLASSES = ("manual", "unsupported", "generated")
 CALLS = ("async", "local", "handle", "sync")
 DIRECTIONS = ("in", "out", "inout")
+# Annotation kinds of generated entries: device memory, a pointer-mode
+# scalar, a device array of device pointers, host memory.
+KINDS = ("dev", "scalar", "devarray", "host")
+
 # Identifiers an extent or check expression may use besides parameter names
 # and CUBLAS_* / CUDA_* constants: wire/library_args.hpp (gleam::wire::extents).
 EXPRESSION_WORDS = ("sizeof", "vec", "mat", "packed", "strided", "mul", "add", "type_size",
-                    "max1", "op_ok", "fill_ok", "side_ok", "diag_ok")
+                    "max1", "op_ok", "fill_ok", "side_ok", "diag_ok", "nullptr")
 INTEGRAL = ("char", "int", "unsigned", "unsigned int", "size_t", "float", "double")
 
 
@@ -190,12 +194,20 @@ class param:
         return self.decl[:self.decl.rfind(self.name)].strip()
 
     def pointee(self):
-        """The pointee type without qualifiers, e.g. 'float' or 'void'."""
+        """The pointee type without qualifiers, e.g. 'float' or 'void'; for
+        a devarray, the type of the elements its pointers point to."""
         base = self.ctype()
         if base.endswith("*"):
             base = base[:-1]
         words = [w for w in base.replace("*", " * ").split() if w != "const"]
+        if self.kind == "devarray" and words and words[-1] == "*":
+            words = words[:-1]
         return " ".join(words)
+
+    def array_parts(self):
+        """A devarray's (count, elements of each) expressions."""
+        count, _, each = self.length.partition(";")
+        return count.strip(), each.strip()
 
 
 class function:
@@ -260,13 +272,16 @@ def parse_param(text, where):
     if note.strip():
         words = note.split(None, 1)
         if words and words[0] in DIRECTIONS and len(words) == 2 \
-                and words[1].split()[0] in ("dev", "scalar"):
+                and words[1].split()[0] in KINDS:
             direction = words[0]
             kind, _, length = words[1].partition(" ")
             length = length.strip() or None
-            if kind == "dev" and length is None:
-                raise spec_error("%s: '%s' needs the extent: '%s dev <elements>'"
-                                 % (where, decl, direction))
+            if kind != "scalar" and length is None:
+                raise spec_error("%s: '%s' needs the extent: '%s %s <elements>'"
+                                 % (where, decl, direction, kind))
+            if kind == "devarray" and length.count(";") != 1:
+                raise spec_error("%s: '%s': devarray takes '<count>; <elements of each>'"
+                                 % (where, decl))
             return param(decl, name, direction, length, kind)
         if len(words) != 2 or words[0] not in DIRECTIONS:
             raise spec_error("%s: annotation '%s' must be '<in|out|inout> <length>'"
@@ -432,7 +447,7 @@ def validate_generated(fn, where):
     if fn.form is not None:
         raise spec_error("%s: 'class generated' takes no form word (got '%s')"
                          % (where, fn.form))
-    outputs = [p for p in fn.params if p.kind == "scalar" and p.direction != "in"]
+    outputs = host_outputs(fn)
     want = "sync" if outputs else "async"
     if fn.call != want:
         raise spec_error("%s: a generated entry %s host outputs: 'call %s'"
@@ -450,9 +465,10 @@ def validate_generated(fn, where):
             raise spec_error("%s: pointer parameter %s of a generated entry needs "
                              "'<dir> dev <extent>' or '<dir> scalar [<count>]'"
                              % (where, p.name))
-        if p.kind is not None and (p.ctype().count("*") != 1 or "[" in p.decl):
-            raise spec_error("%s: %s: generated calls take single pointers only"
-                             % (where, p.name))
+        stars = 2 if p.kind == "devarray" else 1
+        if p.kind is not None and (p.ctype().count("*") != stars or "[" in p.decl):
+            raise spec_error("%s: %s: %s takes a %s pointer" % (
+                where, p.name, p.kind, "double" if stars == 2 else "single"))
         if p.kind == "scalar" and p.pointee() == "void" and p.length is None:
             raise spec_error("%s: void scalar %s needs its size in bytes" % (where, p.name))
         if p.kind is not None and p.direction != "in" and p.ctype().startswith("const"):
@@ -543,7 +559,7 @@ def remoted_of(functions):
 
 
 def host_outputs(fn):
-    return [p for p in fn.params if p.kind == "scalar" and p.direction != "in"]
+    return [p for p in fn.params if p.kind in ("scalar", "host") and p.direction != "in"]
 
 
 def byte_count(p):
@@ -568,8 +584,12 @@ def client_stub(fn):
         out.append("      return %s;\n" % g.invalid)
     out.append('    %s::library_call call_(%d, "%s", *state_);\n' % (ns, fn.id, fn.name))
     for p in fn.params[1:]:
-        if p.kind == "dev":
+        if p.kind in ("dev", "devarray"):
             out.append("    call_.device(%s);\n" % p.name)
+        elif p.kind == "host":
+            out.append("    if (auto st_ = call_.host_%s(%s, %s); st_ != %s)\n"
+                       "      return st_;\n"
+                       % (p.direction, p.name, byte_count(p), "CUBLAS_STATUS_SUCCESS"))
         elif p.kind == "scalar":
             out.append("    if (auto st_ = call_.scalar_%s(%s, %s); st_ != %s)\n"
                        "      return st_;\n"
@@ -680,10 +700,13 @@ def server_case(fn):
     handle = fn.params[0]
     out.append("      auto %s_ = in.address();\n" % handle.name)
     for p in fn.params[1:]:
-        if p.kind == "dev":
+        if p.kind in ("dev", "devarray"):
             out.append("      auto %s_ = in.address();\n" % p.name)
         elif p.kind == "scalar":
             out.append("      auto %s_ = env.scalar(in, %s);\n"
+                       % (p.name, "false" if p.direction == "out" else "true"))
+        elif p.kind == "host":
+            out.append("      auto %s_ = env.host(in, %s);\n"
                        % (p.name, "false" if p.direction == "out" else "true"))
         else:
             out.append("      auto %s = in.value<%s>();\n" % (p.name, p.ctype()))
@@ -693,24 +716,35 @@ def server_case(fn):
     out.append("      auto %s = static_cast<%s>(env.handle(%s_));\n"
                % (handle.name, handle.ctype(), handle.name))
     out.append("      if (%s == nullptr)\n        return true;\n" % handle.name)
+    # Device pointers typed as declared (extents may test one for null).
+    for p in fn.params[1:]:
+        if p.kind in ("dev", "devarray"):
+            out.append("      auto %s = reinterpret_cast<%s>(static_cast<uintptr_t>(%s_));\n"
+                       % (p.name, p.ctype(), p.name))
     for p in fn.params[1:]:
         if p.kind == "dev":
             out.append('      if (!env.device(%s_, %s, "%s"))\n        return true;\n'
                        % (p.name, byte_count(p), p.name))
     for p in fn.params[1:]:
-        if p.kind == "scalar":
-            out.append('      auto* %s = env.scalar_%s(%s_, %s, "%s");\n'
+        if p.kind == "devarray":
+            count, each = p.array_parts()
+            each_bytes = each if p.pointee() == "void" else "mul(%s, sizeof(%s))" % (
+                each, p.pointee())
+            out.append('      if (!env.device_array(%s_, %s, %s, "%s"))\n        return true;\n'
+                       % (p.name, count, each_bytes, p.name))
+    for p in fn.params[1:]:
+        if p.kind in ("scalar", "host"):
+            out.append('      auto* %s = env.%s_%s(%s_, %s, "%s");\n'
                        '      if (%s == nullptr)\n        return true;\n'
-                       % (p.name, p.direction, p.name,
+                       % (p.name, p.kind, p.direction, p.name,
                           byte_count(p), p.name, p.name))
     call_args = []
     for p in fn.params:
         if p is handle:
             call_args.append(p.name)
-        elif p.kind == "dev":
-            call_args.append("reinterpret_cast<%s>(static_cast<uintptr_t>(%s_))"
-                             % (p.ctype(), p.name))
-        elif p.kind == "scalar":
+        elif p.kind in ("dev", "devarray"):
+            call_args.append(p.name)
+        elif p.kind in ("scalar", "host"):
             call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
         else:
             call_args.append(p.name)

@@ -72,6 +72,8 @@ struct fake_calls {
   int dots = 0;
   int gemvs = 0;
   cublasPointerMode_t pointer_mode = CUBLAS_POINTER_MODE_HOST;
+  int gemv_batches = 0;
+  int qr_batches = 0;
   int desc_creates = 0;
   int desc_destroys = 0;
   int layout_creates = 0;
@@ -240,6 +242,26 @@ void install_fake_blas(blas_api& api) {
     for (int i = 0; i < n; ++i)
       sum += x[i * incx] * y[i * incy];
     *result = sum;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasSgemvBatched = [](cublasHandle_t, cublasOperation_t, int m, int n,
+                              const float* alpha, const float* const A[], int lda,
+                              const float* const x[], int incx, const float* beta,
+                              float* const y[], int incy, int batch) {
+    ++calls().gemv_batches;
+    for (int b = 0; b < batch; ++b)
+      for (int i = 0; i < m; ++i) {
+        float sum = 0;
+        for (int j = 0; j < n; ++j)
+          sum += A[b][i + j * lda] * x[b][j * incx];
+        y[b][i * incy] = *alpha * sum + *beta * y[b][i * incy];
+      }
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasSgeqrfBatched = [](cublasHandle_t, int, int, float* const[], int, float* const[],
+                               int* info, int) {
+    ++calls().qr_batches;
+    *info = -7;
     return CUBLAS_STATUS_SUCCESS;
   };
   api.cublasSgemv_v2 = [](cublasHandle_t, cublasOperation_t t, int m, int n, const float* alpha,
@@ -1188,4 +1210,66 @@ TEST_CASE("extent arithmetic saturates instead of wrapping", "[executor][blas]")
   CHECK(type_size(CUDA_C_64F) == 16);
   CHECK(type_size(CUDA_R_4I) == invalid_extent);
   CHECK(mul(vec(3, 1), type_size(12345)) == invalid_extent);
+}
+
+TEST_CASE("generated calls over device arrays of pointers check every matrix they name",
+          "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  // Two batches of y = A x with A 2 x 2 (identity, then 2 * identity).
+  auto a = g.alloc(8 * 4), x = g.alloc(4 * 4), y = g.alloc(4 * 4), arrays = g.alloc(6 * 8);
+  float av[] = {1, 0, 0, 1, 2, 0, 0, 2}, xv[] = {3, 4, 5, 6};
+  std::memcpy(g.floats(a), av, sizeof(av));
+  std::memcpy(g.floats(x), xv, sizeof(xv));
+  auto* ptrs = static_cast<uint64_t*>(host(arrays));
+  uint64_t values[] = {a, a + 16, x, x + 8, y, y + 8};
+  std::memcpy(ptrs, values, sizeof(values));
+  auto gemv = [&]() {
+    gleam::wire::arg_packer p;
+    float one = 1, zero = 0;
+    p.value(handle_id);
+    p.value(CUBLAS_OP_N);
+    p.value(2);
+    p.value(2);
+    p.bytes(&one, 4);
+    p.value(arrays);
+    p.value(2);
+    p.value(arrays + 16);
+    p.value(1);
+    p.bytes(&zero, 4);
+    p.value(arrays + 32);
+    p.value(1);
+    p.value(2);
+    return g.run([&](proto::Op& op) { library_op(op, ids::cublasSgemvBatched, p); });
+  };
+  auto r = gemv();
+  REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  std::vector<float> out(g.floats(y), g.floats(y) + 4);
+  CHECK(out == std::vector<float>{3, 4, 10, 12});
+  // The second y points 4 bytes before the end of y's allocation: refused,
+  // and the library never runs.
+  ptrs[5] = y + 12;
+  auto refused = gemv();
+  CHECK(refused.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK_THAT(refused.error(), Catch::Contains("yarray[1]"));
+  CHECK(calls().gemv_batches == 1);
+  // A host result of a batched routine comes back whatever the pointer mode.
+  ptrs[5] = y + 8;
+  gleam::wire::arg_packer qr;
+  qr.value(handle_id);
+  qr.value(2);
+  qr.value(2);
+  qr.value(arrays);
+  qr.value(2);
+  qr.value(arrays + 32);
+  qr.value(1);
+  auto info = g.run([&](proto::Op& op) { library_op(op, ids::cublasSgeqrfBatched, qr, true); });
+  REQUIRE(info.blas_status() == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(info.library_outputs().data_size() == 1);
+  int value = 0;
+  std::memcpy(&value, info.library_outputs().data(0).data(), sizeof(value));
+  CHECK(value == -7);
+  CHECK(calls().qr_batches == 1);
 }

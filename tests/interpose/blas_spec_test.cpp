@@ -258,21 +258,27 @@ TEST_CASE("unsupported BLAS functions fail with CUBLAS_STATUS_NOT_SUPPORTED",
   REQUIRE(lib != nullptr);
   auto* lt = dlopen(built("cublasLt").c_str(), RTLD_NOW | RTLD_LOCAL);
   REQUIRE(lt != nullptr);
-  // Pointer-array forms stay unsupported; the legacy implicit-handle API too.
-  auto strsm = reinterpret_cast<decltype(&cublasStrsmBatched)>(dlsym(lib, "cublasStrsmBatched"));
-  // float cublasSnrm2(int n, const float* x, int incx), of cublas.h.
+  // Grouped batched gemms (host arrays of shapes per group) stay unsupported.
+  auto grouped = reinterpret_cast<decltype(&cublasSgemmGroupedBatched)>(
+    dlsym(lib, "cublasSgemmGroupedBatched"));
+  // float cublasSnrm2(int n, const float* x, int incx), of cublas.h: without
+  // cublasInit it returns 0 and leaves NOT_INITIALIZED for cublasGetError.
   using legacy_nrm2 = float (*)(int, const float*, int);
   auto legacy = reinterpret_cast<legacy_nrm2>(dlsym(lib, "cublasSnrm2"));
+  auto get_error = reinterpret_cast<cublasStatus_t (*)()>(dlsym(lib, "cublasGetError"));
   auto lt_transform = reinterpret_cast<decltype(&cublasLtMatrixTransform)>(
     dlsym(lt, "cublasLtMatrixTransform"));
-  REQUIRE(strsm != nullptr);
+  REQUIRE(grouped != nullptr);
   REQUIRE(legacy != nullptr);
+  REQUIRE(get_error != nullptr);
   REQUIRE(lt_transform != nullptr);
   float alpha = 1;
-  CHECK(strsm(nullptr, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, 2,
-              2, &alpha, nullptr, 2, nullptr, 2, 1)
+  CHECK(grouped(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                nullptr, nullptr, nullptr, nullptr, nullptr, 0, nullptr)
         == CUBLAS_STATUS_NOT_SUPPORTED);
   CHECK(legacy(4, nullptr, 1) == 0.0f);
+  CHECK(get_error() == CUBLAS_STATUS_NOT_INITIALIZED);
+  CHECK(get_error() == CUBLAS_STATUS_SUCCESS);
   CHECK(lt_transform(nullptr, nullptr, &alpha, nullptr, nullptr, &alpha, nullptr, nullptr,
                      nullptr, nullptr, nullptr)
         == CUBLAS_STATUS_NOT_SUPPORTED);

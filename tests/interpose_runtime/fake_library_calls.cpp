@@ -2,6 +2,7 @@
 
 #include <cublas_api.h>
 
+#include <cstring>
 #include <string>
 
 #include "executor/blas_api.hpp"
@@ -93,6 +94,24 @@ public:
       fail(CUBLAS_STATUS_INVALID_VALUE, invalid_value,
            std::string(what) + ": outside the fake server's memory");
     return known;
+  }
+  bool device_array(uint64_t ptr, int64_t count, uint64_t bytes_each,
+                    const char* what) override {
+    // The fake's memory is host memory: the array's pointers are read
+    // directly, each checked like device().
+    if (count <= 0)
+      return true;
+    if (!device(ptr, static_cast<uint64_t>(count) * 8, what))
+      return false;
+    bool known = false;
+    auto* array = memory_(ptr, static_cast<uint64_t>(count) * 8, &known);
+    for (int64_t i = 0; array != nullptr && i < count; ++i) {
+      uint64_t p = 0;
+      std::memcpy(&p, array + i * 8, 8);
+      if (!device(p, bytes_each, what))
+        return false;
+    }
+    return true;
   }
   void report(int status, const char* function) override {
     r_.set_blas_status(status);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Everyday PyTorch operations (tests/programs/torch_ops.py: matrix-vector
+# products, convolutions, FFT, linear algebra, sparse, torch.compile,
+# pynvml, ...) locally and through Gleam with the real driver hidden from
+# the client, on the GPU machine from an unpacked bundle:
+#   deploy/torch-ops-check.sh BUNDLE_DIR [OUT_DIR] [OP ...]
+# Prints one line per operation: "same", "DIFFERS" (both ran, outputs not
+# identical) or "FAILS" (ran locally, failed through Gleam, with the error),
+# then the counts. Exit 0 only when every operation is the same.
+set -uo pipefail
+bundle=$(cd "${1:?bundle dir}" && pwd)
+out=${2:-/tmp/gleam-torch-ops}
+shift $(( $# >= 2 ? 2 : $# ))
+src="$(cd "$(dirname "$0")/.." && pwd)/tests/programs/torch_ops.py"
+mkdir -p "$out"
+port=4793
+cat > "$out/node.conf" <<CONF
+[node]
+id = "torch-ops"
+roles = ["all"]
+port = $port
+[cache]
+dir = "$out/cache"
+CONF
+"$bundle/bin/gleamd" --config-file="$out/node.conf" 2> "$out/gleamd.log" &
+gleamd_pid=$!
+sleep 2
+. "$(dirname "$0")/hide-driver.sh"
+export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
+timeout 300 python3 "$src" "$@" > "$out/local.out" 2> "$out/local.err"
+unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
+  timeout 300 '$bundle/bin/gleam-run' -- python3 '$src' $*" > "$out/gleam.out" 2> "$out/gleam.err"
+echo "gleam-run exit: $?"
+same=0; differ=0; fails=0
+while read -r name status rest; do
+  [ "$name" = done ] && continue
+  remote=$(grep -m1 "^$name " "$out/gleam.out")
+  if [ "$status" != ok ]; then
+    echo "local-fail $name: $status $rest"
+  elif [ "$remote" = "$name $status $rest" ]; then
+    same=$((same+1)); echo "same     $name"
+  elif [ "${remote#"$name ok "}" != "$remote" ]; then
+    differ=$((differ+1)); echo "DIFFERS  $name: local $rest, gleam ${remote#"$name ok "}"
+  else
+    fails=$((fails+1)); echo "FAILS    $name: ${remote#"$name "}"
+  fi
+done < <(grep -v '^pynvml ' "$out/local.out")
+kill -TERM $gleamd_pid; wait $gleamd_pid
+echo "torch ops: $same same, $differ differ, $fails fail through Gleam"
+[ $differ -eq 0 ] && [ $fails -eq 0 ]
