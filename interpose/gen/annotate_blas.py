@@ -542,6 +542,21 @@ def family(core):
                   "info": host("out"),
                   "devInfoArray": dev("out", nullable("devInfoArray", "batchSize"))})
 
+    # Handle settings without a pointer: the server's handle keeps them;
+    # the getters ask it (a host result). Set/GetEmulationStrategy stay out:
+    # cublas_api.h overloads them (a C++ inline form), so the server cannot
+    # name the C entry point by its declaration.
+    if re.match(r"^Set(SmCountTarget|EmulationSpecialValuesSupport|"
+                r"FixedPointEmulationMantissaBitOffset|FixedPointEmulationMantissaControl|"
+                r"FixedPointEmulationMaxMantissaBitCount)$", core):
+        return f("async", [], {})
+    m = re.match(r"^Get(SmCountTarget|EmulationSpecialValuesSupport|"
+                 r"FixedPointEmulationMantissaBitOffset|FixedPointEmulationMantissaControl|"
+                 r"FixedPointEmulationMaxMantissaBitCount)$", core)
+    if m:
+        # "*": the one pointer parameter, whatever its name.
+        return f("sync", [], {"*": host("out")})
+
     # BLAS-like extensions.
     if re.match(r"^[SDCZ]geam$", core):
         return f("async", ["m >= 0", "n >= 0", "op_ok(transa)", "op_ok(transb)",
@@ -580,6 +595,12 @@ def core_name(name):
 
 def generated_lines(e, ident, rule):
     call, checks, ann = rule
+    if "*" in ann:
+        pointers = [p.name for p in e.params if p.pointer and p.name != "handle"]
+        if len(pointers) != 1:
+            raise spec_error("%s: the rule annotates its one pointer, but it has %d"
+                             % (e.name, len(pointers)))
+        ann = {pointers[0]: ann["*"]}
     names = [p.name for p in e.params]
     missing = [n for n in ann if n not in names]
     if missing:
