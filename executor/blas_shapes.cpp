@@ -1,44 +1,12 @@
 #include "executor/blas_shapes.hpp"
 
+#include "wire/library_args.hpp"
+
 namespace gleam::executor::blas_shapes {
 
 size_t element_size(cudaDataType t) noexcept {
-  switch (t) {
-    case CUDA_R_8I:
-    case CUDA_R_8U:
-    case CUDA_R_8F_E4M3:
-    case CUDA_R_8F_E5M2:
-    case CUDA_R_8F_UE8M0:
-      return 1;
-    case CUDA_R_16F:
-    case CUDA_R_16BF:
-    case CUDA_R_16I:
-    case CUDA_R_16U:
-    case CUDA_C_8I:
-    case CUDA_C_8U:
-      return 2;
-    case CUDA_R_32F:
-    case CUDA_R_32I:
-    case CUDA_R_32U:
-    case CUDA_C_16F:
-    case CUDA_C_16BF:
-    case CUDA_C_16I:
-    case CUDA_C_16U:
-      return 4;
-    case CUDA_R_64F:
-    case CUDA_R_64I:
-    case CUDA_R_64U:
-    case CUDA_C_32F:
-    case CUDA_C_32I:
-    case CUDA_C_32U:
-      return 8;
-    case CUDA_C_64F:
-    case CUDA_C_64I:
-    case CUDA_C_64U:
-      return 16;
-    default:
-      return 0;
-  }
+  auto bytes = wire::extents::type_size(t);
+  return bytes == wire::extents::invalid_extent ? 0 : static_cast<size_t>(bytes);
 }
 
 std::optional<uint64_t> matrix_extent(int64_t rows, int64_t cols, int64_t ld,

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -90,6 +91,23 @@ inline uint32_t next_random(uint32_t& state) {
   state ^= state >> 17;
   state ^= state << 5;
   return state;
+}
+
+/// A device copy of `v` (cudaMalloc + cudaMemcpy; exits on failure).
+template <class T>
+T* to_device(const std::vector<T>& v) {
+  T* p = nullptr;
+  GLEAM_PROGRAM_CHECK(cudaMalloc(&p, v.size() * sizeof(T)));
+  GLEAM_PROGRAM_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return p;
+}
+
+/// The `n` elements at device address `p`, copied to the host.
+template <class T>
+std::vector<T> to_host(const T* p, size_t n) {
+  std::vector<T> v(n);
+  GLEAM_PROGRAM_CHECK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
 }
 
 } // namespace gleam_program

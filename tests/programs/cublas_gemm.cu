@@ -28,6 +28,9 @@
 
 namespace {
 
+using gleam_program::to_device;
+using gleam_program::to_host;
+
 /// Column-major C = alpha * op(A) * op(B) + beta * C on the host, in double.
 void host_gemm(bool ta, bool tb, int m, int n, int k, double alpha, const std::vector<float>& A,
                int lda, const std::vector<float>& B, int ldb, double beta, std::vector<float>& C,
@@ -49,21 +52,6 @@ std::vector<float> small_ints(size_t n, uint32_t seed, int range) {
   std::vector<float> v(n);
   for (auto& x : v)
     x = static_cast<float>(static_cast<int>(gleam_program::next_random(seed) % range) - range / 2);
-  return v;
-}
-
-template <class T>
-T* to_device(const std::vector<T>& v) {
-  T* p = nullptr;
-  GLEAM_PROGRAM_CHECK(cudaMalloc(&p, v.size() * sizeof(T)));
-  GLEAM_PROGRAM_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-
-template <class T>
-std::vector<T> to_host(const T* p, size_t n) {
-  std::vector<T> v(n);
-  GLEAM_PROGRAM_CHECK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
   return v;
 }
 

@@ -32,22 +32,10 @@
 
 namespace {
 
+using gleam_program::to_device;
+using gleam_program::to_host;
+
 gleam_program::checksum sum;
-
-template <class T>
-T* to_device(const std::vector<T>& v) {
-  T* p = nullptr;
-  GLEAM_PROGRAM_CHECK(cudaMalloc(&p, v.size() * sizeof(T)));
-  GLEAM_PROGRAM_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-
-template <class T>
-std::vector<T> to_host(const T* p, size_t n) {
-  std::vector<T> v(n);
-  GLEAM_PROGRAM_CHECK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return v;
-}
 
 void print_value(float x) {
   std::printf(" %.6g", static_cast<double>(x));
