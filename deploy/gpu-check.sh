@@ -5,6 +5,7 @@
 # mount namespace where libcuda.so* and /dev/nvidia* are /dev/null), and
 # compares outputs.
 #   deploy/gpu-check.sh BUNDLE_DIR [OUT_DIR]
+# GLEAM_CHECK_TESTS=executor_test runs only that [gpu] test binary (a glob).
 set -uo pipefail
 bundle=$(cd "${1:?bundle dir}" && pwd)
 out=${2:-/tmp/gleam-gpu-check}
@@ -21,7 +22,8 @@ echo "vendor cuBLAS for the server: ${GLEAM_CUBLAS_DIR:-$cuda_lib}"
 nvidia-smi -L
 echo "== [gpu] tests"
 fail=0
-for t in "$bundle"/tests/*_test; do
+# GLEAM_CHECK_TESTS names the test binaries to run (default: every one).
+for t in "$bundle"/tests/${GLEAM_CHECK_TESTS:-*_test}; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
   "$t" "[gpu]" > "$out/$name.log" 2>&1
