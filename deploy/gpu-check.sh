@@ -50,19 +50,11 @@ sleep 2
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c gpus
 . "$(dirname "$0")/hide-driver.sh"
 same=0; differ=0
+. "$(dirname "$0")/compare-program.sh"
+LOCAL_LIBS=$cuda_lib${GLEAM_CUBLAS_DIR:+:$GLEAM_CUBLAS_DIR}
 while read -r prog; do
   [ -n "$prog" ] || continue
-  p="$bundle/$prog"
-  name=$(basename "$p")
-  LD_LIBRARY_PATH=$cuda_lib${GLEAM_CUBLAS_DIR:+:$GLEAM_CUBLAS_DIR} "$p" > "$out/$name.local" 2>&1; lrc=$?
-  unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
-    '$bundle/bin/gleam-run' -- '$p'" > "$out/$name.gleam" 2>&1; grc=$?
-  if [ $lrc -eq 0 ] && [ $grc -eq 0 ] && cmp -s "$out/$name.local" "$out/$name.gleam"; then
-    same=$((same+1)); echo "same     $name: $(grep -m1 checksum "$out/$name.local")"
-  else
-    differ=$((differ+1)); echo "DIFFERS  $name (local rc=$lrc, gleam rc=$grc)"
-    diff "$out/$name.local" "$out/$name.gleam" | head -12
-  fi
+  compare_program "$bundle/$prog"
 done < "$bundle/tests/programs/programs.txt"
 # Host nodes across a 3 s cut (issue #9): 300 replays of a graph whose host
 # node calls back into the client; the cut comes while the server's stream

@@ -18,17 +18,9 @@ gleamd_pid=$!
 sleep 2
 . "$(dirname "$0")/hide-driver.sh"
 same=0; differ=0
+. "$(dirname "$0")/compare-program.sh"
 for name in $programs; do
-  p="$bundle/tests/programs/$name"
-  "$p" > "$out/$name.local" 2>&1; lrc=$?
-  unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
-    '$bundle/bin/gleam-run' -- '$p'" > "$out/$name.gleam" 2>&1; grc=$?
-  if [ $lrc -eq 0 ] && [ $grc -eq 0 ] && cmp -s "$out/$name.local" "$out/$name.gleam"; then
-    same=$((same+1)); echo "same     $name: $(grep -m1 checksum "$out/$name.local")"
-  else
-    differ=$((differ+1)); echo "DIFFERS  $name (local rc=$lrc, gleam rc=$grc)"
-    diff "$out/$name.local" "$out/$name.gleam" | head -8
-  fi
+  compare_program "$bundle/tests/programs/$name"
 done
 kill -TERM $gleamd_pid; wait $gleamd_pid
 echo "programs: $same identical, $differ differ"
