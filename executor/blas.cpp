@@ -1,5 +1,6 @@
 #include "executor/blas.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -895,17 +896,23 @@ private:
                                driver_.describe(rc)));
       return false;
     }
-    std::vector<uint64_t> ptrs(static_cast<size_t>(count));
-    if (auto rc = driver_.cuMemcpyDtoH(ptrs.data(), static_cast<CUdeviceptr>(ptr), bytes);
-        rc != CUDA_SUCCESS) {
-      r_.set_status(static_cast<int32_t>(rc));
-      r_.set_blas_status(CUBLAS_STATUS_MAPPING_ERROR);
-      r_.set_error(fmt::format("reading {} failed: {}", what, driver_.describe(rc)));
-      return false;
-    }
-    for (size_t j = 0; j < ptrs.size(); ++j)
-      if (!check_range(ptrs[j], bytes_each, fmt::format("{}[{}]", what, j).c_str()))
+    // Read in pieces: the array's size is the client's to choose.
+    constexpr size_t piece = size_t{1} << 16;
+    std::vector<uint64_t> ptrs(std::min(piece, static_cast<size_t>(count)));
+    for (size_t first = 0; first < static_cast<size_t>(count); first += piece) {
+      auto n = std::min(piece, static_cast<size_t>(count) - first);
+      if (auto rc = driver_.cuMemcpyDtoH(ptrs.data(), static_cast<CUdeviceptr>(ptr + first * 8),
+                                         n * 8);
+          rc != CUDA_SUCCESS) {
+        r_.set_status(static_cast<int32_t>(rc));
+        r_.set_blas_status(CUBLAS_STATUS_MAPPING_ERROR);
+        r_.set_error(fmt::format("reading {} failed: {}", what, driver_.describe(rc)));
         return false;
+      }
+      for (size_t j = 0; j < n; ++j)
+        if (!check_range(ptrs[j], bytes_each, fmt::format("{}[{}]", what, first + j).c_str()))
+          return false;
+    }
     return true;
   }
 
