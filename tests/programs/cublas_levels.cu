@@ -8,6 +8,7 @@
 // integers (and halves), triangular solves divide by powers of two, so every
 // result is exact and checked against the host; every value is printed so
 // that a local run and a run through Gleam can be compared byte for byte.
+#include "blas_common.cuh"
 #include "common.cuh"
 
 #include <cuComplex.h>
@@ -16,24 +17,13 @@
 #include <cmath>
 #include <vector>
 
-#include <fcntl.h>
-#include <unistd.h>
 
-#define GLEAM_BLAS_CHECK(call)                                                    \
-  do {                                                                            \
-    cublasStatus_t gleam_blas_status_ = (call);                                   \
-    if (gleam_blas_status_ != CUBLAS_STATUS_SUCCESS) {                            \
-      std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__,     \
-                   #call, cublasGetStatusName(gleam_blas_status_),                \
-                   cublasGetStatusString(gleam_blas_status_));                    \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (false)
 
 namespace {
 
 using gleam_program::to_device;
 using gleam_program::to_host;
+using gleam_program::quietly;
 
 gleam_program::checksum sum;
 
@@ -75,27 +65,6 @@ bool same(cuDoubleComplex a, cuDoubleComplex b) {
   return a.x == b.x && a.y == b.y;
 }
 
-/// The status of `call`, with the diagnostic the vendor library prints for
-/// an invalid argument silenced: that text is not part of the API's answer
-/// (the status is), so it stays out of the local-vs-Gleam comparison.
-template <class F>
-cublasStatus_t quietly(F call) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  int saved_out = dup(1), saved_err = dup(2);
-  int null_fd = open("/dev/null", O_WRONLY);
-  dup2(null_fd, 1);
-  dup2(null_fd, 2);
-  cublasStatus_t status = call();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  dup2(saved_out, 1);
-  dup2(saved_err, 2);
-  close(null_fd);
-  close(saved_out);
-  close(saved_err);
-  return status;
-}
 
 /// Column-major m x n matrix with leading dimension ld, element (i, j) =
 /// f(i, j); the padding rows hold `pad`.
