@@ -35,17 +35,8 @@ done
 
 echo "== programs: local vs through Gleam, driver hidden from the client"
 port=4790
-cat > "$out/node.conf" <<CONF
-[node]
-id = "gpu-check"
-roles = ["all"]
-port = $port
-[cache]
-dir = "$out/cache"
-CONF
-"$bundle/bin/gleamd" --config-file="$out/node.conf" 2> "$out/gleamd.log" &
-gleamd_pid=$!
-sleep 2
+. "$(dirname "$0")/start-gleamd.sh"
+start_gleamd gpu-check
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c nodes
 "$bundle/bin/gleam-console" --scheduler 127.0.0.1:$port -c gpus
 . "$(dirname "$0")/hide-driver.sh"

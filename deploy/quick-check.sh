@@ -11,11 +11,8 @@ ops=${3:-}
 out=${4:-/tmp/gleam-quick-check}
 mkdir -p "$out"
 port=4794
-printf '[node]\nid = "quick-check"\nroles = ["all"]\nport = %s\n[cache]\ndir = "%s/cache"\n' \
-  $port "$out" > "$out/node.conf"
-"$bundle/bin/gleamd" --config-file="$out/node.conf" 2> "$out/gleamd.log" &
-gleamd_pid=$!
-sleep 2
+. "$(dirname "$0")/start-gleamd.sh"
+start_gleamd quick-check
 . "$(dirname "$0")/hide-driver.sh"
 same=0; differ=0
 . "$(dirname "$0")/compare-program.sh"

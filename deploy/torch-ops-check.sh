@@ -14,17 +14,8 @@ shift $(( $# >= 2 ? 2 : $# ))
 src="$(cd "$(dirname "$0")/.." && pwd)/tests/programs/torch_ops.py"
 mkdir -p "$out"
 port=4793
-cat > "$out/node.conf" <<CONF
-[node]
-id = "torch-ops"
-roles = ["all"]
-port = $port
-[cache]
-dir = "$out/cache"
-CONF
-"$bundle/bin/gleamd" --config-file="$out/node.conf" 2> "$out/gleamd.log" &
-gleamd_pid=$!
-sleep 2
+. "$(dirname "$0")/start-gleamd.sh"
+start_gleamd torch-ops
 . "$(dirname "$0")/hide-driver.sh"
 export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
 timeout 300 python3 "$src" "$@" > "$out/local.out" 2> "$out/local.err"

@@ -1044,6 +1044,19 @@ gleam::wire::arg_packer saxpy_args(int n, float alpha, uint64_t x, uint64_t y) {
   return p;
 }
 
+/// Packs cublasSdot_v2(handle, 4, x, 1, y, 1, result) up to the result,
+/// which travels only in device pointer mode (the caller appends it).
+gleam::wire::arg_packer sdot_args(uint64_t x, uint64_t y) {
+  gleam::wire::arg_packer p;
+  p.value(handle_id);
+  p.value(4);
+  p.value(x);
+  p.value(1);
+  p.value(y);
+  p.value(1);
+  return p;
+}
+
 } // namespace
 
 TEST_CASE("a generated cuBLAS call computes on the session's memory", "[executor][blas]") {
@@ -1076,13 +1089,7 @@ TEST_CASE("a generated cuBLAS call computes on the session's memory", "[executor
     CHECK(g.floats(y)[0] == 10);
   }
   SECTION("dot in host pointer mode: the result comes back as a host output") {
-    gleam::wire::arg_packer p;
-    p.value(handle_id);
-    p.value(4);
-    p.value(x);
-    p.value(1);
-    p.value(y);
-    p.value(1);
+    auto p = sdot_args(x, y);
     auto r = g.run([&](proto::Op& op) { library_op(op, ids::cublasSdot_v2, p); });
     REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
     REQUIRE(r.library_outputs().data_size() == 1);
@@ -1094,13 +1101,7 @@ TEST_CASE("a generated cuBLAS call computes on the session's memory", "[executor
   }
   SECTION("dot in device pointer mode writes device memory, checked like any operand") {
     auto result = g.alloc(4);
-    gleam::wire::arg_packer p;
-    p.value(handle_id);
-    p.value(4);
-    p.value(x);
-    p.value(1);
-    p.value(y);
-    p.value(1);
+    auto p = sdot_args(x, y);
     p.value(result);
     auto r = g.run([&](proto::Op& op) { library_op(op, ids::cublasSdot_v2, p, true); });
     REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
@@ -1108,13 +1109,7 @@ TEST_CASE("a generated cuBLAS call computes on the session's memory", "[executor
     CHECK(*g.floats(result) == 300);
     CHECK(calls().pointer_mode == CUBLAS_POINTER_MODE_DEVICE);
     // A result address outside the allocations is refused.
-    gleam::wire::arg_packer bad;
-    bad.value(handle_id);
-    bad.value(4);
-    bad.value(x);
-    bad.value(1);
-    bad.value(y);
-    bad.value(1);
+    auto bad = sdot_args(x, y);
     bad.value(result + 4);
     auto refused = g.run([&](proto::Op& op) { library_op(op, ids::cublasSdot_v2, bad, true); });
     CHECK(refused.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
