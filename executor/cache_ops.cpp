@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cache_store/error.hpp"
+#include "executor/op_result.hpp"
 #include "executor/session_streams.hpp"
 
 namespace gleam::executor {
@@ -13,8 +14,7 @@ namespace gleam::executor {
 namespace cs = cache_store;
 
 void cache_ops::fail(CUresult rc, std::string detail) {
-  r_.set_status(static_cast<int32_t>(rc));
-  r_.set_error(std::move(detail));
+  fail_op(r_, rc, std::move(detail));
 }
 
 bool cache_ops::need_cache() {

@@ -16,6 +16,7 @@
 #include "executor/launch_attributes.hpp"
 #include "executor/mem_pools.hpp"
 #include "executor/module_image.hpp"
+#include "executor/op_result.hpp"
 #include "executor/session_streams.hpp"
 
 namespace gleam::executor {
@@ -331,16 +332,12 @@ private:
   // --- result helpers -----------------------------------------------------
 
   void fail(CUresult rc, std::string detail) {
-    r_.set_status(static_cast<int32_t>(rc));
-    r_.set_error(std::move(detail));
+    fail_op(r_, rc, std::move(detail));
   }
 
   /// Records `rc` of driver call `what`; true on success.
   bool check(CUresult rc, const char* what) {
-    if (rc == CUDA_SUCCESS)
-      return true;
-    fail(rc, fmt::format("{} failed: {}", what, api_.describe(rc)));
-    return false;
+    return check_op(r_, api_, rc, what);
   }
 
   /// Like check, but CUDA_ERROR_NOT_READY is an answer, not a failure.

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "executor/op_result.hpp"
+
 namespace gleam::executor {
 
 namespace {
@@ -163,15 +165,11 @@ private:
   }
 
   void fail(CUresult rc, std::string detail) {
-    r_.set_status(static_cast<int32_t>(rc));
-    r_.set_error(std::move(detail));
+    fail_op(r_, rc, std::move(detail));
   }
 
   bool check(CUresult rc, const char* what) {
-    if (rc == CUDA_SUCCESS)
-      return true;
-    fail(rc, fmt::format("{} failed: {}", what, api_.describe(rc)));
-    return false;
+    return check_op(r_, api_, rc, what);
   }
 
   driver_api& api_;
