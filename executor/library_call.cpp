@@ -68,4 +68,97 @@ void library_call_env::take_outputs(proto::LibraryOutputs& out) {
   outputs_.clear();
 }
 
+std::string library_call_env::take_joined_outputs() {
+  std::string out;
+  out.reserve(static_cast<size_t>(output_bytes_));
+  for (auto& [p, bytes] : outputs_)
+    out.append(static_cast<const char*>(p), static_cast<size_t>(bytes));
+  outputs_.clear();
+  return out;
+}
+
+void library_call_env::too_large(std::string detail) {
+  invalid(std::move(detail));
+}
+
+void* library_call_env::library_handle(uint64_t id, int32_t, handle_use) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+  return nullptr;
+}
+
+bool library_call_env::fresh(uint64_t id, int32_t) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+  return false;
+}
+
+bool library_call_env::adopt(uint64_t id, int32_t, void*, bool) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+  return false;
+}
+
+bool library_call_env::adopt_address(int32_t, void*) {
+  invalid("this library has no declared handle types");
+  return false;
+}
+
+void library_call_env::destroy(uint64_t id, int32_t, const char*) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+}
+
+CUstream library_call_env::stream(uint64_t id, bool) {
+  invalid(fmt::format("stream {}: this library's runner takes no streams", id));
+  return nullptr;
+}
+
+void library_call_env::stream_set(uint64_t, int32_t, uint64_t, CUstream) {
+}
+
+library_call_env::placement_arg library_call_env::placement(wire::arg_reader& in) {
+  placement_arg p;
+  auto flag = in.value<uint8_t>();
+  p.host = flag == 1;
+  p.bad = flag > 1;
+  if (flag == 0)
+    p.address = in.address();
+  return p;
+}
+
+void* library_call_env::host_output(uint64_t bytes, const char* what) {
+  if (bytes > max_host_outputs || output_bytes_ + bytes > max_host_outputs) {
+    too_large(fmt::format("{}: {} bytes of host results exceed the {} a call may return; "
+                          "generate fewer values per call",
+                          what, bytes, max_host_outputs));
+    return nullptr;
+  }
+  // At least one byte, so that an empty output still has an address.
+  void* p = host_memory(bytes == 0 ? 1 : bytes);
+  output_bytes_ += bytes;
+  outputs_.emplace_back(p, bytes);
+  return p;
+}
+
+bool library_call_env::output(const placement_arg& p, uint64_t bytes, const char* what,
+                              void** out) {
+  if (p.bad) {
+    invalid(fmt::format("{}: the output's placement flag is neither device nor host; the "
+                        "client was built from another spec",
+                        what));
+    return false;
+  }
+  if (handle_host_ >= 0 && p.host != (handle_host_ == 1)) {
+    invalid(fmt::format("{}: sent as {} memory for a {} generator; the client's handle "
+                        "disagrees with the server's",
+                        what, p.host ? "host" : "device", handle_host_ == 1 ? "host" : "device"));
+    return false;
+  }
+  if (p.host) {
+    *out = host_output(bytes, what);
+    return *out != nullptr;
+  }
+  if (!device(p.address, bytes, what))
+    return false;
+  *out = reinterpret_cast<void*>(static_cast<uintptr_t>(p.address));
+  return true;
+}
+
 } // namespace gleam::executor

@@ -28,16 +28,21 @@ library's name:
   shim/GL/gl.h                VDPAU / OpenGL types the vendor interop headers
                               need, used only where the real headers are not
                               installed
-  <lib>_generated.cpp         libraries with generated calls (cublas): the
-                              client stub of every 'class generated' entry:
-                              the spec's checks, then its arguments packed
-                              (wire/library_args.hpp) into one LibraryCall op
+  <lib>_generated.cpp         libraries with generated calls (cublas,
+                              curand): the client stub of every 'class
+                              generated' entry: the spec's checks, then its
+                              arguments packed (wire/library_args.hpp) into
+                              one LibraryCall op (library_calls.py)
   <lib>_generated.txt         "<name>\t<id>" per generated function
+  <lib>_function_ids.hpp      the pinned ids of the functions that travel as
+                              LibraryCall ops (for hand-written client code)
 With --server-out-dir DIR it writes the server side instead (the executor's
 build directory): <lib>_library_calls.cpp (one case per generated function:
 unpack, check every device range with the spec's extent, call the vendor's
-function), <lib>_generated_api.inc (X(name) per generated function, for the
-loaded vendor library's members) and <lib>_function_ids.hpp (the pinned ids).
+function; for libraries other than cuBLAS also the library_descriptor the
+executor's generic runner serves), <lib>_generated_api.inc (X(name) per
+function with an id, for the loaded vendor library's members) and
+<lib>_function_ids.hpp (the pinned ids).
 With --manual-placeholder it also writes <lib>_manual_placeholder.cpp: stubs
 (reported as unsupported) for every manual function, for builds that have no
 hand-written sources yet.
@@ -51,6 +56,9 @@ import os
 import re
 import sys
 
+import library_calls
+from library_calls import generated_calls
+
 CLASSES = ("manual", "unsupported", "generated")
 CALLS = ("async", "local", "handle", "sync")
 DIRECTIONS = ("in", "out", "inout")
@@ -61,36 +69,14 @@ EXPRESSION_WORDS = ("sizeof", "vec", "mat", "packed", "strided", "mul", "add", "
 INTEGRAL = ("char", "int", "unsigned", "unsigned int", "size_t", "float", "double")
 
 
-class generated_calls:
-    """How a library's generated entries are marshalled (LibraryCall ops)."""
-
-    def __init__(self, handle, status, library, invalid, not_initialized, not_supported,
-                 client_header, client_namespace, api_class, api_header, server_function):
-        # The C type of the handle every generated entry takes first.
-        self.handle = handle
-        # The return type of every generated entry and its values.
-        self.status = status
-        self.invalid = invalid
-        self.not_initialized = not_initialized
-        self.not_supported = not_supported
-        # proto::LibraryCall::Library value.
-        self.library = library
-        # The client's library_call class: header and namespace.
-        self.client_header = client_header
-        self.client_namespace = client_namespace
-        # The server's loaded vendor library (members named as the
-        # functions) and the generated dispatcher's name.
-        self.api_class = api_class
-        self.api_header = api_header
-        self.server_function = server_function
-
-
 class library:
     """What differs between the interposer libraries."""
 
     def __init__(self, name, headers, fail, report, report_header, export_header,
                  split=None, version="", private=None, proc_table=False, generated=None):
         self.name = name
+        # The spec's handle types (library_calls.handle_type), read by parse().
+        self.handles = []
         # generated_calls, or None: the library has no generated entries.
         self.generated = generated
         # Vendor headers that cannot share a translation unit with `headers`:
@@ -139,16 +125,51 @@ LIBRARIES = {
         "gleam::interpose::blas::report_unsupported", "interpose/blas/common.hpp",
         "cublas_export.hpp", {"cublasXt.h": "xt"},
         generated=generated_calls(
-            "cublasHandle_t", "cublasStatus_t", "CUBLAS", "CUBLAS_STATUS_INVALID_VALUE",
+            "cublasStatus_t", "CUBLAS", "CUBLAS_STATUS_INVALID_VALUE",
             "CUBLAS_STATUS_NOT_INITIALIZED", "CUBLAS_STATUS_NOT_SUPPORTED",
             "interpose/blas/library_call.hpp", "gleam::interpose::blas",
-            "blas_api", "executor/blas_api.hpp", "run_generated_cublas")),
+            "blas_api", "executor/blas_api.hpp", "run_generated_cublas",
+            handle="cublasHandle_t", success="CUBLAS_STATUS_SUCCESS")),
     "cublasLt": library(
         "cublasLt", ["cublasLt.h"],
         {"cublasStatus_t": "CUBLAS_STATUS_NOT_SUPPORTED",
          "const char *": '"unsupported by gleam"'},
         "gleam::interpose::blas::report_unsupported", "interpose/blas/common.hpp",
         "cublasLt_export.hpp"),
+    # libcurand.so.10 (CUDA 13 ships cuRAND 10): handles declared in the
+    # spec, the generic client and server pieces. cuRAND has no "not
+    # supported" status: CURAND_STATUS_ARCH_MISMATCH ("the requested feature
+    # is not supported") stands for it.
+    "curand": library(
+        "curand", ["curand.h"],
+        {"curandStatus_t": "CURAND_STATUS_ARCH_MISMATCH"},
+        "gleam::interpose::report_library_unsupported", "interpose/library_call.hpp",
+        "curand_export.hpp", version="libcurand.so.10",
+        generated=generated_calls(
+            "curandStatus_t", "CURAND", "CURAND_STATUS_OUT_OF_RANGE",
+            "CURAND_STATUS_NOT_INITIALIZED", "CURAND_STATUS_ARCH_MISMATCH",
+            "interpose/curand/library.hpp", "gleam::interpose::curand",
+            "curand_api", "executor/curand_api.hpp", "run_generated_curand",
+            success="CURAND_STATUS_SUCCESS", display="cuRAND",
+            alloc_failed="CURAND_STATUS_ALLOCATION_FAILED",
+            internal="CURAND_STATUS_INTERNAL_ERROR",
+            client_traits="gleam::interpose::curand::traits",
+            manual_server="run_manual_curand",
+            statuses=[
+                ("CURAND_STATUS_SUCCESS", "CUDA_SUCCESS"),
+                ("CURAND_STATUS_VERSION_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CURAND_STATUS_NOT_INITIALIZED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("CURAND_STATUS_ALLOCATION_FAILED", "CUDA_ERROR_OUT_OF_MEMORY"),
+                ("CURAND_STATUS_TYPE_ERROR", "CUDA_ERROR_INVALID_VALUE"),
+                ("CURAND_STATUS_OUT_OF_RANGE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CURAND_STATUS_LENGTH_NOT_MULTIPLE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CURAND_STATUS_DOUBLE_PRECISION_REQUIRED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CURAND_STATUS_LAUNCH_FAILURE", "CUDA_ERROR_UNKNOWN"),
+                ("CURAND_STATUS_PREEXISTING_FAILURE", "CUDA_ERROR_UNKNOWN"),
+                ("CURAND_STATUS_INITIALIZATION_FAILED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("CURAND_STATUS_ARCH_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CURAND_STATUS_INTERNAL_ERROR", "CUDA_ERROR_UNKNOWN"),
+            ])),
 }
 
 PRIVATE_VERSION = "GLEAM_PRIVATE_1"
@@ -179,7 +200,11 @@ class param:
         self.name = name
         self.direction = direction
         self.length = length
+        # Generated entries: see library_calls.POINTER_KINDS / VALUE_KINDS.
         self.kind = kind
+        # 'out handle host'; the declared handle type of a handle parameter.
+        self.host_handle = False
+        self.handle = None
 
     def ctype(self):
         """The declared C type without the name, e.g. 'const float *'."""
@@ -250,16 +275,10 @@ def parse_param(text, where):
         raise spec_error("%s: cannot find the parameter name in '%s'" % (where, decl))
     direction = length = kind = None
     if note.strip():
+        generated = library_calls.parse_note(decl, name, note, where, spec_error, param)
+        if generated is not None:
+            return generated
         words = note.split(None, 1)
-        if words and words[0] in DIRECTIONS and len(words) == 2 \
-                and words[1].split()[0] in ("dev", "scalar"):
-            direction = words[0]
-            kind, _, length = words[1].partition(" ")
-            length = length.strip() or None
-            if kind == "dev" and length is None:
-                raise spec_error("%s: '%s' needs the extent: '%s dev <elements>'"
-                                 % (where, decl, direction))
-            return param(decl, name, direction, length, kind)
         if len(words) != 2 or words[0] not in DIRECTIONS:
             raise spec_error("%s: annotation '%s' must be '<in|out|inout> <length>'"
                              % (where, note.strip()))
@@ -290,6 +309,12 @@ def parse(path):
             if not re.match(r"^\w+$", rest):
                 raise spec_error("%s: bad function name '%s'" % (where, rest))
             current = function(rest, number)
+            continue
+        if key == "handle" and current is None:
+            if functions:
+                raise spec_error("%s: 'handle' lines come before the first entry" % where)
+            LIB.handles.append(library_calls.parse_handle_line(
+                rest, where, spec_error, len(LIB.handles), number))
             continue
         if current is None:
             raise spec_error("%s: '%s' outside of an fn ... end entry" % (where, key))
@@ -324,9 +349,12 @@ def parse(path):
                 raise spec_error("%s: id must be a positive integer, not '%s'" % (where, rest))
             current.id = int(rest)
         elif key == "check":
-            if not rest:
-                raise spec_error("%s: check needs a condition" % where)
-            current.checks.append(rest)
+            # check <condition> [else <status>]
+            condition, _, status = rest.partition(" else ")
+            if not condition.strip() or (status and not re.match(r"^\w+$", status.strip())):
+                raise spec_error("%s: check needs a condition, then optionally 'else <status>'"
+                                 % where)
+            current.checks.append((condition.strip(), status.strip() or None))
         elif key == "param":
             current.params.append(parse_param(rest, where))
         else:
@@ -363,9 +391,13 @@ def validate(fn, path):
     elif fn.reason or fn.fail:
         raise spec_error("%s: 'reason' and 'fail' belong to unsupported entries only" % where)
     if fn.cls == "generated":
-        validate_generated(fn, where)
-    elif fn.id is not None or fn.checks:
-        raise spec_error("%s: 'id' and 'check' belong to generated entries only" % where)
+        library_calls.validate_generated(fn, where, LIB, LIB.handles, spec_error)
+    elif fn.checks:
+        raise spec_error("%s: 'check' belongs to generated entries only" % where)
+    elif fn.id is not None and (fn.cls != "manual" or LIB.generated is None):
+        raise spec_error("%s: 'id' belongs to generated entries and to manual entries of "
+                         "libraries with generated calls (their hand-written server side)"
+                         % where)
     names = {p.name for p in fn.params}
     for p in fn.params:
         if p.kind is not None and fn.cls != "generated":
@@ -375,49 +407,15 @@ def validate(fn, path):
             continue
         for ident in re.findall(r"[A-Za-z_]\w*", p.length):
             if ident not in names and ident not in EXPRESSION_WORDS \
-                    and not re.match(r"^(CUBLAS|CUDA)_\w+$", ident):
+                    and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: length '%s' of %s names no parameter '%s'"
                                  % (where, p.length, p.name, ident))
-    for check in fn.checks:
+    for check, _ in fn.checks:
         for ident in re.findall(r"[A-Za-z_]\w*", check):
             if ident not in names and ident not in EXPRESSION_WORDS \
-                    and not re.match(r"^(CUBLAS|CUDA)_\w+$", ident):
+                    and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: check '%s' names no parameter '%s'"
                                  % (where, check, ident))
-
-
-def validate_generated(fn, where):
-    """What the generator needs of a generated entry."""
-    if LIB.generated is None:
-        raise spec_error("%s: the %s surface has no generated calls" % (where, LIB.name))
-    if fn.form is not None:
-        raise spec_error("%s: 'class generated' takes no form word (got '%s')"
-                         % (where, fn.form))
-    outputs = [p for p in fn.params if p.kind == "scalar" and p.direction != "in"]
-    want = "sync" if outputs else "async"
-    if fn.call != want:
-        raise spec_error("%s: a generated entry %s host outputs: 'call %s'"
-                         % (where, "with" if outputs else "without", want))
-    if fn.id is None:
-        raise spec_error("%s: a generated entry needs its pinned 'id'" % where)
-    if fn.returns != LIB.generated.status:
-        raise spec_error("%s: a generated entry returns %s" % (where, LIB.generated.status))
-    if not fn.params or fn.params[0].ctype() != LIB.generated.handle:
-        raise spec_error("%s: the first parameter of a generated entry is the %s"
-                         % (where, LIB.generated.handle))
-    for p in fn.params:
-        pointer = "*" in p.decl or "[" in p.decl
-        if pointer and p.kind is None:
-            raise spec_error("%s: pointer parameter %s of a generated entry needs "
-                             "'<dir> dev <extent>' or '<dir> scalar [<count>]'"
-                             % (where, p.name))
-        if p.kind is not None and (p.ctype().count("*") != 1 or "[" in p.decl):
-            raise spec_error("%s: %s: generated calls take single pointers only"
-                             % (where, p.name))
-        if p.kind == "scalar" and p.pointee() == "void" and p.length is None:
-            raise spec_error("%s: void scalar %s needs its size in bytes" % (where, p.name))
-        if p.kind is not None and p.direction != "in" and p.ctype().startswith("const"):
-            raise spec_error("%s: %s is const but annotated %s" % (where, p.name, p.direction))
 
 
 def write_if_changed(path, text):
@@ -498,143 +496,6 @@ def generated_of(functions):
     return [f for f in functions if f.cls == "generated"]
 
 
-def host_outputs(fn):
-    return [p for p in fn.params if p.kind == "scalar" and p.direction != "in"]
-
-
-def byte_count(p):
-    """The C++ expression of p's extent in bytes."""
-    count = p.length if p.length is not None else "1"
-    if p.pointee() == "void":
-        return "(%s)" % count
-    return "mul(%s, sizeof(%s))" % (count, p.pointee())
-
-
-def client_stub(fn):
-    g = LIB.generated
-    ns = g.client_namespace
-    args = ", ".join(p.decl for p in fn.params)
-    out = ["GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n" % (fn.returns, fn.name, args),
-           "  return %s::guarded([&]() -> %s {\n" % (ns, g.status),
-           "    auto* state_ = %s::state_of(%s);\n" % (ns, fn.params[0].name),
-           "    if (state_ == nullptr)\n",
-           "      return %s;\n" % g.not_initialized]
-    if fn.checks:
-        out.append("    if (%s)\n" % "\n        || ".join("!(%s)" % c for c in fn.checks))
-        out.append("      return %s;\n" % g.invalid)
-    out.append('    %s::library_call call_(%d, "%s", *state_);\n' % (ns, fn.id, fn.name))
-    for p in fn.params[1:]:
-        if p.kind == "dev":
-            out.append("    call_.device(%s);\n" % p.name)
-        elif p.kind == "scalar":
-            out.append("    if (auto st_ = call_.scalar_%s(%s, %s); st_ != %s)\n"
-                       "      return st_;\n"
-                       % (p.direction, p.name, byte_count(p), "CUBLAS_STATUS_SUCCESS"))
-        else:
-            out.append("    call_.value(%s);\n" % p.name)
-    out.append("    return call_.finish();\n  });\n}\n")
-    return "".join(out)
-
-
-def client_file(functions):
-    g = LIB.generated
-    out = [banner(),
-           "// Client stubs of the generated %s functions: each checks what the\n"
-           "// vendor checks at the call (the spec's 'check' lines), packs its\n"
-           "// arguments (wire/library_args.hpp) into one LibraryCall op and sends it\n"
-           "// (%s::library_call).\n\n" % (LIB.name, g.client_namespace),
-           '#include "interpose/%s"\n' % LIB.export_header,
-           '#include "%s"\n' % g.client_header,
-           '#include "wire/library_args.hpp"\n\n',
-           "using namespace gleam::wire::extents;\n\n",
-           'extern "C" {\n\n']
-    for fn in generated_of(functions):
-        out.append(client_stub(fn) + "\n")
-    out.append('} // extern "C"\n')
-    return "".join(out)
-
-
-def server_case(fn):
-    out = ["    case %d: { // %s\n" % (fn.id, fn.name)]
-    handle = fn.params[0]
-    out.append("      auto %s_ = in.address();\n" % handle.name)
-    for p in fn.params[1:]:
-        if p.kind == "dev":
-            out.append("      auto %s_ = in.address();\n" % p.name)
-        elif p.kind == "scalar":
-            out.append("      auto %s_ = env.scalar(in, %s);\n"
-                       % (p.name, "false" if p.direction == "out" else "true"))
-        else:
-            out.append("      auto %s = in.value<%s>();\n" % (p.name, p.ctype()))
-    out.append('      if (!in.done())\n        return env.malformed("%s"), true;\n' % fn.name)
-    out.append('      if (api.%s == nullptr)\n        return env.unavailable("%s"), true;\n'
-               % (fn.name, fn.name))
-    out.append("      auto %s = static_cast<%s>(env.handle(%s_));\n"
-               % (handle.name, handle.ctype(), handle.name))
-    out.append("      if (%s == nullptr)\n        return true;\n" % handle.name)
-    for p in fn.params[1:]:
-        if p.kind == "dev":
-            out.append('      if (!env.device(%s_, %s, "%s"))\n        return true;\n'
-                       % (p.name, byte_count(p), p.name))
-    for p in fn.params[1:]:
-        if p.kind == "scalar":
-            out.append('      auto* %s = env.scalar_%s(%s_, %s, "%s");\n'
-                       '      if (%s == nullptr)\n        return true;\n'
-                       % (p.name, p.direction, p.name,
-                          byte_count(p), p.name, p.name))
-    call_args = []
-    for p in fn.params:
-        if p is handle:
-            call_args.append(p.name)
-        elif p.kind == "dev":
-            call_args.append("reinterpret_cast<%s>(static_cast<uintptr_t>(%s_))"
-                             % (p.ctype(), p.name))
-        elif p.kind == "scalar":
-            call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
-        else:
-            call_args.append(p.name)
-    out.append('      env.report(api.%s(%s), "%s");\n' % (fn.name, ", ".join(call_args), fn.name))
-    out.append("      return true;\n    }\n")
-    return "".join(out)
-
-
-def server_file(functions):
-    g = LIB.generated
-    out = [banner(),
-           "// The server side of the generated %s functions: unpacks each call's\n"
-           "// arguments (wire/library_args.hpp), checks every device address against\n"
-           "// the session's allocations with the spec's extents, and calls the\n"
-           "// vendor's function (executor/library_call.hpp).\n\n" % LIB.name,
-           '#include "executor/library_call.hpp"\n',
-           '#include "%s"\n' % g.api_header,
-           '#include "wire/library_args.hpp"\n\n',
-           "#include <cstdint>\n\n",
-           "using namespace gleam::wire::extents;\n\n",
-           "namespace gleam::executor {\n\n",
-           "bool %s(%s& api, library_call_env& env, uint32_t function,\n"
-           "%s wire::arg_reader& in) {\n" % (g.server_function, g.api_class,
-                                              " " * (len(g.server_function) + 5)),
-           "  switch (function) {\n"]
-    for fn in generated_of(functions):
-        out.append(server_case(fn))
-    out.append("    default:\n      return false;\n  }\n}\n\n} // namespace gleam::executor\n")
-    return "".join(out)
-
-
-def id_header(functions):
-    out = [banner(), "#pragma once\n\n#include <cstdint>\n\n",
-           "/// The pinned ids of the generated %s functions (the spec's 'id' lines),\n"
-           "/// as LibraryCall.function carries them.\n" % LIB.name,
-           "namespace gleam::generated::%s_ids {\n\n" % LIB.name]
-    out += ["inline constexpr uint32_t %s = %d;\n" % (f.name, f.id) for f in generated_of(functions)]
-    out.append("\n} // namespace gleam::generated::%s_ids\n" % LIB.name)
-    return "".join(out)
-
-
-def api_list(functions):
-    return banner() + "".join("X(%s)\n" % f.name for f in generated_of(functions))
-
-
 VDPAU_SHIM = """// Fallback for hosts without libvdpau-dev: the VDPAU types that
 // cuda_vdpau_interop.h names, with the ABI of vdpau/vdpau.h.
 #pragma once
@@ -685,11 +546,11 @@ def main():
             print("generate.py: error: %s has no generated calls" % LIB.name, file=sys.stderr)
             return 1
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_library_calls.cpp"),
-                         server_file(functions))
+                         library_calls.server_file(functions, LIB, banner()))
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_generated_api.inc"),
-                         api_list(functions))
+                         library_calls.api_list(functions, banner()))
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_function_ids.hpp"),
-                         id_header(functions))
+                         library_calls.id_header(functions, LIB, banner()))
     if not args.out_dir:
         return 0
     out = args.out_dir
@@ -716,7 +577,10 @@ def main():
         write_if_changed(os.path.join(out, "shim", "vdpau", "vdpau.h"), VDPAU_SHIM)
         write_if_changed(os.path.join(out, "shim", "GL", "gl.h"), GL_SHIM)
     if LIB.generated is not None:
-        write_if_changed(os.path.join(out, lib + "_generated.cpp"), client_file(by_name))
+        write_if_changed(os.path.join(out, lib + "_generated.cpp"),
+                         library_calls.client_file(by_name, LIB, banner()))
+        write_if_changed(os.path.join(out, lib + "_function_ids.hpp"),
+                         library_calls.id_header(functions, LIB, banner()))
         write_if_changed(os.path.join(out, lib + "_generated.txt"),
                          "".join("%s\t%d\n" % (f.name, f.id) for f in generated_of(by_name)))
     write_if_changed(os.path.join(out, lib + "_unsupported.cpp"),
