@@ -17,7 +17,13 @@ if [ -z "${GLEAM_CUBLAS_DIR:-}" ] && [ ! -e "$cuda_lib/libcublas.so.13" ]; then
   wheel=$(python3 -c 'import os, nvidia; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))' 2>/dev/null)
   [ -n "$wheel" ] && [ -e "$wheel/libcublas.so.13" ] && export GLEAM_CUBLAS_DIR="$wheel"
 fi
+# The same for cuRAND ($GLEAM_CURAND_DIR).
+if [ -z "${GLEAM_CURAND_DIR:-}" ] && [ ! -e "$cuda_lib/libcurand.so.10" ]; then
+  wheel=$(python3 -c 'import os, nvidia; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))' 2>/dev/null)
+  [ -n "$wheel" ] && [ -e "$wheel/libcurand.so.10" ] && export GLEAM_CURAND_DIR="$wheel"
+fi
 echo "vendor cuBLAS for the server: ${GLEAM_CUBLAS_DIR:-$cuda_lib}"
+echo "vendor cuRAND for the server: ${GLEAM_CURAND_DIR:-$cuda_lib}"
 nvidia-smi -L
 echo "== [gpu] tests"
 fail=0
@@ -52,7 +58,7 @@ while read -r prog; do
   [ -n "$prog" ] || continue
   p="$bundle/$prog"
   name=$(basename "$p")
-  LD_LIBRARY_PATH=$cuda_lib${GLEAM_CUBLAS_DIR:+:$GLEAM_CUBLAS_DIR} "$p" > "$out/$name.local" 2>&1; lrc=$?
+  LD_LIBRARY_PATH=$cuda_lib${GLEAM_CUBLAS_DIR:+:$GLEAM_CUBLAS_DIR}${GLEAM_CURAND_DIR:+:$GLEAM_CURAND_DIR} "$p" > "$out/$name.local" 2>&1; lrc=$?
   unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
     '$bundle/bin/gleam-run' -- '$p'" > "$out/$name.gleam" 2>&1; grc=$?
   if [ $lrc -eq 0 ] && [ $grc -eq 0 ] && cmp -s "$out/$name.local" "$out/$name.gleam"; then
