@@ -1,23 +1,20 @@
 // cuRAND's LibraryCall ops in the executor, on the CPU: the generic runner
-// over a fake driver (host memory as device memory) and a fake cuRAND whose
-// generators fill that memory with values computed from their seed and
-// offset and log every call; the loader against the installed library.
+// over a fake driver (host memory as device memory, fake_device.hpp) and a
+// fake cuRAND (tests/support/fake_curand.hpp) whose generators fill that
+// memory with values computed from their seed and offset and log every
+// call; the loader against the installed library.
 #include "executor/curand_api.hpp"
 #include "executor/executor.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <map>
-#include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "executor/curand_function_ids.hpp"
 #include "tests/executor/fake_device.hpp"
+#include "tests/support/fake_curand.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "wire/curand_tables.hpp"
 #include "wire/library_args.hpp"
@@ -25,183 +22,20 @@
 namespace proto = gleam::proto;
 namespace ids = gleam::generated::curand_ids;
 using gleam::executor::curand_api;
-using gleam::executor::driver_api;
-using gleam::executor::executor;
+using gleam::test::fake_curand;
 using gleam::test::fake_device;
 
 namespace {
 
-/// One generator of the fake cuRAND.
-struct fake_generator {
-  curandRngType_t type = CURAND_RNG_PSEUDO_DEFAULT;
-  bool host = false;
-  unsigned long long seed = 0;
-  unsigned long long offset = 0;
-  cudaStream_t stream = nullptr;
-};
-
-/// What the fake cuRAND saw.
-struct fake_curand {
-  std::set<fake_generator*> generators;
-  std::set<void*> distributions;
-  int generates = 0;
-  int set_streams = 0;
-  /// The stream each generation ran on, in order.
-  std::vector<cudaStream_t> generated_on;
-};
-
-fake_curand& seen() {
-  static fake_curand s;
-  return s;
-}
-
-fake_generator* generator_of(curandGenerator_t g) {
-  auto* f = reinterpret_cast<fake_generator*>(g);
-  return seen().generators.count(f) != 0 ? f : nullptr;
-}
-
-/// The raw value a fake generator gives at position `i` from its offset.
-unsigned int raw(const fake_generator& g, size_t i) {
-  return static_cast<unsigned int>(g.seed * 1000 + g.offset + i);
-}
-
-/// Fills `n` values of `out` from generator `g` with `value(raw)`.
-template <class T, class F>
-curandStatus_t fill(curandGenerator_t g, T* out, size_t n, F value) {
-  auto* f = generator_of(g);
-  if (f == nullptr)
-    return CURAND_STATUS_NOT_INITIALIZED;
-  ++seen().generates;
-  seen().generated_on.push_back(f->stream);
-  for (size_t i = 0; i < n; ++i)
-    out[i] = value(raw(*f, i));
-  f->offset += n;
-  return CURAND_STATUS_SUCCESS;
-}
-
-void install_fake_curand(curand_api& api) {
-  api.curandCreateGenerator = [](curandGenerator_t* g, curandRngType_t type) {
-    if (type == CURAND_RNG_TEST)
-      return CURAND_STATUS_TYPE_ERROR;
-    auto* f = new fake_generator;
-    f->type = type;
-    seen().generators.insert(f);
-    *g = reinterpret_cast<curandGenerator_t>(f);
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandCreateGeneratorHost = [](curandGenerator_t* g, curandRngType_t type) {
-    auto* f = new fake_generator;
-    f->type = type;
-    f->host = true;
-    seen().generators.insert(f);
-    *g = reinterpret_cast<curandGenerator_t>(f);
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandDestroyGenerator = [](curandGenerator_t g) {
-    auto* f = generator_of(g);
-    if (f == nullptr)
-      return CURAND_STATUS_NOT_INITIALIZED;
-    seen().generators.erase(f);
-    delete f;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandSetStream = [](curandGenerator_t g, cudaStream_t s) {
-    auto* f = generator_of(g);
-    if (f == nullptr)
-      return CURAND_STATUS_NOT_INITIALIZED;
-    ++seen().set_streams;
-    f->stream = s;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandSetPseudoRandomGeneratorSeed = [](curandGenerator_t g, unsigned long long seed) {
-    auto* f = generator_of(g);
-    if (f == nullptr)
-      return CURAND_STATUS_NOT_INITIALIZED;
-    f->seed = seed;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandSetGeneratorOffset = [](curandGenerator_t g, unsigned long long offset) {
-    auto* f = generator_of(g);
-    if (f == nullptr)
-      return CURAND_STATUS_NOT_INITIALIZED;
-    f->offset = offset;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandGenerate = [](curandGenerator_t g, unsigned int* out, size_t n) {
-    return fill(g, out, n, [](unsigned int r) { return r; });
-  };
-  api.curandGenerateUniform = [](curandGenerator_t g, float* out, size_t n) {
-    return fill(g, out, n, [](unsigned int r) { return static_cast<float>(r) / 4096.0f; });
-  };
-  api.curandGenerateNormalDouble = [](curandGenerator_t g, double* out, size_t n, double mean,
-                                      double stddev) {
-    if (n % 2 != 0)
-      return CURAND_STATUS_LENGTH_NOT_MULTIPLE;
-    return fill(g, out, n, [=](unsigned int r) { return mean + stddev * r; });
-  };
-  api.curandCreatePoissonDistribution = [](double lambda, curandDiscreteDistribution_t* d) {
-    if (lambda <= 0)
-      return CURAND_STATUS_OUT_OF_RANGE;
-    auto* p = static_cast<curandDiscreteDistribution_t>(std::calloc(1, 64));
-    seen().distributions.insert(p);
-    *d = p;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandDestroyDistribution = [](curandDiscreteDistribution_t d) {
-    if (seen().distributions.erase(d) == 0)
-      return CURAND_STATUS_NOT_INITIALIZED;
-    std::free(d);
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandGetVersion = [](int* v) {
-    *v = 10400;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandGetScrambleConstants32 = [](unsigned int** constants) {
-    static std::vector<unsigned int> table = [] {
-      std::vector<unsigned int> t(gleam::wire::curand_tables::dimensions);
-      for (size_t i = 0; i < t.size(); ++i)
-        t[i] = static_cast<unsigned int>(i * 7);
-      return t;
-    }();
-    *constants = table.data();
-    return CURAND_STATUS_SUCCESS;
-  };
-}
-
-/// An executor over the fake device and the fake cuRAND, and one session.
-struct fake_gpu {
-  driver_api driver;
+/// The fake device with the fake cuRAND (tests/support/fake_curand.hpp)
+/// attached.
+struct fake_gpu : gleam::test::fake_executor {
   curand_api curand;
-  std::unique_ptr<executor> exec;
-  uint64_t session = 0;
-  uint64_t seq = 0;
 
   fake_gpu() {
-    seen() = fake_curand{};
-    fake_device() = gleam::test::fake_device_log{};
-    gleam::test::install_fake_device(driver);
-    install_fake_curand(curand);
-    auto ex = executor::make(driver, 0);
-    REQUIRE(ex);
-    exec = std::move(*ex);
+    fake_curand() = gleam::test::fake_curand_log{};
+    gleam::test::install_fake_curand(curand);
     exec->use_library(curand);
-    proto::OpenSession req;
-    req.set_client_id("cpu:1");
-    auto opened = exec->open_session(req);
-    REQUIRE(opened);
-    session = opened->session();
-  }
-
-  proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
-    proto::OpBatch batch;
-    batch.set_session(session);
-    auto* op = batch.add_ops();
-    op->set_seq(++seq);
-    fill(*op);
-    auto reply = exec->execute(batch);
-    REQUIRE(reply.results_size() == 1);
-    return reply.results(0);
   }
 
   /// A LibraryCall of cuRAND function `id` with `args`; `hold` keeps the
@@ -214,12 +48,6 @@ struct fake_gpu {
       c->set_args(args.take());
       c->set_hold(hold);
     });
-  }
-
-  uint64_t alloc(uint64_t n) {
-    auto r = run([&](proto::Op& op) { op.mutable_mem_alloc()->set_size(n); });
-    REQUIRE(r.status() == CUDA_SUCCESS);
-    return r.dptr();
   }
 
   /// curandCreateGenerator(Host) under client id `id`.
@@ -289,7 +117,7 @@ TEST_CASE("a cuRAND generator made by a LibraryCall fills the session's memory o
   auto created = g.create(gen_id, CURAND_RNG_PSEUDO_XORWOW);
   INFO(created.error());
   REQUIRE(created.blas_status() == CURAND_STATUS_SUCCESS);
-  CHECK(seen().generators.size() == 1);
+  CHECK(fake_curand().generators.size() == 1);
   REQUIRE(g.seed(gen_id, 3).blas_status() == CURAND_STATUS_SUCCESS);
   auto out = g.alloc(16 * 4);
   auto r = g.uniform(gen_id, out, 16);
@@ -298,9 +126,9 @@ TEST_CASE("a cuRAND generator made by a LibraryCall fills the session's memory o
   CHECK(floats_at(out, 16) == expected_uniform(3, 0, 16));
   // Never the context's legacy stream (shared by every session): the
   // generator was put on the session's stand-in before it worked.
-  REQUIRE(seen().generated_on.size() == 1);
+  REQUIRE(fake_curand().generated_on.size() == 1);
   REQUIRE_FALSE(fake_device().streams.empty());
-  CHECK(seen().generated_on[0] == fake_device().streams[0]);
+  CHECK(fake_curand().generated_on[0] == fake_device().streams[0]);
 
   // curandSetStream to an app stream: the next generation runs there, and
   // the library hears of the stream once.
@@ -310,11 +138,11 @@ TEST_CASE("a cuRAND generator made by a LibraryCall fills the session's memory o
   set.value(gen_id);
   set.value(uint64_t{9});
   REQUIRE(g.call(ids::curandSetStream, set).blas_status() == CURAND_STATUS_SUCCESS);
-  auto set_streams = seen().set_streams;
+  auto set_streams = fake_curand().set_streams;
   REQUIRE(g.uniform(gen_id, out, 16).blas_status() == CURAND_STATUS_SUCCESS);
   REQUIRE(g.uniform(gen_id, out, 16).blas_status() == CURAND_STATUS_SUCCESS);
-  CHECK(seen().generated_on.back() == app_stream);
-  CHECK(seen().set_streams == set_streams);
+  CHECK(fake_curand().generated_on.back() == app_stream);
+  CHECK(fake_curand().set_streams == set_streams);
   CHECK(floats_at(out, 16) == expected_uniform(3, 32, 16));
   // An unknown stream is refused.
   gleam::wire::arg_packer bad;
@@ -370,22 +198,22 @@ TEST_CASE("cuRAND calls outside the session's memory or handles reach no library
     CHECK(r.blas_status() == CURAND_STATUS_OUT_OF_RANGE);
     CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
     CHECK_THAT(r.error(), Catch::Contains("outside this session's allocations"));
-    CHECK(seen().generates == 0);
+    CHECK(fake_curand().generates == 0);
   }
   SECTION("a handle never created, and one destroyed") {
     CHECK(g.uniform(gen_id + 1, out, 4).blas_status() == CURAND_STATUS_NOT_INITIALIZED);
     REQUIRE(g.destroy(gen_id).blas_status() == CURAND_STATUS_SUCCESS);
-    CHECK(seen().generators.empty());
+    CHECK(fake_curand().generators.empty());
     auto r = g.uniform(gen_id, out, 4);
     CHECK(r.blas_status() == CURAND_STATUS_NOT_INITIALIZED);
     CHECK_THAT(r.error(), Catch::Contains("curandGenerator_t 501 is not a handle of this session"));
     CHECK(g.destroy(gen_id).blas_status() == CURAND_STATUS_NOT_INITIALIZED);
-    CHECK(seen().generates == 0);
+    CHECK(fake_curand().generates == 0);
   }
   SECTION("an id in use is not a fresh handle; a refused create leaves nothing") {
     auto again = g.create(gen_id, CURAND_RNG_PSEUDO_XORWOW);
     CHECK(again.blas_status() == CURAND_STATUS_OUT_OF_RANGE);
-    CHECK(seen().generators.size() == 1);
+    CHECK(fake_curand().generators.size() == 1);
     auto refused = g.create(gen_id + 1, CURAND_RNG_TEST);
     CHECK(refused.blas_status() == CURAND_STATUS_TYPE_ERROR);
     CHECK_THAT(refused.error(), Catch::Contains("CURAND_STATUS_TYPE_ERROR"));
@@ -403,7 +231,7 @@ TEST_CASE("cuRAND calls outside the session's memory or handles reach no library
     auto unknown = g.call(999, none);
     CHECK(unknown.blas_status() == CURAND_STATUS_ARCH_MISMATCH);
     CHECK_THAT(unknown.error(), Catch::Contains("unknown to this server"));
-    CHECK(seen().generates == 0);
+    CHECK(fake_curand().generates == 0);
   }
   SECTION("a function the server's library lacks") {
     gleam::wire::arg_packer p;
@@ -441,7 +269,7 @@ TEST_CASE("a host generator's values come back, in pieces when they are many",
   std::memcpy(values.data(), small.library_outputs().data(0).data(), 40);
   CHECK(values == expected_uniform(5, 0, 10));
   // A host generator is never put on a stream.
-  CHECK(seen().set_streams == 0);
+  CHECK(fake_curand().set_streams == 0);
   // Device memory for a host generator is refused.
   auto out = g.alloc(64);
   CHECK(g.uniform(gen_id, out, 4).blas_status() == CURAND_STATUS_OUT_OF_RANGE);
@@ -480,15 +308,15 @@ TEST_CASE("a Poisson distribution is named by its device address; the session's 
   uint64_t address = 0;
   REQUIRE(made.library_outputs().data(0).size() == sizeof(address));
   std::memcpy(&address, made.library_outputs().data(0).data(), sizeof(address));
-  REQUIRE(seen().distributions.size() == 1);
-  CHECK(reinterpret_cast<void*>(static_cast<uintptr_t>(address)) == *seen().distributions.begin());
+  REQUIRE(fake_curand().distributions.size() == 1);
+  CHECK(reinterpret_cast<void*>(static_cast<uintptr_t>(address)) == *fake_curand().distributions.begin());
   gleam::wire::arg_packer d;
   d.value(address + 8);
   CHECK(g.call(ids::curandDestroyDistribution, d).blas_status() == CURAND_STATUS_NOT_INITIALIZED);
   gleam::wire::arg_packer ok;
   ok.value(address);
   CHECK(g.call(ids::curandDestroyDistribution, ok).blas_status() == CURAND_STATUS_SUCCESS);
-  CHECK(seen().distributions.empty());
+  CHECK(fake_curand().distributions.empty());
 
   // Left by the app: a generator, a host generator and a distribution.
   REQUIRE(g.create(gen_id, CURAND_RNG_PSEUDO_XORWOW).blas_status() == CURAND_STATUS_SUCCESS);
@@ -499,10 +327,10 @@ TEST_CASE("a Poisson distribution is named by its device address; the session's 
   REQUIRE(g.call(ids::curandCreatePoissonDistribution, again).blas_status()
           == CURAND_STATUS_SUCCESS);
   REQUIRE(g.uniform(gen_id + 1, 0, 4, 90).blas_status() == CURAND_STATUS_SUCCESS);
-  CHECK(seen().generators.size() == 2);
+  CHECK(fake_curand().generators.size() == 2);
   g.exec->close_session(g.session);
-  CHECK(seen().generators.empty());
-  CHECK(seen().distributions.empty());
+  CHECK(fake_curand().generators.empty());
+  CHECK(fake_curand().distributions.empty());
 }
 
 TEST_CASE("cuRAND's version and host tables come back as host outputs", "[executor][curand]") {

@@ -1,12 +1,18 @@
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "actors/proto/ops.pb.h"
 #include "executor/driver_api.hpp"
+#include "executor/executor.hpp"
 #include "tests/executor/fake_stream_order.hpp"
 
 namespace gleam::test {
@@ -73,6 +79,14 @@ inline void install_fake_device(executor::driver_api& api) {
     std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
     return CUDA_SUCCESS;
   };
+  api.cuMemcpyHtoD = [](CUdeviceptr dst, const void* src, size_t n) {
+    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), src, n);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n, CUstream) {
+    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), src, n);
+    return CUDA_SUCCESS;
+  };
   api.cuMemcpyDtoH = [](void* dst, CUdeviceptr src, size_t n) {
     std::memcpy(dst, reinterpret_cast<void*>(static_cast<uintptr_t>(src)), n);
     return CUDA_SUCCESS;
@@ -98,5 +112,48 @@ inline void install_fake_device(executor::driver_api& api) {
   api.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
   api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
 }
+
+/// An executor over the fake device (fake_device() emptied first) with one
+/// open session, whose ops run one batch each. Attach fake libraries
+/// (use_blas, use_library) before the first op that uses them.
+struct fake_executor {
+  executor::driver_api driver;
+  std::unique_ptr<executor::executor> exec;
+  uint64_t session = 0;
+  uint64_t seq = 0;
+
+  fake_executor() {
+    fake_device() = fake_device_log{};
+    install_fake_device(driver);
+    auto ex = executor::executor::make(driver, 0);
+    REQUIRE(ex);
+    exec = std::move(*ex);
+    proto::OpenSession req;
+    req.set_client_id("cpu:1");
+    auto opened = exec->open_session(req);
+    REQUIRE(opened);
+    session = opened->session();
+  }
+
+  /// Runs one op, filled by `fill`, and returns its result.
+  proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
+    proto::OpBatch batch;
+    batch.set_session(session);
+    auto* op = batch.add_ops();
+    op->set_seq(++seq);
+    fill(*op);
+    auto reply = exec->execute(batch);
+    REQUIRE(reply.results_size() == 1);
+    return reply.results(0);
+  }
+
+  /// A device allocation of `n` bytes (host memory: its address is a host
+  /// pointer).
+  uint64_t alloc(uint64_t n) {
+    auto r = run([&](proto::Op& op) { op.mutable_mem_alloc()->set_size(n); });
+    REQUIRE(r.status() == CUDA_SUCCESS);
+    return r.dptr();
+  }
+};
 
 } // namespace gleam::test

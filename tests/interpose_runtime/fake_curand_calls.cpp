@@ -1,23 +1,20 @@
 // cuRAND on the fake GPU server: LibraryCall ops of library CURAND run
 // through the executor's generated cuRAND code (curand_library_calls.cpp,
-// via its library_descriptor) over a fake cuRAND whose generators compute
-// their values from seed and offset, in the fake server's host memory.
+// via its library_descriptor) over the fake cuRAND of
+// tests/support/fake_curand.hpp, writing into the fake server's host memory.
 #include "tests/interpose_runtime/fake_library_calls.hpp"
 
 #include <curand.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "executor/curand_api.hpp"
 #include "executor/library_call.hpp"
 #include "executor/library_runner.hpp"
-#include "wire/curand_tables.hpp"
+#include "tests/support/fake_curand.hpp"
 
 namespace gleam::test {
 
@@ -26,123 +23,21 @@ namespace {
 /// The memory of the call being run (one thread at a time).
 thread_local const fake_memory* current = nullptr;
 
-template <class T>
-T* host(T* device, uint64_t n) {
+/// The fake server's host bytes behind a device range (the fake cuRAND's
+/// translate).
+void* backing(void* device, uint64_t bytes) {
   bool known = false;
-  return reinterpret_cast<T*>(
-    (*current)(reinterpret_cast<uintptr_t>(device), n * sizeof(T), &known));
-}
-
-struct generator {
-  unsigned long long seed = 0;
-  unsigned long long offset = 0;
-  bool host = false;
-};
-
-std::set<generator*>& generators() {
-  static std::set<generator*> g;
-  return g;
-}
-
-generator* generator_of(curandGenerator_t g) {
-  auto* f = reinterpret_cast<generator*>(g);
-  return generators().count(f) != 0 ? f : nullptr;
-}
-
-/// Fills `n` values at `out` (device memory of the fake, or the runner's
-/// host memory for a host generator) with `value(seed * 1000 + offset + i)`.
-template <class T, class F>
-curandStatus_t fill(curandGenerator_t g, T* out, size_t n, F value) {
-  auto* f = generator_of(g);
-  if (f == nullptr)
-    return CURAND_STATUS_NOT_INITIALIZED;
-  T* p = f->host ? out : host(out, n);
-  for (size_t i = 0; p != nullptr && i < n; ++i)
-    p[i] = value(static_cast<unsigned int>(f->seed * 1000 + f->offset + i));
-  f->offset += n;
-  return CURAND_STATUS_SUCCESS;
-}
-
-curandStatus_t make(curandGenerator_t* g, bool host_side) {
-  auto* f = new generator;
-  f->host = host_side;
-  generators().insert(f);
-  *g = reinterpret_cast<curandGenerator_t>(f);
-  return CURAND_STATUS_SUCCESS;
+  return (*current)(reinterpret_cast<uintptr_t>(device), bytes, &known);
 }
 
 executor::curand_api& fake_api() {
   static executor::curand_api api;
   static bool filled = false;
-  if (filled)
-    return api;
-  filled = true;
-  api.curandCreateGenerator = [](curandGenerator_t* g, curandRngType_t) { return make(g, false); };
-  api.curandCreateGeneratorHost = [](curandGenerator_t* g, curandRngType_t) {
-    return make(g, true);
-  };
-  api.curandDestroyGenerator = [](curandGenerator_t g) {
-    auto* f = generator_of(g);
-    if (f == nullptr)
-      return CURAND_STATUS_NOT_INITIALIZED;
-    generators().erase(f);
-    delete f;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandSetStream = [](curandGenerator_t g, cudaStream_t) {
-    return generator_of(g) != nullptr ? CURAND_STATUS_SUCCESS : CURAND_STATUS_NOT_INITIALIZED;
-  };
-  api.curandSetPseudoRandomGeneratorSeed = [](curandGenerator_t g, unsigned long long seed) {
-    auto* f = generator_of(g);
-    if (f == nullptr)
-      return CURAND_STATUS_NOT_INITIALIZED;
-    f->seed = seed;
-    f->offset = 0;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandSetGeneratorOffset = [](curandGenerator_t g, unsigned long long offset) {
-    auto* f = generator_of(g);
-    if (f == nullptr)
-      return CURAND_STATUS_NOT_INITIALIZED;
-    f->offset = offset;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandGenerate = [](curandGenerator_t g, unsigned int* out, size_t n) {
-    return fill(g, out, n, [](unsigned int r) { return r; });
-  };
-  api.curandGenerateUniform = [](curandGenerator_t g, float* out, size_t n) {
-    return fill(g, out, n, [](unsigned int r) { return static_cast<float>(r) / 4096.0f; });
-  };
-  api.curandGenerateNormal = [](curandGenerator_t g, float* out, size_t n, float mean,
-                                float stddev) {
-    if (n % 2 != 0)
-      return CURAND_STATUS_LENGTH_NOT_MULTIPLE;
-    return fill(g, out, n, [=](unsigned int r) { return mean + stddev * static_cast<float>(r); });
-  };
-  api.curandCreatePoissonDistribution = [](double lambda, curandDiscreteDistribution_t* d) {
-    if (lambda <= 0)
-      return CURAND_STATUS_OUT_OF_RANGE;
-    *d = static_cast<curandDiscreteDistribution_t>(std::calloc(1, 64));
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandDestroyDistribution = [](curandDiscreteDistribution_t d) {
-    std::free(d);
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandGetVersion = [](int* v) {
-    *v = 10400;
-    return CURAND_STATUS_SUCCESS;
-  };
-  api.curandGetScrambleConstants32 = [](unsigned int** constants) {
-    static std::vector<unsigned int> table = [] {
-      std::vector<unsigned int> t(wire::curand_tables::dimensions);
-      for (size_t i = 0; i < t.size(); ++i)
-        t[i] = static_cast<unsigned int>(i * 7);
-      return t;
-    }();
-    *constants = table.data();
-    return CURAND_STATUS_SUCCESS;
-  };
+  if (!filled) {
+    install_fake_curand(api);
+    fake_curand().translate = backing;
+    filled = true;
+  }
   return api;
 }
 

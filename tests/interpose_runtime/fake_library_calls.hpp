@@ -21,15 +21,15 @@ using fake_memory = std::function<char*(uint64_t p, uint64_t n, bool* known)>;
 void fake_library_call(const fake_memory& memory, const proto::LibraryCall& op,
                        proto::OpResult& r);
 
-/// A cuRAND LibraryCall over a fake cuRAND (fake_curand_calls.cpp):
-/// generators (device and host) whose i-th value from their offset is
-/// seed * 1000 + offset + i (curandGenerate; / 4096 for GenerateUniform;
-/// mean + stddev * it for GenerateNormal, which refuses an odd count with
-/// CURAND_STATUS_LENGTH_NOT_MULTIPLE), Poisson distributions, the version
-/// 10400 and the 32-bit scramble constants (i * 7); anything else is
-/// missing (CURAND_STATUS_ARCH_MISMATCH). Handles are kept by client id
-/// (one session at a time); outputs of a call with `hold` are kept for
-/// fake_library_output_read.
+/// A cuRAND LibraryCall over the fake cuRAND of tests/support/fake_curand.hpp
+/// (fake_curand_calls.cpp): generators (device and host) whose i-th value
+/// from their offset is seed * 1000 + offset + i (curandGenerate; / 4096
+/// for GenerateUniform; mean + stddev * it for GenerateNormal, which
+/// refuses an odd count with CURAND_STATUS_LENGTH_NOT_MULTIPLE), Poisson
+/// distributions, the version 10400 and the 32-bit scramble constants
+/// (i * 7); anything else is missing (CURAND_STATUS_ARCH_MISMATCH). Handles
+/// are kept by client id (one session at a time); outputs of a call with
+/// `hold` are kept for fake_library_output_read.
 void fake_curand_call(const fake_memory& memory, const proto::LibraryCall& op,
                       proto::OpResult& r);
 
