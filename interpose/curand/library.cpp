@@ -3,6 +3,7 @@
 #include "interpose/curand/library.hpp"
 
 #include "actors/proto/ops.pb.h"
+#include "interpose/error_map.hpp"
 #include "interpose/curand_export.hpp"
 
 namespace gleam::interpose::curand {
@@ -23,18 +24,10 @@ curandStatus_t from_cuda(cudaError_t x) noexcept {
       return CURAND_STATUS_OUT_OF_RANGE;
     case cudaErrorNotSupported:
       return CURAND_STATUS_ARCH_MISMATCH;
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorAssert:
-    case cudaErrorECCUncorrectable:
-      return CURAND_STATUS_PREEXISTING_FAILURE;
     default:
-      return CURAND_STATUS_LAUNCH_FAILURE;
+      // A GPU fault of the process: the vendor's "existing error from a
+      // previous kernel launch".
+      return is_sticky(x) ? CURAND_STATUS_PREEXISTING_FAILURE : CURAND_STATUS_LAUNCH_FAILURE;
   }
 }
 
