@@ -11,14 +11,7 @@ bundle=$(cd "${1:?bundle dir}" && pwd)
 out=${2:-/tmp/gleam-gpu-check}
 mkdir -p "$out"
 export GLEAM_BUILD_DIR="$bundle" GLEAM_SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
-cuda_lib=/usr/local/cuda/lib64
-# The server loads the vendor's cuBLAS from $GLEAM_CUBLAS_DIR or $cuda_lib;
-# without a toolkit copy, use the one of PyTorch's nvidia wheel.
-if [ -z "${GLEAM_CUBLAS_DIR:-}" ] && [ ! -e "$cuda_lib/libcublas.so.13" ]; then
-  wheel=$(python3 -c 'import os, nvidia; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))' 2>/dev/null)
-  [ -n "$wheel" ] && [ -e "$wheel/libcublas.so.13" ] && export GLEAM_CUBLAS_DIR="$wheel"
-fi
-echo "vendor cuBLAS for the server: ${GLEAM_CUBLAS_DIR:-$cuda_lib}"
+. "$(dirname "$0")/vendor-libs.sh"
 nvidia-smi -L
 echo "== [gpu] tests"
 fail=0
@@ -42,7 +35,6 @@ start_gleamd gpu-check
 . "$(dirname "$0")/hide-driver.sh"
 same=0; differ=0
 . "$(dirname "$0")/compare-program.sh"
-LOCAL_LIBS=$cuda_lib${GLEAM_CUBLAS_DIR:+:$GLEAM_CUBLAS_DIR}
 while read -r prog; do
   [ -n "$prog" ] || continue
   compare_program "$bundle/$prog"

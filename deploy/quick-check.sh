@@ -11,6 +11,7 @@ ops=${3:-}
 out=${4:-/tmp/gleam-quick-check}
 mkdir -p "$out"
 port=4794
+. "$(dirname "$0")/vendor-libs.sh"
 . "$(dirname "$0")/start-gleamd.sh"
 start_gleamd quick-check
 . "$(dirname "$0")/hide-driver.sh"

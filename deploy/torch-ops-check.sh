@@ -14,6 +14,7 @@ shift $(( $# >= 2 ? 2 : $# ))
 src="$(cd "$(dirname "$0")/.." && pwd)/tests/programs/torch_ops.py"
 mkdir -p "$out"
 port=4793
+. "$(dirname "$0")/vendor-libs.sh"
 . "$(dirname "$0")/start-gleamd.sh"
 start_gleamd torch-ops
 . "$(dirname "$0")/hide-driver.sh"

@@ -10,6 +10,7 @@
 
 #include "executor/blas_shapes.hpp"
 #include "executor/library_call.hpp"
+#include "executor/library_graveyard.hpp"
 #include "executor/session_streams.hpp"
 
 namespace gleam::executor {
@@ -91,8 +92,19 @@ cublasStatus_t destroy_now(blas_api& api, const blas_handle_entry& h) {
   return h.lt != nullptr ? api.cublasLtDestroy(h.lt) : api.cublasDestroy_v2(h.blas);
 }
 
-cublasStatus_t destroy_handle(blas_api& api, blas_graveyard* graves, const blas_handle_entry& h) {
-  return graves != nullptr ? graves->destroy(api, h) : destroy_now(api, h);
+/// Destroys `h` now, or through `graves` once no capture is in progress
+/// (detached from its stream and workspace first: the session's may be
+/// gone by then; the legacy stream and the library's own pool instead).
+cublasStatus_t destroy_handle(blas_api& api, library_graveyard* graves, const blas_handle_entry& h) {
+  if (graves == nullptr)
+    return destroy_now(api, h);
+  auto* a = &api;
+  return static_cast<cublasStatus_t>(graves->destroy(
+    [a, h] { return static_cast<int32_t>(destroy_now(*a, h)); },
+    [a, h] {
+      if (h.blas != nullptr)
+        static_cast<void>(a->cublasSetStream_v2(h.blas, nullptr));
+    }));
 }
 
 class blas_runner;
@@ -299,7 +311,7 @@ private:
     // that invalidates its captures, as it would locally.
     if (!s_.captures.empty())
       static_cast<void>(sync_session(driver_, s_));
-    report(destroy_handle(api_, s_.blas_graves, entry), lt ? "cublasLtDestroy" : "cublasDestroy");
+    report(destroy_handle(api_, s_.graves, entry), lt ? "cublasLtDestroy" : "cublasDestroy");
   }
 
   void set_stream(const proto::BlasSetStream& op) {
@@ -997,32 +1009,9 @@ cublasStatus_t release_blas(session& s) {
   for (auto& kv : t.preferences)
     note(api.cublasLtMatmulPreferenceDestroy(kv.second));
   for (auto& kv : t.handles)
-    note(destroy_handle(api, s.blas_graves, kv.second));
+    note(destroy_handle(api, s.graves, kv.second));
   s.blas.reset();
   return first;
-}
-
-blas_graveyard::~blas_graveyard() {
-  bury(true);
-}
-
-cublasStatus_t blas_graveyard::destroy(blas_api& api, const blas_handle_entry& h) {
-  if (!context_captures_())
-    return destroy_now(api, h);
-  // The session's stream and workspace may be gone by the time it is
-  // destroyed: the legacy stream and the library's own pool instead.
-  if (h.blas != nullptr)
-    static_cast<void>(api.cublasSetStream_v2(h.blas, nullptr));
-  parked_.emplace_back(&api, h);
-  return CUBLAS_STATUS_SUCCESS;
-}
-
-void blas_graveyard::bury(bool force) {
-  if (parked_.empty() || (!force && context_captures_()))
-    return;
-  for (auto& [api, h] : parked_)
-    static_cast<void>(destroy_now(*api, h));
-  parked_.clear();
 }
 
 } // namespace gleam::executor

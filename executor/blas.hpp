@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -34,42 +33,6 @@ struct blas_handle_entry {
   CUstream bound = nullptr;
 };
 
-/// Library handles whose destruction waits until no session of the context
-/// captures: cublasDestroy and cublasLtDestroy synchronize the device, and
-/// a device synchronization invalidates every capture in progress, other
-/// sessions' included. The executor owns one per context and reaches it
-/// through session::blas_graves. Not thread-safe.
-class blas_graveyard {
-public:
-  /// `context_captures` says whether a capture is in progress in the
-  /// context now.
-  explicit blas_graveyard(std::function<bool()> context_captures)
-    : context_captures_(std::move(context_captures)) {
-  }
-  blas_graveyard(const blas_graveyard&) = delete;
-  blas_graveyard& operator=(const blas_graveyard&) = delete;
-  /// Destroys what is parked (bury(true)).
-  ~blas_graveyard();
-
-  /// Destroys `h` of library `api` now, or parks it (detached from its
-  /// stream and workspace) while the context captures; the status of the
-  /// destruction, or CUBLAS_STATUS_SUCCESS when parked.
-  cublasStatus_t destroy(blas_api& api, const blas_handle_entry& h);
-
-  /// Destroys the parked handles, when no capture is in progress or
-  /// `force`.
-  void bury(bool force = false);
-
-  /// Handles parked now.
-  [[nodiscard]] size_t parked() const noexcept {
-    return parked_.size();
-  }
-
-private:
-  std::function<bool()> context_captures_;
-  std::vector<std::pair<blas_api*, blas_handle_entry>> parked_;
-};
-
 /// The cuBLAS state of one session: its handles, and the cuBLASLt
 /// descriptors materialized from the attribute maps of earlier calls, keyed
 /// by their serialized content (apps such as PyTorch create and destroy
@@ -99,7 +62,7 @@ void run_blas(blas_api* api, driver_api& driver, session& s, const proto::Op& op
               proto::OpResult& r);
 
 /// Destroys every library object of `s` (handles first: they may use the
-/// session's streams and workspaces; through s.blas_graves when it is set).
+/// session's streams and workspaces; through s.graves when it is set).
 /// Returns CUBLAS_STATUS_SUCCESS or the first failure.
 cublasStatus_t release_blas(session& s);
 

@@ -1,73 +1,25 @@
 #include "executor/blas_api.hpp"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include <fmt/format.h>
 
 #include "executor/error.hpp"
+#include "executor/vendor_library.hpp"
 
 namespace gleam::executor {
 
 namespace {
 
-/// A symbol only Gleam's interposer runtime defines (gleam::interpose::connect).
-constexpr const char* interposer_marker = "_ZN5gleam9interpose7connectEv";
-
-/// Directories to look in, by explicit path only: the plain SONAME could
-/// resolve (through a gleam binary's RUNPATH) to Gleam's own libcublas.so.13
-/// of the same bundle, and loading that would register the wire schema a
-/// second time in this process.
-std::vector<std::string> candidate_dirs(const std::string& dir) {
-  if (!dir.empty())
-    return {dir};
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("GLEAM_CUBLAS_DIR"); env != nullptr && *env != '\0')
-    out.emplace_back(env);
-  out.emplace_back("/usr/local/cuda/lib64");
-  out.emplace_back("/usr/local/cuda-13/lib64");
-  return out;
-}
-
-bool exists(const std::string& path) {
-  return ::access(path.c_str(), F_OK) == 0;
-}
-
-/// Opens `soname` from the first candidate directory that has it.
+/// Opens `soname` of cuBLAS from `dir` or the usual places ($GLEAM_CUBLAS_DIR
+/// first; executor/vendor_library.hpp).
 caf::expected<void*> open_library(const std::string& dir, const char* soname) {
-  std::string tried;
-  for (const auto& d : candidate_dirs(dir)) {
-    auto path = d + "/" + soname;
-    if (exists(d + "/libgleam_interpose.so")) {
-      tried += fmt::format("\n  {}: Gleam's interposer directory, not the vendor's", d);
-      continue;
-    }
-    if (!exists(path)) {
-      tried += fmt::format("\n  {}: no such file", path);
-      continue;
-    }
-    // RTLD_GLOBAL: libcublas.so.13 finds libcublasLt.so.13 loaded first.
-    if (void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
-      if (::dlsym(h, interposer_marker) != nullptr) {
-        ::dlclose(h);
-        tried += fmt::format("\n  {}: Gleam's interposer, not the vendor's library", path);
-        continue;
-      }
-      return h;
-    }
-    const char* why = ::dlerror();
-    tried += fmt::format("\n  {}: {}", path, why != nullptr ? why : "not found");
-  }
-  return make_error(error_code::no_blas_library,
-                    fmt::format("cannot load the vendor's {} (CUDA 13 cuBLAS); install "
-                                "it or point GLEAM_CUBLAS_DIR at its directory. Tried:{}",
-                                soname, tried));
+  return open_vendor_library(dir, {soname, "GLEAM_CUBLAS_DIR", "CUDA 13 cuBLAS",
+                                   error_code::no_blas_library});
 }
 
 } // namespace

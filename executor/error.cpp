@@ -18,6 +18,8 @@ std::string to_string(error_code x) {
       return "unknown_session";
     case error_code::no_blas_library:
       return "no_blas_library";
+    case error_code::no_vendor_library:
+      return "no_vendor_library";
   }
   return "error_code(" + std::to_string(static_cast<int>(x)) + ")";
 }

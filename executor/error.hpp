@@ -23,6 +23,8 @@ enum class error_code : uint8_t {
   unknown_session,
   /// The vendor's libcublas.so.13 / libcublasLt.so.13 could not be loaded.
   no_blas_library,
+  /// Another vendor library (libcurand.so.10, …) could not be loaded.
+  no_vendor_library,
 };
 
 /// The CAF error category of this component.

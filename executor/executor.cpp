@@ -14,6 +14,7 @@
 #include "executor/error.hpp"
 #include "executor/graph_clone.hpp"
 #include "executor/launch_attributes.hpp"
+#include "executor/library_runner.hpp"
 #include "executor/mem_pools.hpp"
 #include "executor/module_image.hpp"
 #include "executor/op_result.hpp"
@@ -99,8 +100,10 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   s.captures.clear();
   // Pending work of the session may still use its memory.
   note(sync_session(api, s));
-  // cuBLAS handles first: they hold the session's streams and workspaces.
+  // Library handles first: they hold the session's streams and workspaces.
   if (release_blas(s) != CUBLAS_STATUS_SUCCESS)
+    note(CUDA_ERROR_UNKNOWN);
+  if (release_library_handles(s) != 0)
     note(CUDA_ERROR_UNKNOWN);
   // Session end: the weight rule for every chunk still in place, and what
   // the session uploaded on disk before the session is gone.
@@ -243,8 +246,12 @@ private:
       case k::kBlasLtDestroy:
       case k::kBlasLtMatmul:
       case k::kBlasLtHeuristic:
-      case k::kLibraryCall:
         return run_blas(blas_, api_, s_, op, r_);
+      // Library calls (cuBLAS's and every other library's generated ones)
+      // and their kept outputs: executor/library_runner.cpp.
+      case k::kLibraryCall:
+      case k::kLibraryOutputRead:
+        return run_library_op(blas_, api_, s_, op, r_);
       // --- weight cache (executor/cache_ops.hpp) ---
       case k::kCacheFill:
         return cache_fill(op.cache_fill());
@@ -1804,7 +1811,8 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
     s.tenant = tenant;
     s.opened_time_ns = now_ns();
     s.back_channel = host_calls_.get();
-    s.blas_graves = &graves_;
+    s.graves = &graves_;
+    s.library_overrides = &library_overrides_;
   }
   proto::SessionOpened out;
   out.set_session(id);

@@ -16,6 +16,7 @@
 #include "executor/capture_judge.hpp"
 #include "executor/driver_api.hpp"
 #include "executor/host_calls.hpp"
+#include "executor/library_graveyard.hpp"
 #include "executor/session.hpp"
 #include "executor/weight_cache.hpp"
 
@@ -94,6 +95,15 @@ public:
     blas_ = &api;
   }
 
+  /// Makes sessions opened from now on run the LibraryCall ops of `Api`'s
+  /// library (Api::library, e.g. curand_api) with `api` (which must outlive
+  /// the executor) instead of the vendor library loaded at the first call.
+  /// For tests and embedders.
+  template <class Api>
+  void use_library(Api& api) {
+    library_overrides_[static_cast<int32_t>(Api::library)] = &api;
+  }
+
   /// Attaches the node's weight cache (shared by the node's executors);
   /// null detaches it, and the cache ops then fail with a reason.
   void set_cache(std::shared_ptr<weight_cache> cache) {
@@ -142,8 +152,12 @@ private:
   std::shared_ptr<weight_cache> cache_;
   std::shared_ptr<host_call_port> host_calls_;
   capture_judge judge_{api_};
-  /// Library handles destroyed once no session captures (executor/blas.hpp).
-  blas_graveyard graves_{[this] { return any_capture(); }};
+  /// Library handles destroyed once no session captures
+  /// (executor/library_graveyard.hpp).
+  library_graveyard graves_{[this] { return any_capture(); }};
+  /// Loaded libraries replacing the vendor's (use_library), by
+  /// proto::LibraryCall::Library value.
+  std::map<int32_t, void*> library_overrides_;
 
   /// Whether a capture of any session is in progress.
   [[nodiscard]] bool any_capture() const;

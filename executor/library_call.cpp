@@ -7,15 +7,6 @@
 
 namespace gleam::executor {
 
-namespace {
-
-/// Host parameters a call may carry are small (rotm's five doubles, a
-/// batch's info): a larger size is a spec or client error, never an
-/// allocation to make.
-constexpr uint64_t max_host_scalar = 4096;
-
-} // namespace
-
 library_call_env::scalar_arg library_call_env::scalar(wire::arg_reader& in, bool has_input) {
   if (device_scalars_) {
     scalar_arg a;
@@ -39,24 +30,13 @@ void* library_call_env::host_memory(uint64_t bytes) {
 }
 
 void* library_call_env::host_copy(const scalar_arg& a, uint64_t bytes, const char* what) {
-  if (bytes != a.bytes.size() || bytes > max_host_scalar) {
+  if (bytes != a.bytes.size() || bytes > wire::max_host_input_bytes) {
     invalid(fmt::format("{} arrived with {} bytes where its type and size make {}", what,
                         a.bytes.size(), bytes));
     return nullptr;
   }
   void* p = host_memory(bytes);
   std::memcpy(p, a.bytes.data(), a.bytes.size());
-  return p;
-}
-
-void* library_call_env::host_result(uint64_t bytes, const char* what) {
-  if (bytes == 0 || bytes > max_host_scalar) {
-    invalid(fmt::format("{} has {} bytes: a size Gleam cannot give host memory for", what,
-                        bytes));
-    return nullptr;
-  }
-  void* p = host_memory(bytes);
-  outputs_.emplace_back(p, bytes);
   return p;
 }
 
@@ -75,7 +55,7 @@ void* library_call_env::scalar_inout(const scalar_arg& a, uint64_t bytes, const 
 void* library_call_env::scalar_out(const scalar_arg& a, uint64_t bytes, const char* what) {
   if (device_scalars_)
     return device(a.address, bytes, what) ? reinterpret_cast<void*>(a.address) : nullptr;
-  return host_out(a, bytes, what);
+  return host_output(bytes, what);
 }
 
 void* library_call_env::host_in(const scalar_arg& a, uint64_t bytes, const char* what) {
@@ -89,15 +69,108 @@ void* library_call_env::host_inout(const scalar_arg& a, uint64_t bytes, const ch
   return p;
 }
 
-void* library_call_env::host_out(const scalar_arg& a, uint64_t bytes, const char* what) {
-  static_cast<void>(a);
-  return host_result(bytes, what);
-}
-
 void library_call_env::take_outputs(proto::LibraryOutputs& out) {
   for (auto& [p, bytes] : outputs_)
     out.add_data(static_cast<const char*>(p), static_cast<size_t>(bytes));
   outputs_.clear();
+}
+
+std::string library_call_env::take_joined_outputs() {
+  std::string out;
+  out.reserve(static_cast<size_t>(output_bytes_));
+  for (auto& [p, bytes] : outputs_)
+    out.append(static_cast<const char*>(p), static_cast<size_t>(bytes));
+  outputs_.clear();
+  return out;
+}
+
+void library_call_env::too_large(std::string detail) {
+  invalid(std::move(detail));
+}
+
+bool library_call_env::device_array(uint64_t ptr, int64_t, uint64_t, const char* what) {
+  invalid(fmt::format("{} ({:#x}): this library takes no device arrays of pointers", what, ptr));
+  return false;
+}
+
+void* library_call_env::library_handle(uint64_t id, int32_t, handle_use) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+  return nullptr;
+}
+
+bool library_call_env::fresh(uint64_t id, int32_t) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+  return false;
+}
+
+bool library_call_env::adopt(uint64_t id, int32_t, void*, bool) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+  return false;
+}
+
+bool library_call_env::adopt_address(int32_t, void*) {
+  invalid("this library has no declared handle types");
+  return false;
+}
+
+void library_call_env::destroy(uint64_t id, int32_t, const char*) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+}
+
+CUstream library_call_env::stream(uint64_t id, bool) {
+  invalid(fmt::format("stream {}: this library's runner takes no streams", id));
+  return nullptr;
+}
+
+void library_call_env::stream_set(uint64_t, int32_t, uint64_t, CUstream) {
+}
+
+library_call_env::placement_arg library_call_env::placement(wire::arg_reader& in) {
+  placement_arg p;
+  auto flag = in.value<uint8_t>();
+  p.host = flag == 1;
+  p.bad = flag > 1;
+  if (flag == 0)
+    p.address = in.address();
+  return p;
+}
+
+void* library_call_env::host_output(uint64_t bytes, const char* what) {
+  if (bytes > max_host_outputs || output_bytes_ + bytes > max_host_outputs) {
+    too_large(fmt::format("{}: {} bytes of host results exceed the {} a call may return; "
+                          "generate fewer values per call",
+                          what, bytes, max_host_outputs));
+    return nullptr;
+  }
+  // At least one byte, so that an empty output still has an address.
+  void* p = host_memory(bytes == 0 ? 1 : bytes);
+  output_bytes_ += bytes;
+  outputs_.emplace_back(p, bytes);
+  return p;
+}
+
+bool library_call_env::output(const placement_arg& p, uint64_t bytes, const char* what,
+                              void** out) {
+  if (p.bad) {
+    invalid(fmt::format("{}: the output's placement flag is neither device nor host; the "
+                        "client was built from another spec",
+                        what));
+    return false;
+  }
+  if (handle_host_ >= 0 && p.host != (handle_host_ == 1)) {
+    invalid(fmt::format("{}: sent as {} memory for a {} generator; the client's handle "
+                        "disagrees with the server's",
+                        what, p.host ? "host" : "device", handle_host_ == 1 ? "host" : "device"));
+    return false;
+  }
+  if (p.host) {
+    *out = host_output(bytes, what);
+    return *out != nullptr;
+  }
+  if (!device(p.address, bytes, what))
+    return false;
+  *out = reinterpret_cast<void*>(static_cast<uintptr_t>(p.address));
+  return true;
 }
 
 } // namespace gleam::executor

@@ -14,6 +14,7 @@
 #include "consistency/replay_log.hpp"
 #include "executor/allocation_table.hpp"
 #include "executor/host_calls.hpp"
+#include "executor/library_handles.hpp"
 
 namespace gleam::executor {
 
@@ -86,7 +87,7 @@ struct blocking_stream {
 };
 
 struct blas_tables;
-class blas_graveyard;
+class library_graveyard;
 
 /// The resource tables of one client session: every driver handle it
 /// created, keyed by the handle the client chose. The executor owns the
@@ -134,9 +135,19 @@ struct session {
   /// cuBLAS / cuBLASLt handles and descriptors (executor/blas.hpp); null
   /// until the session's first library op.
   std::shared_ptr<blas_tables> blas;
-  /// Where the session's library handles are destroyed (executor/blas.hpp);
-  /// null: at once.
-  blas_graveyard* blas_graves = nullptr;
+  /// Where the session's library handles are destroyed
+  /// (executor/library_graveyard.hpp); null: at once.
+  library_graveyard* graves = nullptr;
+  /// Handles the generated calls of libraries other than cuBLAS created
+  /// (cuRAND generators, distributions), and host outputs kept for
+  /// LibraryOutputRead (executor/library_runner.hpp).
+  library_handle_table library_handles;
+  library_held_outputs library_held;
+  /// Bytes in library_held.
+  uint64_t library_held_bytes = 0;
+  /// Loaded libraries the executor uses instead of the vendor's shared ones
+  /// (executor::use_library); null: none. Owned by the executor.
+  const std::map<int32_t, void*>* library_overrides = nullptr;
   /// Client graph handle -> driver graph (captured ones; the session owns
   /// them, cuGraphDestroy on release).
   std::unordered_map<uint64_t, CUgraph> graphs;

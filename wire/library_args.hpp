@@ -19,9 +19,15 @@
 ///   scalar, host pointer mode: in / inout: u64 byte count, then the bytes;
 ///                              out: nothing (the value comes back in
 ///                              OpResult.library_outputs)
+///   host memory ("host"):      in / inout: u64 byte count, then the bytes;
+///                              out: nothing (the bytes come back)
 /// The reader never reads past its buffer: a short or long buffer makes
 /// ok() false, and the server then refuses the call as malformed.
 namespace gleam::wire {
+
+/// The most bytes of host input one call carries (1 MiB, well inside a
+/// message): larger is a client or spec error, never memory to allocate.
+inline constexpr uint64_t max_host_input_bytes = uint64_t{1} << 20;
 
 /// Writes a LibraryCall's packed arguments. Not thread-safe.
 class arg_packer {

@@ -1,24 +1,11 @@
 #include "interpose/blas/common.hpp"
 
-#include <cstdio>
-#include <mutex>
-#include <set>
-#include <string>
-
 #include "interpose/runtime.hpp"
 
 namespace gleam::interpose::blas {
 
 void report_unsupported(const char* name, const char* reason) noexcept {
-  static std::mutex mutex;
-  static std::set<std::string> reported;
-  try {
-    std::lock_guard<std::mutex> guard{mutex};
-    if (reported.insert(name).second)
-      std::fprintf(stderr, "gleam: %s is not supported: %s\n", name, reason);
-  } catch (...) {
-    std::fprintf(stderr, "gleam: %s is not supported\n", name);
-  }
+  report_library_unsupported(name, reason);
 }
 
 handle_state* state_of(const void* p) noexcept {
@@ -50,31 +37,27 @@ cublasStatus_t from_cuda(cudaError_t x) noexcept {
   }
 }
 
+const library_traits& traits() noexcept {
+  static const library_traits t{
+    proto::LibraryCall::CUBLAS,
+    "cuBLAS",
+    CUBLAS_STATUS_SUCCESS,
+    CUBLAS_STATUS_INVALID_VALUE,
+    CUBLAS_STATUS_NOT_INITIALIZED,
+    CUBLAS_STATUS_ALLOC_FAILED,
+    CUBLAS_STATUS_NOT_SUPPORTED,
+    CUBLAS_STATUS_INTERNAL_ERROR,
+    [](cudaError_t x) noexcept { return static_cast<int32_t>(from_cuda(x)); },
+  };
+  return t;
+}
+
 cublasStatus_t run(proto::Op op, proto::OpResult* result) noexcept {
-  try {
-    proto::OpResult local;
-    auto* r = result != nullptr ? result : &local;
-    auto err = run_op(std::move(op), r);
-    // A result that reached the library carries its status; anything else
-    // is a transport or validation failure of the runtime.
-    if (r->blas_status() != 0 || err == cudaSuccess)
-      return static_cast<cublasStatus_t>(r->blas_status());
-    return from_cuda(err);
-  } catch (...) {
-    return CUBLAS_STATUS_INTERNAL_ERROR;
-  }
+  return static_cast<cublasStatus_t>(run_library_op(traits(), std::move(op), result));
 }
 
 cublasStatus_t submit(proto::Op op) noexcept {
-  try {
-    if (!async_enabled())
-      return run(std::move(op));
-    if (auto s = sticky_error(); s != cudaSuccess)
-      return from_cuda(s);
-    return from_cuda(interpose::submit(std::move(op)));
-  } catch (...) {
-    return CUBLAS_STATUS_INTERNAL_ERROR;
-  }
+  return static_cast<cublasStatus_t>(submit_library_op(traits(), std::move(op)));
 }
 
 const char* status_name(cublasStatus_t s) noexcept {

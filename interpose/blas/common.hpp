@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "actors/proto/ops.pb.h"
+#include "interpose/library_call.hpp"
 
 /// Shared by Gleam's libcublas.so.13 and libcublasLt.so.13; compiled into
 /// the shared client runtime (libgleam_interpose.so), so both libraries use
@@ -59,6 +60,10 @@ handle_state* state_of(const void* p) noexcept;
 /// (no server: NOT_INITIALIZED; lost session: EXECUTION_FAILED; other
 /// runtime errors by kind).
 cublasStatus_t from_cuda(cudaError_t x) noexcept;
+
+/// cuBLAS as interpose/library_call.hpp sees it (LibraryCall library
+/// CUBLAS, its statuses, from_cuda).
+const library_traits& traits() noexcept;
 
 /// Runs `op` synchronously and returns the library status the server
 /// reported (OpResult.blas_status), or from_cuda() of a transport error.

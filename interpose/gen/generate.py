@@ -28,16 +28,22 @@ library's name:
   shim/GL/gl.h                VDPAU / OpenGL types the vendor interop headers
                               need, used only where the real headers are not
                               installed
-  <lib>_generated.cpp         libraries with generated calls (cublas): the
-                              client stub of every 'class generated' entry:
-                              the spec's checks, then its arguments packed
-                              (wire/library_args.hpp) into one LibraryCall op
+  <lib>_generated.cpp         libraries with generated calls (cublas,
+                              curand): the client stub of every 'class
+                              generated' entry: the spec's checks, then its
+                              arguments packed (wire/library_args.hpp) into
+                              one LibraryCall op (library_calls.py)
   <lib>_generated.txt         "<name>\t<id>" per generated function
+                              ("<name>\tforward <fn>" for a legacy entry)
+  <lib>_function_ids.hpp      the pinned ids of the functions that travel as
+                              LibraryCall ops (for hand-written client code)
 With --server-out-dir DIR it writes the server side instead (the executor's
 build directory): <lib>_library_calls.cpp (one case per generated function:
 unpack, check every device range with the spec's extent, call the vendor's
-function), <lib>_generated_api.inc (X(name) per generated function, for the
-loaded vendor library's members) and <lib>_function_ids.hpp (the pinned ids).
+function; for libraries other than cuBLAS also the library_descriptor the
+executor's generic runner serves), <lib>_generated_api.inc (X(name) per
+function with an id, for the loaded vendor library's members) and
+<lib>_function_ids.hpp (the pinned ids).
 With --manual-placeholder it also writes <lib>_manual_placeholder.cpp: stubs
 (reported as unsupported) for every manual function, for builds that have no
 hand-written sources yet.
@@ -51,45 +57,17 @@ import os
 import re
 import sys
 
+import library_calls
+from library_calls import generated_calls
+
 CLASSES = ("manual", "unsupported", "generated")
 CALLS = ("async", "local", "handle", "sync")
 DIRECTIONS = ("in", "out", "inout")
-# Annotation kinds of generated entries: device memory, a pointer-mode
-# scalar, a device array of device pointers, host memory.
-KINDS = ("dev", "scalar", "devarray", "host")
-
 # Identifiers an extent or check expression may use besides parameter names
 # and CUBLAS_* / CUDA_* constants: wire/library_args.hpp (gleam::wire::extents).
 EXPRESSION_WORDS = ("sizeof", "vec", "mat", "packed", "strided", "mul", "add", "type_size",
                     "max1", "op_ok", "fill_ok", "side_ok", "diag_ok", "nullptr")
 INTEGRAL = ("char", "int", "unsigned", "unsigned int", "size_t", "float", "double")
-
-
-class generated_calls:
-    """How a library's generated entries are marshalled (LibraryCall ops)."""
-
-    def __init__(self, handle, status, library, invalid, not_initialized, not_supported,
-                 client_header, client_namespace, api_class, api_header, server_function,
-                 legacy_header=None):
-        # The C type of the handle every generated entry takes first.
-        self.handle = handle
-        # The return type of every generated entry and its values.
-        self.status = status
-        self.invalid = invalid
-        self.not_initialized = not_initialized
-        self.not_supported = not_supported
-        # proto::LibraryCall::Library value.
-        self.library = library
-        # The client's library_call class: header and namespace.
-        self.client_header = client_header
-        self.client_namespace = client_namespace
-        # The server's loaded vendor library (members named as the
-        # functions) and the generated dispatcher's name.
-        self.api_class = api_class
-        self.api_header = api_header
-        self.server_function = server_function
-        # Declares what the stubs of forwarding (legacy) entries call.
-        self.legacy_header = legacy_header
 
 
 class library:
@@ -98,6 +76,8 @@ class library:
     def __init__(self, name, headers, fail, report, report_header, export_header,
                  split=None, version="", private=None, proc_table=False, generated=None):
         self.name = name
+        # The spec's handle types (library_calls.handle_type), read by parse().
+        self.handles = []
         # generated_calls, or None: the library has no generated entries.
         self.generated = generated
         # Vendor headers that cannot share a translation unit with `headers`:
@@ -146,17 +126,52 @@ LIBRARIES = {
         "gleam::interpose::blas::report_unsupported", "interpose/blas/common.hpp",
         "cublas_export.hpp", {"cublasXt.h": "xt"},
         generated=generated_calls(
-            "cublasHandle_t", "cublasStatus_t", "CUBLAS", "CUBLAS_STATUS_INVALID_VALUE",
+            "cublasStatus_t", "CUBLAS", "CUBLAS_STATUS_INVALID_VALUE",
             "CUBLAS_STATUS_NOT_INITIALIZED", "CUBLAS_STATUS_NOT_SUPPORTED",
             "interpose/blas/library_call.hpp", "gleam::interpose::blas",
             "blas_api", "executor/blas_api.hpp", "run_generated_cublas",
-            "interpose/blas/legacy.hpp")),
+            handle="cublasHandle_t", success="CUBLAS_STATUS_SUCCESS",
+            legacy_header="interpose/blas/legacy.hpp")),
     "cublasLt": library(
         "cublasLt", ["cublasLt.h"],
         {"cublasStatus_t": "CUBLAS_STATUS_NOT_SUPPORTED",
          "const char *": '"unsupported by gleam"'},
         "gleam::interpose::blas::report_unsupported", "interpose/blas/common.hpp",
         "cublasLt_export.hpp"),
+    # libcurand.so.10 (CUDA 13 ships cuRAND 10): handles declared in the
+    # spec, the generic client and server pieces. cuRAND has no "not
+    # supported" status: CURAND_STATUS_ARCH_MISMATCH ("the requested feature
+    # is not supported") stands for it.
+    "curand": library(
+        "curand", ["curand.h"],
+        {"curandStatus_t": "CURAND_STATUS_ARCH_MISMATCH"},
+        "gleam::interpose::report_library_unsupported", "interpose/library_call.hpp",
+        "curand_export.hpp", version="libcurand.so.10",
+        generated=generated_calls(
+            "curandStatus_t", "CURAND", "CURAND_STATUS_OUT_OF_RANGE",
+            "CURAND_STATUS_NOT_INITIALIZED", "CURAND_STATUS_ARCH_MISMATCH",
+            "interpose/curand/library.hpp", "gleam::interpose::curand",
+            "curand_api", "executor/curand_api.hpp", "run_generated_curand",
+            success="CURAND_STATUS_SUCCESS", display="cuRAND",
+            alloc_failed="CURAND_STATUS_ALLOCATION_FAILED",
+            internal="CURAND_STATUS_INTERNAL_ERROR",
+            client_traits="gleam::interpose::curand::traits",
+            manual_server="run_manual_curand",
+            statuses=[
+                ("CURAND_STATUS_SUCCESS", "CUDA_SUCCESS"),
+                ("CURAND_STATUS_VERSION_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CURAND_STATUS_NOT_INITIALIZED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("CURAND_STATUS_ALLOCATION_FAILED", "CUDA_ERROR_OUT_OF_MEMORY"),
+                ("CURAND_STATUS_TYPE_ERROR", "CUDA_ERROR_INVALID_VALUE"),
+                ("CURAND_STATUS_OUT_OF_RANGE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CURAND_STATUS_LENGTH_NOT_MULTIPLE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CURAND_STATUS_DOUBLE_PRECISION_REQUIRED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CURAND_STATUS_LAUNCH_FAILURE", "CUDA_ERROR_UNKNOWN"),
+                ("CURAND_STATUS_PREEXISTING_FAILURE", "CUDA_ERROR_UNKNOWN"),
+                ("CURAND_STATUS_INITIALIZATION_FAILED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("CURAND_STATUS_ARCH_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CURAND_STATUS_INTERNAL_ERROR", "CUDA_ERROR_UNKNOWN"),
+            ])),
 }
 
 PRIVATE_VERSION = "GLEAM_PRIVATE_1"
@@ -187,7 +202,11 @@ class param:
         self.name = name
         self.direction = direction
         self.length = length
+        # Generated entries: see library_calls.POINTER_KINDS / VALUE_KINDS.
         self.kind = kind
+        # 'out handle host'; the declared handle type of a handle parameter.
+        self.host_handle = False
+        self.handle = None
 
     def ctype(self):
         """The declared C type without the name, e.g. 'const float *'."""
@@ -227,7 +246,7 @@ class function:
         self.params = []
         self.id = None
         self.checks = []
-        # Legacy entries: the v2 function they forward to, and explicit
+        # Legacy entries: the function they forward to, and explicit
         # "<target param>=<expression>" arguments.
         self.forward = None
         self.forward_args = {}
@@ -270,19 +289,10 @@ def parse_param(text, where):
         raise spec_error("%s: cannot find the parameter name in '%s'" % (where, decl))
     direction = length = kind = None
     if note.strip():
+        generated = library_calls.parse_note(decl, name, note, where, spec_error, param)
+        if generated is not None:
+            return generated
         words = note.split(None, 1)
-        if words and words[0] in DIRECTIONS and len(words) == 2 \
-                and words[1].split()[0] in KINDS:
-            direction = words[0]
-            kind, _, length = words[1].partition(" ")
-            length = length.strip() or None
-            if kind != "scalar" and length is None:
-                raise spec_error("%s: '%s' needs the extent: '%s %s <elements>'"
-                                 % (where, decl, direction, kind))
-            if kind == "devarray" and length.count(";") != 1:
-                raise spec_error("%s: '%s': devarray takes '<count>; <elements of each>'"
-                                 % (where, decl))
-            return param(decl, name, direction, length, kind)
         if len(words) != 2 or words[0] not in DIRECTIONS:
             raise spec_error("%s: annotation '%s' must be '<in|out|inout> <length>'"
                              % (where, note.strip()))
@@ -313,6 +323,12 @@ def parse(path):
             if not re.match(r"^\w+$", rest):
                 raise spec_error("%s: bad function name '%s'" % (where, rest))
             current = function(rest, number)
+            continue
+        if key == "handle" and current is None:
+            if functions:
+                raise spec_error("%s: 'handle' lines come before the first entry" % where)
+            LIB.handles.append(library_calls.parse_handle_line(
+                rest, where, spec_error, len(LIB.handles), number))
             continue
         if current is None:
             raise spec_error("%s: '%s' outside of an fn ... end entry" % (where, key))
@@ -358,9 +374,12 @@ def parse(path):
                                      % (where, w))
                 current.forward_args[target] = expr
         elif key == "check":
-            if not rest:
-                raise spec_error("%s: check needs a condition" % where)
-            current.checks.append(rest)
+            # check <condition> [else <status>]
+            condition, _, status = rest.partition(" else ")
+            if not condition.strip() or (status and not re.match(r"^\w+$", status.strip())):
+                raise spec_error("%s: check needs a condition, then optionally 'else <status>'"
+                                 % where)
+            current.checks.append((condition.strip(), status.strip() or None))
         elif key == "param":
             current.params.append(parse_param(rest, where))
         else:
@@ -377,7 +396,7 @@ def parse(path):
                                  "hand-written function with a handle"
                                  % (path, fn.line, fn.name, fn.forward))
             try:
-                forward_arguments(fn, target)
+                library_calls.forward_arguments(fn, target, LIB)
             except ValueError as e:
                 raise spec_error("%s:%d: %s: %s" % (path, fn.line, fn.name, e))
     seen = set()
@@ -410,9 +429,13 @@ def validate(fn, path):
     elif fn.reason or fn.fail:
         raise spec_error("%s: 'reason' and 'fail' belong to unsupported entries only" % where)
     if fn.cls == "generated":
-        validate_generated(fn, where)
-    elif fn.id is not None or fn.checks:
-        raise spec_error("%s: 'id' and 'check' belong to generated entries only" % where)
+        library_calls.validate_generated(fn, where, LIB, LIB.handles, spec_error)
+    elif fn.checks:
+        raise spec_error("%s: 'check' belongs to generated entries only" % where)
+    elif fn.id is not None and (fn.cls != "manual" or LIB.generated is None):
+        raise spec_error("%s: 'id' belongs to generated entries and to manual entries of "
+                         "libraries with generated calls (their hand-written server side)"
+                         % where)
     names = {p.name for p in fn.params}
     for p in fn.params:
         if p.kind is not None and fn.cls != "generated":
@@ -422,57 +445,15 @@ def validate(fn, path):
             continue
         for ident in re.findall(r"[A-Za-z_]\w*", p.length):
             if ident not in names and ident not in EXPRESSION_WORDS \
-                    and not re.match(r"^(CUBLAS|CUDA)_\w+$", ident):
+                    and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: length '%s' of %s names no parameter '%s'"
                                  % (where, p.length, p.name, ident))
-    for check in fn.checks:
+    for check, _ in fn.checks:
         for ident in re.findall(r"[A-Za-z_]\w*", check):
             if ident not in names and ident not in EXPRESSION_WORDS \
-                    and not re.match(r"^(CUBLAS|CUDA)_\w+$", ident):
+                    and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: check '%s' names no parameter '%s'"
                                  % (where, check, ident))
-
-
-def validate_generated(fn, where):
-    """What the generator needs of a generated entry."""
-    if LIB.generated is None:
-        raise spec_error("%s: the %s surface has no generated calls" % (where, LIB.name))
-    if fn.forward is not None:
-        # A legacy entry: the function it forwards to is checked in parse().
-        if LIB.generated.legacy_header is None:
-            raise spec_error("%s: the %s surface has no legacy API to forward" % (where, LIB.name))
-        if fn.id is not None or fn.checks:
-            raise spec_error("%s: a forwarding entry has no id or checks of its own" % where)
-        return
-    if fn.form is not None:
-        raise spec_error("%s: 'class generated' takes no form word (got '%s')"
-                         % (where, fn.form))
-    outputs = host_outputs(fn)
-    want = "sync" if outputs else "async"
-    if fn.call != want:
-        raise spec_error("%s: a generated entry %s host outputs: 'call %s'"
-                         % (where, "with" if outputs else "without", want))
-    if fn.id is None:
-        raise spec_error("%s: a generated entry needs its pinned 'id'" % where)
-    if fn.returns != LIB.generated.status:
-        raise spec_error("%s: a generated entry returns %s" % (where, LIB.generated.status))
-    if not fn.params or fn.params[0].ctype() != LIB.generated.handle:
-        raise spec_error("%s: the first parameter of a generated entry is the %s"
-                         % (where, LIB.generated.handle))
-    for p in fn.params:
-        pointer = "*" in p.decl or "[" in p.decl
-        if pointer and p.kind is None:
-            raise spec_error("%s: pointer parameter %s of a generated entry needs "
-                             "'<dir> dev <extent>' or '<dir> scalar [<count>]'"
-                             % (where, p.name))
-        stars = 2 if p.kind == "devarray" else 1
-        if p.kind is not None and (p.ctype().count("*") != stars or "[" in p.decl):
-            raise spec_error("%s: %s: %s takes a %s pointer" % (
-                where, p.name, p.kind, "double" if stars == 2 else "single"))
-        if p.kind == "scalar" and p.pointee() == "void" and p.length is None:
-            raise spec_error("%s: void scalar %s needs its size in bytes" % (where, p.name))
-        if p.kind is not None and p.direction != "in" and p.ctype().startswith("const"):
-            raise spec_error("%s: %s is const but annotated %s" % (where, p.name, p.direction))
 
 
 def write_if_changed(path, text):
@@ -553,243 +534,6 @@ def generated_of(functions):
     return [f for f in functions if f.cls == "generated"]
 
 
-def remoted_of(functions):
-    """Generated entries with a LibraryCall of their own (not forwarding)."""
-    return [f for f in generated_of(functions) if f.forward is None]
-
-
-def host_outputs(fn):
-    return [p for p in fn.params if p.kind in ("scalar", "host") and p.direction != "in"]
-
-
-def byte_count(p):
-    """The C++ expression of p's extent in bytes."""
-    count = p.length if p.length is not None else "1"
-    if p.pointee() == "void":
-        return "(%s)" % count
-    return "mul(%s, sizeof(%s))" % (count, p.pointee())
-
-
-def client_stub(fn):
-    g = LIB.generated
-    ns = g.client_namespace
-    args = ", ".join(p.decl for p in fn.params)
-    out = ["GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n" % (fn.returns, fn.name, args),
-           "  return %s::guarded([&]() -> %s {\n" % (ns, g.status),
-           "    auto* state_ = %s::state_of(%s);\n" % (ns, fn.params[0].name),
-           "    if (state_ == nullptr)\n",
-           "      return %s;\n" % g.not_initialized]
-    if fn.checks:
-        out.append("    if (%s)\n" % "\n        || ".join("!(%s)" % c for c in fn.checks))
-        out.append("      return %s;\n" % g.invalid)
-    out.append('    %s::library_call call_(%d, "%s", *state_);\n' % (ns, fn.id, fn.name))
-    for p in fn.params[1:]:
-        if p.kind in ("dev", "devarray"):
-            out.append("    call_.device(%s);\n" % p.name)
-        elif p.kind == "host":
-            out.append("    if (auto st_ = call_.host_%s(%s, %s); st_ != %s)\n"
-                       "      return st_;\n"
-                       % (p.direction, p.name, byte_count(p), "CUBLAS_STATUS_SUCCESS"))
-        elif p.kind == "scalar":
-            out.append("    if (auto st_ = call_.scalar_%s(%s, %s); st_ != %s)\n"
-                       "      return st_;\n"
-                       % (p.direction, p.name, byte_count(p), "CUBLAS_STATUS_SUCCESS"))
-        else:
-            out.append("    call_.value(%s);\n" % p.name)
-    out.append("    return call_.finish();\n  });\n}\n")
-    return "".join(out)
-
-
-# Legacy character arguments ('N', 'U', 'L', ...) and the v2 enum each
-# becomes (interpose/blas/legacy.hpp).
-LEGACY_ENUMS = {"cublasOperation_t": "legacy_op", "cublasFillMode_t": "legacy_fill",
-                "cublasSideMode_t": "legacy_side", "cublasDiagType_t": "legacy_diag"}
-
-
-def forward_arguments(fn, target):
-    """The argument list of fn's call of target: the handle "h_", fn's
-    parameters in order (characters turned into enums, values passed by
-    address where target takes a pointer), fn's return value as "r_" (the
-    target's last parameter), and the spec's explicit arguments."""
-    params = list(target.params[1:])
-    returns = fn.returns != "void"
-    if returns:
-        if not params or "*" not in params[-1].decl:
-            raise ValueError("returns %s but %s has no result parameter"
-                             % (fn.returns, target.name))
-        params = params[:-1]
-    legacy = list(fn.params)
-    args = ["h_"]
-    used = set()
-    for p in params:
-        if p.name in fn.forward_args:
-            args.append(fn.forward_args[p.name])
-            for ident in re.findall(r"[A-Za-z_]\w*", fn.forward_args[p.name]):
-                used.add(ident)
-            continue
-        rest = [q for q in legacy if q.name not in used]
-        if not rest:
-            raise ValueError("nothing left for %s's parameter %s" % (target.name, p.name))
-        q = rest[0]
-        used.add(q.name)
-        t = p.ctype()
-        if t in LEGACY_ENUMS and q.ctype() == "char":
-            args.append("%s::%s(%s)" % (LIB.generated.client_namespace, LEGACY_ENUMS[t], q.name))
-        elif "*" in t and "*" not in q.decl:
-            args.append("&" + q.name)
-        else:
-            args.append(q.name)
-    unused = [q.name for q in legacy if q.name not in used]
-    if unused:
-        raise ValueError("parameters %s are not passed to %s" % (", ".join(unused), target.name))
-    if returns:
-        args.append("r_")
-    return args
-
-
-def legacy_stub(fn, target):
-    args = ", ".join(fn.params[i].decl for i in range(len(fn.params))) or "void"
-    forwarded = forward_arguments(fn, target)
-    ns = LIB.generated.client_namespace
-    call = "return %s(%s);" % (target.name, ", ".join(forwarded))
-    # A character the legacy API does not know fails the call, as the
-    # vendor's argument check does.
-    converted = [a for a in forwarded if a.startswith(ns + "::legacy_")]
-    if converted:
-        call = ("if (%s)\n      return CUBLAS_STATUS_INVALID_VALUE;\n    %s"
-                % (" || ".join("static_cast<int>(%s) < 0" % a for a in converted), call))
-    if fn.returns == "void":
-        body = ('  %s::legacy_run("%s", [&](cublasHandle_t h_) {\n    %s\n  });\n'
-                % (ns, fn.name, call))
-    else:
-        body = ('  return %s::legacy_value<%s>("%s", [&](cublasHandle_t h_, %s* r_) {\n'
-                "    %s\n  });\n" % (ns, fn.returns, fn.name, fn.returns, call))
-    return "GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n%s}\n" % (fn.returns, fn.name, args, body)
-
-
-def client_file(functions):
-    g = LIB.generated
-    out = [banner(),
-           "// Client stubs of the generated %s functions: each checks what the\n"
-           "// vendor checks at the call (the spec's 'check' lines), packs its\n"
-           "// arguments (wire/library_args.hpp) into one LibraryCall op and sends it\n"
-           "// (%s::library_call).\n\n" % (LIB.name, g.client_namespace),
-           '#include "interpose/%s"\n' % LIB.export_header,
-           '#include "%s"\n' % g.client_header,
-           '#include "%s"\n' % g.legacy_header if any(
-               f.forward for f in functions) else "",
-           '#include "wire/library_args.hpp"\n\n',
-           "using namespace gleam::wire::extents;\n\n",
-           'extern "C" {\n\n']
-    by_name = {f.name: f for f in functions}
-    for fn in generated_of(functions):
-        if fn.forward is None:
-            out.append(client_stub(fn) + "\n")
-    legacy = [f for f in generated_of(functions) if f.forward is not None]
-    if legacy:
-        out.append("// The legacy API (cublas.h): the process's implicit handle, errors\n"
-                   "// kept for cublasGetError (interpose/blas/legacy.hpp).\n\n")
-    for fn in legacy:
-        out.append(legacy_stub(fn, by_name[fn.forward]) + "\n")
-    out.append('} // extern "C"\n')
-    return "".join(out)
-
-
-def server_case(fn):
-    out = ["    case %d: { // %s\n" % (fn.id, fn.name)]
-    handle = fn.params[0]
-    out.append("      auto %s_ = in.address();\n" % handle.name)
-    for p in fn.params[1:]:
-        if p.kind in ("dev", "devarray"):
-            out.append("      auto %s_ = in.address();\n" % p.name)
-        elif p.kind == "scalar":
-            out.append("      auto %s_ = env.scalar(in, %s);\n"
-                       % (p.name, "false" if p.direction == "out" else "true"))
-        elif p.kind == "host":
-            out.append("      auto %s_ = env.host(in, %s);\n"
-                       % (p.name, "false" if p.direction == "out" else "true"))
-        else:
-            out.append("      auto %s = in.value<%s>();\n" % (p.name, p.ctype()))
-    out.append('      if (!in.done())\n        return env.malformed("%s"), true;\n' % fn.name)
-    out.append('      if (api.%s == nullptr)\n        return env.unavailable("%s"), true;\n'
-               % (fn.name, fn.name))
-    out.append("      auto %s = static_cast<%s>(env.handle(%s_));\n"
-               % (handle.name, handle.ctype(), handle.name))
-    out.append("      if (%s == nullptr)\n        return true;\n" % handle.name)
-    # Device pointers typed as declared (extents may test one for null).
-    for p in fn.params[1:]:
-        if p.kind in ("dev", "devarray"):
-            out.append("      auto %s = reinterpret_cast<%s>(static_cast<uintptr_t>(%s_));\n"
-                       % (p.name, p.ctype(), p.name))
-    for p in fn.params[1:]:
-        if p.kind == "dev":
-            out.append('      if (!env.device(%s_, %s, "%s"))\n        return true;\n'
-                       % (p.name, byte_count(p), p.name))
-    for p in fn.params[1:]:
-        if p.kind == "devarray":
-            count, each = p.array_parts()
-            each_bytes = each if p.pointee() == "void" else "mul(%s, sizeof(%s))" % (
-                each, p.pointee())
-            out.append('      if (!env.device_array(%s_, %s, %s, "%s"))\n        return true;\n'
-                       % (p.name, count, each_bytes, p.name))
-    for p in fn.params[1:]:
-        if p.kind in ("scalar", "host"):
-            out.append('      auto* %s = env.%s_%s(%s_, %s, "%s");\n'
-                       '      if (%s == nullptr)\n        return true;\n'
-                       % (p.name, p.kind, p.direction, p.name,
-                          byte_count(p), p.name, p.name))
-    call_args = []
-    for p in fn.params:
-        if p is handle:
-            call_args.append(p.name)
-        elif p.kind in ("dev", "devarray"):
-            call_args.append(p.name)
-        elif p.kind in ("scalar", "host"):
-            call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
-        else:
-            call_args.append(p.name)
-    out.append('      env.report(api.%s(%s), "%s");\n' % (fn.name, ", ".join(call_args), fn.name))
-    out.append("      return true;\n    }\n")
-    return "".join(out)
-
-
-def server_file(functions):
-    g = LIB.generated
-    out = [banner(),
-           "// The server side of the generated %s functions: unpacks each call's\n"
-           "// arguments (wire/library_args.hpp), checks every device address against\n"
-           "// the session's allocations with the spec's extents, and calls the\n"
-           "// vendor's function (executor/library_call.hpp).\n\n" % LIB.name,
-           '#include "executor/library_call.hpp"\n',
-           '#include "%s"\n' % g.api_header,
-           '#include "wire/library_args.hpp"\n\n',
-           "#include <cstdint>\n\n",
-           "using namespace gleam::wire::extents;\n\n",
-           "namespace gleam::executor {\n\n",
-           "bool %s(%s& api, library_call_env& env, uint32_t function,\n"
-           "%s wire::arg_reader& in) {\n" % (g.server_function, g.api_class,
-                                              " " * (len(g.server_function) + 5)),
-           "  switch (function) {\n"]
-    for fn in remoted_of(functions):
-        out.append(server_case(fn))
-    out.append("    default:\n      return false;\n  }\n}\n\n} // namespace gleam::executor\n")
-    return "".join(out)
-
-
-def id_header(functions):
-    out = [banner(), "#pragma once\n\n#include <cstdint>\n\n",
-           "/// The pinned ids of the generated %s functions (the spec's 'id' lines),\n"
-           "/// as LibraryCall.function carries them.\n" % LIB.name,
-           "namespace gleam::generated::%s_ids {\n\n" % LIB.name]
-    out += ["inline constexpr uint32_t %s = %d;\n" % (f.name, f.id) for f in remoted_of(functions)]
-    out.append("\n} // namespace gleam::generated::%s_ids\n" % LIB.name)
-    return "".join(out)
-
-
-def api_list(functions):
-    return banner() + "".join("X(%s)\n" % f.name for f in remoted_of(functions))
-
-
 VDPAU_SHIM = """// Fallback for hosts without libvdpau-dev: the VDPAU types that
 // cuda_vdpau_interop.h names, with the ABI of vdpau/vdpau.h.
 #pragma once
@@ -840,11 +584,11 @@ def main():
             print("generate.py: error: %s has no generated calls" % LIB.name, file=sys.stderr)
             return 1
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_library_calls.cpp"),
-                         server_file(functions))
+                         library_calls.server_file(functions, LIB, banner()))
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_generated_api.inc"),
-                         api_list(functions))
+                         library_calls.api_list(functions, banner()))
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_function_ids.hpp"),
-                         id_header(functions))
+                         library_calls.id_header(functions, LIB, banner()))
     if not args.out_dir:
         return 0
     out = args.out_dir
@@ -871,7 +615,10 @@ def main():
         write_if_changed(os.path.join(out, "shim", "vdpau", "vdpau.h"), VDPAU_SHIM)
         write_if_changed(os.path.join(out, "shim", "GL", "gl.h"), GL_SHIM)
     if LIB.generated is not None:
-        write_if_changed(os.path.join(out, lib + "_generated.cpp"), client_file(by_name))
+        write_if_changed(os.path.join(out, lib + "_generated.cpp"),
+                         library_calls.client_file(by_name, LIB, banner()))
+        write_if_changed(os.path.join(out, lib + "_function_ids.hpp"),
+                         library_calls.id_header(functions, LIB, banner()))
         write_if_changed(os.path.join(out, lib + "_generated.txt"),
                          "".join("%s\t%s\n" % (f.name, f.id if f.forward is None else
                                                   "forward " + f.forward)

@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/executor/fake_stream_order.hpp"
+#include "tests/executor/fake_device.hpp"
 #include <cuda_fp16.h>
 
 #include <cstdlib>
@@ -81,11 +81,6 @@ struct fake_calls {
   CUstream last_stream = nullptr;
   int set_streams = 0;
   std::set<void*> live;
-  /// Driver streams in creation order; events recorded (event, stream) and
-  /// waited for (stream, event), in order.
-  std::vector<CUstream> streams;
-  std::vector<std::pair<CUevent, CUstream>> records;
-  std::vector<std::pair<CUstream, CUevent>> waits;
 };
 
 fake_calls& calls() {
@@ -104,84 +99,6 @@ cublasStatus_t drop(void* p) {
     return CUBLAS_STATUS_INVALID_VALUE;
   std::free(p);
   return CUBLAS_STATUS_SUCCESS;
-}
-
-void install_fake_driver(driver_api& api) {
-  api.cuDeviceGetCount = [](int* n) {
-    *n = 1;
-    return CUDA_SUCCESS;
-  };
-  api.cuDeviceGet = [](CUdevice* d, int o) {
-    *d = o;
-    return CUDA_SUCCESS;
-  };
-  api.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
-    *c = reinterpret_cast<CUcontext>(uintptr_t{0x1000});
-    return CUDA_SUCCESS;
-  };
-  api.cuDevicePrimaryCtxRelease = [](CUdevice) { return CUDA_SUCCESS; };
-  api.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
-  api.cuCtxSynchronize = [] { return CUDA_SUCCESS; };
-  api.cuDeviceGetName = [](char* name, int len, CUdevice) {
-    std::strncpy(name, "Fake GPU", static_cast<size_t>(len));
-    return CUDA_SUCCESS;
-  };
-  api.cuDeviceGetUuid = [](CUuuid* u, CUdevice) {
-    std::memset(u->bytes, 0xab, sizeof(u->bytes));
-    return CUDA_SUCCESS;
-  };
-  api.cuDeviceTotalMem = [](size_t* b, CUdevice) {
-    *b = size_t{80} << 30;
-    return CUDA_SUCCESS;
-  };
-  api.cuDeviceGetAttribute = [](int*, CUdevice_attribute, CUdevice) {
-    return CUDA_ERROR_INVALID_VALUE;
-  };
-  api.cuDriverGetVersion = [](int* v) {
-    *v = 13000;
-    return CUDA_SUCCESS;
-  };
-  api.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
-    *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, n));
-    return CUDA_SUCCESS;
-  };
-  api.cuMemFree = [](CUdeviceptr p) {
-    std::free(host(p));
-    return CUDA_SUCCESS;
-  };
-  api.cuMemcpyHtoD = [](CUdeviceptr dst, const void* src, size_t n) {
-    std::memcpy(host(dst), src, n);
-    return CUDA_SUCCESS;
-  };
-  api.cuMemcpyDtoH = [](void* dst, CUdeviceptr src, size_t n) {
-    std::memcpy(dst, host(src), n);
-    return CUDA_SUCCESS;
-  };
-  api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n, CUstream) {
-    std::memcpy(host(dst), src, n);
-    return CUDA_SUCCESS;
-  };
-  api.cuMemcpyDtoHAsync = [](void* dst, CUdeviceptr src, size_t n, CUstream) {
-    std::memcpy(dst, host(src), n);
-    return CUDA_SUCCESS;
-  };
-  gleam::test::install_fake_stream_order(api);
-
-  api.cuStreamCreateWithPriority = [](CUstream* s, unsigned, int) {
-    *s = reinterpret_cast<CUstream>(uintptr_t{0x5150} + calls().streams.size());
-    calls().streams.push_back(*s);
-    return CUDA_SUCCESS;
-  };
-  api.cuEventRecordWithFlags = [](CUevent e, CUstream s, unsigned) {
-    calls().records.emplace_back(e, s);
-    return CUDA_SUCCESS;
-  };
-  api.cuStreamWaitEvent = [](CUstream s, CUevent e, unsigned) {
-    calls().waits.emplace_back(s, e);
-    return CUDA_SUCCESS;
-  };
-  api.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
-  api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
 }
 
 /// Column-major C = alpha * op(A) * op(B) + beta * C on the host.
@@ -366,43 +283,14 @@ void install_fake_blas(blas_api& api) {
   };
 }
 
-struct fake_gpu {
-  driver_api driver;
+/// The fake device with the fake cuBLAS attached.
+struct fake_gpu : gleam::test::fake_executor {
   blas_api blas;
-  std::unique_ptr<executor> exec;
-  uint64_t session = 0;
-  uint64_t seq = 0;
 
   fake_gpu() {
     calls() = fake_calls{};
-    install_fake_driver(driver);
     install_fake_blas(blas);
-    auto ex = executor::make(driver, 0);
-    REQUIRE(ex);
-    exec = std::move(*ex);
     exec->use_blas(blas);
-    proto::OpenSession req;
-    req.set_client_id("cpu:1");
-    auto opened = exec->open_session(req);
-    REQUIRE(opened);
-    session = opened->session();
-  }
-
-  proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
-    proto::OpBatch batch;
-    batch.set_session(session);
-    auto* op = batch.add_ops();
-    op->set_seq(++seq);
-    fill(*op);
-    auto reply = exec->execute(batch);
-    REQUIRE(reply.results_size() == 1);
-    return reply.results(0);
-  }
-
-  uint64_t alloc(uint64_t n) {
-    auto r = run([&](proto::Op& op) { op.mutable_mem_alloc()->set_size(n); });
-    REQUIRE(r.status() == CUDA_SUCCESS);
-    return r.dptr();
   }
 
   float* floats(uint64_t dptr) {
@@ -453,8 +341,8 @@ TEST_CASE("an SGEMM op computes on the handle's stream", "[executor][blas]") {
   // The handle works on stream 9's driver stream (created last; the first
   // is the session's stand-in of the legacy stream, the handle's stream
   // from its creation).
-  REQUIRE(calls().streams.size() == 2);
-  CHECK(calls().last_stream == calls().streams.back());
+  REQUIRE(gleam::test::fake_device().streams.size() == 2);
+  CHECK(calls().last_stream == gleam::test::fake_device().streams.back());
 
   auto a = g.alloc(6 * 4), b = g.alloc(6 * 4), c = g.alloc(4 * 4);
   // A = [1 2 3; 4 5 6] (2 x 3), B = [1 0; 0 1; 1 1] (3 x 2), column-major.
@@ -479,13 +367,13 @@ TEST_CASE("a gemm on a blocking stream is ordered before later legacy-stream wor
   REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
             .blas_status()
           == CUBLAS_STATUS_SUCCESS);
-  REQUIRE(calls().streams.size() == 1);
-  auto legacy = calls().streams[0];
+  REQUIRE(gleam::test::fake_device().streams.size() == 1);
+  auto legacy = gleam::test::fake_device().streams[0];
   // Without cublasSetStream the handle works on the session's legacy
   // stand-in, never on the context's legacy stream (null).
   CHECK(calls().last_stream == legacy);
   REQUIRE(g.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(9); }).status() == 0);
-  auto blocking = calls().streams.back();
+  auto blocking = gleam::test::fake_device().streams.back();
   REQUIRE(g.run([](proto::Op& op) {
              op.mutable_blas_set_stream()->set_handle(handle_id);
              op.mutable_blas_set_stream()->set_stream(9);
@@ -499,8 +387,8 @@ TEST_CASE("a gemm on a blocking stream is ordered before later legacy-stream wor
     });
   };
   REQUIRE(read_back().status() == CUDA_SUCCESS); // the legacy stream is up to date
-  calls().records.clear();
-  calls().waits.clear();
+  gleam::test::fake_device().records.clear();
+  gleam::test::fake_device().waits.clear();
   REQUIRE(g.run([&](proto::Op& op) { sgemm_op(op, handle_id, 2, 2, 3, a, b, c); })
             .blas_status()
           == CUBLAS_STATUS_SUCCESS);
@@ -508,9 +396,9 @@ TEST_CASE("a gemm on a blocking stream is ordered before later legacy-stream wor
   // After the gemm: an event recorded on the gemm's stream, and the legacy
   // stand-in waiting for that very event before the copy.
   bool ordered = false;
-  for (const auto& [event, stream] : calls().records)
+  for (const auto& [event, stream] : gleam::test::fake_device().records)
     if (stream == blocking)
-      for (const auto& w : calls().waits)
+      for (const auto& w : gleam::test::fake_device().waits)
         ordered |= w.first == legacy && w.second == event;
   CHECK(ordered);
   // Binding the handle once per stream: a gemm calls no cublasSetStream

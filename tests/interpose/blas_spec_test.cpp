@@ -3,6 +3,7 @@
 // names with the vendor's symbol version; the generated lists follow the
 // specs; unsupported functions fail with CUBLAS_STATUS_NOT_SUPPORTED; the
 // calls answered locally give the vendor's answers without a server.
+#include "tests/interpose/library_spec.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
@@ -26,66 +27,11 @@ namespace {
 using gleam::test::lines_of;
 using gleam::test::read_file;
 
-struct entry {
-  std::string name;
-  std::vector<std::string> classes;
-  std::string reason;
-  std::string call;
-};
-
-std::string trim(const std::string& s) {
-  auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos)
-    return {};
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
-
-std::vector<entry> read_spec(const std::string& lib) {
-  std::vector<entry> out;
-  for (const auto& raw : lines_of(read_file(gleam::test::source_path("interpose/spec/" + lib + ".spec")))) {
-    auto line = trim(raw);
-    auto space = line.find(' ');
-    auto key = line.substr(0, space);
-    auto rest = space == std::string::npos ? std::string{} : trim(line.substr(space));
-    if (key == "fn")
-      out.push_back(entry{rest, {}, {}, {}});
-    else if (out.empty())
-      continue;
-    else if (key == "class")
-      out.back().classes.push_back(rest.substr(0, rest.find(' ')));
-    else if (key == "reason")
-      out.back().reason = rest;
-    else if (key == "call")
-      out.back().call = rest;
-  }
-  return out;
-}
-
-/// `nm -D --defined-only` of `library`: names with version `version`, and
-/// everything else (as "<type> <symbol>").
-struct exported_set {
-  std::multiset<std::string> versioned;
-  std::vector<std::string> other;
-};
-
-exported_set exported_by(const std::string& library, const std::string& version) {
-  std::string out;
-  REQUIRE(gleam::test::run_command("nm -D --defined-only '" + library + "'", out) == 0);
-  exported_set result;
-  std::istringstream in{out};
-  const std::string tag = "@@" + version;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words{line};
-    std::string address, type, symbol;
-    words >> address >> type >> symbol;
-    if (type == "T" && symbol.size() > tag.size()
-        && symbol.compare(symbol.size() - tag.size(), tag.size(), tag) == 0)
-      result.versioned.insert(symbol.substr(0, symbol.size() - tag.size()));
-    else if (!(type == "A" && symbol == version))
-      result.other.push_back(type + " " + symbol);
-  }
-  return result;
-}
+using gleam::test::spec::entry;
+using gleam::test::spec::exported_by;
+using gleam::test::spec::names_of;
+using gleam::test::spec::read_spec;
+using gleam::test::spec::trim;
 
 std::string vendor_path(const std::string& lib) {
   return "/usr/local/cuda/lib64/lib" + lib + ".so.13";
@@ -93,13 +39,6 @@ std::string vendor_path(const std::string& lib) {
 
 std::vector<std::string> committed_names(const std::string& lib) {
   return lines_of(read_file(gleam::test::source_path("interpose/spec/lib" + lib + ".so.13.symbols")));
-}
-
-std::set<std::string> names_of(const std::vector<entry>& spec) {
-  std::set<std::string> names;
-  for (const auto& e : spec)
-    names.insert(e.name);
-  return names;
 }
 
 std::string built(const std::string& lib) {
@@ -457,7 +396,7 @@ TEST_CASE("coverage of every interposed library", "[interpose][spec][coverage]")
   // Printed for the record (ctest -V, or the test binary with this tag):
   // per library, the functions remoted (manual or generated) against the
   // vendor's exports, and the most common reasons for the rest.
-  for (const char* lib : {"cudart", "cuda", "cublas", "cublasLt"}) {
+  for (const char* lib : {"cudart", "cuda", "cublas", "cublasLt", "curand"}) {
     auto spec = read_spec(lib);
     size_t manual = 0, generated = 0, unsupported = 0;
     std::map<std::string, size_t> reasons;

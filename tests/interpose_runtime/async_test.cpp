@@ -15,14 +15,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/interpose_runtime/fake_server.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/process.hpp"
-#include "tests/interpose_runtime/fake_server_process.hpp"
 
 namespace {
 
-using gleam::test::fake_server;
 using gleam::test::build_path;
 using gleam::test::free_port;
 using gleam::test::port_open;
@@ -30,25 +29,9 @@ using gleam::test::read_file;
 using gleam::test::run_command;
 using gleam::test::source_path;
 using gleam::test::spawn_logged;
+using gleam::test::fake_server;
+using gleam::test::spec_call_classes;
 using gleam::test::stop_process;
-
-/// function -> `call` class, from interpose/spec/<spec>.
-std::map<std::string, std::string> spec_call_classes(const std::string& spec = "cudart.spec") {
-  std::ifstream in{source_path("interpose/spec/" + spec)};
-  std::map<std::string, std::string> out;
-  std::string fn;
-  for (std::string line; std::getline(in, line);) {
-    auto start = line.find_first_not_of(' ');
-    if (start == std::string::npos)
-      continue;
-    line = line.substr(start);
-    if (line.rfind("fn ", 0) == 0)
-      fn = line.substr(3);
-    else if (line.rfind("call ", 0) == 0)
-      out[fn] = line.substr(5);
-  }
-  return out;
-}
 
 /// A gleam-link child process in front of `target`, with `args` (a cut
 /// schedule); SIGTERM at the end.

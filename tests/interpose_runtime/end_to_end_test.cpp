@@ -274,6 +274,9 @@ TEST_CASE("gleam-run sets the environment and preloads the interposer",
   CHECK(line.find("/lib/libcublasLt.so.13") > line.find("/lib/libcudart.so.13"));
   CHECK(line.find("/lib/libcublas.so.13") > line.find("/lib/libcublasLt.so.13"));
   CHECK(line.find("/lib/libcublas.so.13") != std::string::npos);
+  // cuRAND's surface too, after libcudart.
+  CHECK(line.find("/lib/libcurand.so.10") != std::string::npos);
+  CHECK(line.find("/lib/libcurand.so.10") > line.find("/lib/libcudart.so.13"));
   std::string ignored;
   CHECK(run_command(build_path("bin/gleam-run") + " 2>/dev/null", ignored) == 2);
 }

@@ -28,7 +28,8 @@
 // SGEMM is computed on the host bytes. A cuBLASLt heuristic query gets one
 // result whose workspaceSize is 1000 + the requested count. Generated
 // cuBLAS calls (LibraryCall) run through the executor's generated code over
-// a fake cuBLAS computing Saxpy, Sdot and Sgemv (fake_library_calls.hpp).
+// a fake cuBLAS computing Saxpy, Sdot and Sgemv, generated cuRAND calls over
+// a fake cuRAND with computed values (fake_library_calls.hpp).
 // Graph memory (MemAllocAsync, allocation nodes) is allocated when made and
 // freed at its free node; graphs hold host nodes only (other nodes do nothing
 // on host memory): a
@@ -543,6 +544,8 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       return test::fake_library_call(
         [&st](uint64_t p, uint64_t n, bool* known) { return at(st, p, n, known); },
         op.library_call(), r);
+    case proto::Op::kLibraryOutputRead:
+      return test::fake_library_output_read(op.library_output_read(), r);
     case proto::Op::kBlasLtHeuristic: {
       cublasLtMatmulHeuristicResult_t h{};
       h.workspaceSize = 1000 + static_cast<size_t>(op.blas_lt_heuristic().requested());

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "tests/interpose_runtime/fake_server_process.hpp"
+#include "tests/interpose_runtime/fake_server.hpp"
 
 namespace {
 
@@ -28,7 +28,7 @@ std::map<std::string, std::string> parse(const std::string& out) {
 
 std::string features(fake_server& server, const std::string& scenario,
                      const std::string& env = "") {
-  return server.probe(scenario, env, 0, "tests/interpose_features_probe");
+  return server.probe_with("tests/interpose_features_probe", scenario, env);
 }
 
 } // namespace

@@ -1,8 +1,7 @@
 #pragma once
 
-// fake_gpu_server (fake_gpu_server.cpp) in a child process, and the probes
-// that run the built libcudart.so.13 against it: shared by the test files
-// of tests/interpose_runtime.
+// The fake GPU server (fake_gpu_server.cpp) as a child process of a test,
+// and the probes that run against it; shared by the interpose_runtime tests.
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +21,24 @@
 #include "tests/support/process.hpp"
 
 namespace gleam::test {
+
+/// function -> `call` class, from interpose/spec/<spec>.
+inline std::map<std::string, std::string> spec_call_classes(const std::string& spec = "cudart.spec") {
+  std::ifstream in{source_path("interpose/spec/" + spec)};
+  std::map<std::string, std::string> out;
+  std::string fn;
+  for (std::string line; std::getline(in, line);) {
+    auto start = line.find_first_not_of(' ');
+    if (start == std::string::npos)
+      continue;
+    line = line.substr(start);
+    if (line.rfind("fn ", 0) == 0)
+      fn = line.substr(3);
+    else if (line.rfind("call ", 0) == 0)
+      out[fn] = line.substr(5);
+  }
+  return out;
+}
 
 /// fake_gpu_server in a child process; SIGTERM at the end.
 class fake_server {
@@ -52,15 +70,18 @@ public:
   }
   /// Runs the probe scenario; `env` is prepended (e.g. "GLEAM_ASYNC=off");
   /// the client connects to `via` (a gleam-link in front) when nonzero.
-  /// `binary` is the probe program under the build directory.
-  std::string probe(const std::string& scenario, const std::string& env = "", int via = 0,
-                    const std::string& binary = "tests/interpose_async_probe") {
+  std::string probe(const std::string& scenario, const std::string& env = "", int via = 0) {
+    return probe_with("tests/interpose_async_probe", scenario, env, via);
+  }
+  /// probe() with the probe binary `probe` (a path under the build
+  /// directory) that takes the built libcudart.so.13 and `scenario`.
+  std::string probe_with(const std::string& probe, const std::string& scenario,
+                         const std::string& env = "", int via = 0) {
     std::remove(stats_path().c_str());
     std::string out;
     auto cmd = env + " GLEAM_SERVER=127.0.0.1:" + std::to_string(via != 0 ? via : port_) + " "
-               + build_path(binary) + " "
-               + build_path("lib/libcudart.so.13") + " " + scenario + " 2>" + dir_
-               + "/probe.err";
+               + build_path(probe) + " " + build_path("lib/libcudart.so.13") + " " + scenario
+               + " 2>" + dir_ + "/probe.err";
     auto rc = run_command(cmd, out);
     INFO("probe stderr: " << read_file(dir_ + "/probe.err"));
     CHECK(rc == 0);

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "executor/error.hpp"
+
+namespace gleam::executor {
+
+/// Where to look for a vendor library (cuBLAS, cuRAND, …) and what to call
+/// it in messages.
+struct vendor_library_search {
+  /// The SONAME to open, e.g. "libcurand.so.10".
+  const char* soname;
+  /// The environment variable naming a directory to try first, e.g.
+  /// "GLEAM_CURAND_DIR".
+  const char* env_var;
+  /// The library as a user knows it, e.g. "CUDA 13 cuRAND".
+  const char* what;
+  /// The error a failure carries (no_blas_library for cuBLAS).
+  error_code failure = error_code::no_vendor_library;
+};
+
+/// The directories a vendor library is looked for in: `dir` alone when it
+/// is not empty, else $`env_var` (when set), /usr/local/cuda/lib64 and
+/// /usr/local/cuda-13/lib64. Never the plain SONAME: through a gleam
+/// binary's RUNPATH it could resolve to Gleam's own interposer library of
+/// the same bundle, and loading that would register the wire schema a
+/// second time in this process.
+std::vector<std::string> vendor_library_dirs(const std::string& dir, const char* env_var);
+
+/// Opens `search.soname` (RTLD_NOW | RTLD_GLOBAL: a later library of the
+/// same vendor finds it) from the first directory of vendor_library_dirs()
+/// that has it and is not Gleam's: a directory holding
+/// libgleam_interpose.so, or a library defining Gleam's client runtime, is
+/// skipped (a server must not forward to itself). The error lists every
+/// path tried and why, and names `search.env_var`. Thread-safe (dlopen).
+[[nodiscard]] caf::expected<void*> open_vendor_library(const std::string& dir,
+                                                       const vendor_library_search& search);
+
+} // namespace gleam::executor

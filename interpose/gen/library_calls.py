@@ -1,0 +1,744 @@
+"""The generated calls of interpose/gen/generate.py: LibraryCall ops.
+
+A library with generated calls declares here (generated_calls) what its
+stubs and the server need of it: the status type and values, the client's
+and the server's pieces. Its spec declares its handle types (spec-level
+'handle' lines, handle_type) and, per 'class generated' entry, the pointer
+and handle annotations of its parameters. This module validates those
+entries and writes the client stubs (<lib>_generated.cpp) and the server
+side (<lib>_library_calls.cpp, <lib>_generated_api.inc, <lib>_function_ids.hpp).
+
+cuBLAS is the first library: its handle (cublasHandle_t, created by the
+hand-written cublasCreate) is a "legacy" handle of interpose/blas and
+executor/blas.cpp, and its stubs keep that form. Every later library
+(cuRAND) uses the generic pieces: interpose/library_call.hpp on the client,
+executor/library_runner.hpp on the server, and the per-session handle table
+of executor/library_handles.hpp.
+"""
+
+import re
+
+# Parameter kinds of generated entries (param.kind):
+#   dev          '<dir> dev <EXPR>': device memory, EXPR elements
+#   scalar       '<dir> scalar [<EXPR>]': cuBLAS pointer-mode scalar
+#   devarray     '<dir> devarray <COUNT>; <EXPR>': a device array of COUNT
+#                device pointers, each to EXPR elements (cuBLAS's batched
+#                routines; the server reads the array once the handle's
+#                stream has done the earlier work and checks each pointer)
+#   host         '<dir> host <EXPR>': host memory of the app whatever a
+#                pointer mode says; in and inout bytes travel with the call;
+#                out and inout ones come back ('out': the server writes into
+#                scratch memory)
+#   dev_or_host  'out dev_or_host <EXPR>': device memory when the entry's
+#                handle is a device handle, else (a handle made by an
+#                'out handle host' create) host memory as 'host'
+#   new_handle   'out handle [host]': the call creates a handle of a declared
+#                type; 'host': a host-side object (its outputs are 'host')
+#   handle       a by-value parameter of a declared handle type
+#   destroys     '| destroys': a by-value handle the call destroys
+#   stream       '| stream': a by-value cudaStream_t (the client's stream
+#                handle on the wire, the session's driver stream on the server)
+POINTER_KINDS = ("dev", "scalar", "devarray", "host", "dev_or_host", "handle")
+VALUE_KINDS = ("destroys", "stream")
+
+
+class handle_type:
+    """A spec-level 'handle' line: a handle type of the library.
+
+      handle <C type> object <struct> destroy <function> [stream <function>]
+      handle <C type> address destroy <function>
+
+    object: the app holds a client object (<struct>, whose first member is
+    a gleam::interpose::library_handle) named on the wire by a client-chosen
+    id. address: the handle is the server library's own pointer value (a
+    device address that the app's kernels may read), named on the wire by
+    that value. destroy: the function that destroys one, also at session
+    end; stream: the function that puts one on a stream (the server calls it
+    before work when the handle's stream changed)."""
+
+    def __init__(self, ctype, kind, struct, destroy, stream, index, line):
+        self.ctype = ctype
+        self.kind = kind
+        self.struct = struct
+        self.destroy = destroy
+        self.stream = stream
+        self.index = index
+        self.line = line
+
+
+def parse_handle_line(rest, where, spec_error, index, line):
+    words = rest.split()
+    if len(words) < 2 or words[1] not in ("object", "address"):
+        raise spec_error("%s: 'handle <type> object <struct> destroy <fn> [stream <fn>]' or "
+                         "'handle <type> address destroy <fn>'" % where)
+    ctype, kind = words[0], words[1]
+    rest_words = words[2:]
+    struct = None
+    if kind == "object":
+        if not rest_words:
+            raise spec_error("%s: an object handle names its client struct" % where)
+        struct = rest_words.pop(0)
+    keys = dict(zip(rest_words[0::2], rest_words[1::2]))
+    if len(rest_words) % 2 != 0 or set(keys) - {"destroy", "stream"} or "destroy" not in keys:
+        raise spec_error("%s: after the kind: 'destroy <fn>' and, for objects, 'stream <fn>'"
+                         % where)
+    if kind == "address" and "stream" in keys:
+        raise spec_error("%s: an address handle has no stream function" % where)
+    return handle_type(ctype, kind, struct, keys["destroy"], keys.get("stream"), index, line)
+
+
+class generated_calls:
+    """How a library's generated entries are marshalled (LibraryCall ops)."""
+
+    def __init__(self, status, library, invalid, not_initialized, not_supported,
+                 client_header, client_namespace, api_class, api_header, server_function,
+                 handle=None, success=None, statuses=None, display=None, manual_server=None,
+                 alloc_failed=None, internal=None, client_traits=None, legacy_header=None):
+        # The C type of the legacy handle every generated entry takes first
+        # (cuBLAS: ns::state_of, ns::library_call, env.handle(id)); None for
+        # libraries whose handle types the spec declares.
+        self.handle = handle
+        # The return type of every generated entry and its values.
+        self.status = status
+        self.success = success
+        self.invalid = invalid
+        self.not_initialized = not_initialized
+        self.not_supported = not_supported
+        self.alloc_failed = alloc_failed
+        self.internal = internal
+        # Every status value with the CUresult a failure becomes on the
+        # server (OpResult.status: the CUDA error an async call defers), in
+        # the header's order; legacy libraries write that by hand.
+        self.statuses = statuses or []
+        # proto::LibraryCall::Library value; the name in messages.
+        self.library = library
+        self.display = display
+        # The client's pieces: the header with the handle structs and the
+        # library's traits (interpose/library_call.hpp), their namespace and
+        # the traits object.
+        self.client_header = client_header
+        self.client_namespace = client_namespace
+        self.client_traits = client_traits
+        # The server's loaded vendor library (members named as the
+        # functions), the generated dispatcher's name and the hand-written
+        # one of the manual entries with ids (None: none).
+        self.api_class = api_class
+        self.api_header = api_header
+        self.server_function = server_function
+        self.manual_server = manual_server
+        # Declares what the stubs of forwarding (legacy API) entries call
+        # (cuBLAS: interpose/blas/legacy.hpp); None: the library has none.
+        self.legacy_header = legacy_header
+
+    def legacy(self):
+        return self.handle is not None
+
+
+# --- spec checks -------------------------------------------------------------
+
+def parse_note(decl, name, note, where, spec_error, make_param):
+    """The generated-call annotation of a parameter, or None for others."""
+    words = note.split()
+    if words in (["destroys"], ["stream"]):
+        return make_param(decl, name, None, None, words[0])
+    if len(words) < 2 or words[1] not in POINTER_KINDS:
+        return None
+    direction, kind = words[0], words[1]
+    length = note.split(None, 2)[2].strip() if len(words) > 2 else None
+    if kind in ("dev_or_host", "handle") and direction != "out":
+        raise spec_error("%s: '%s' is an output: 'out %s ...'" % (where, decl, kind))
+    if kind in ("dev", "devarray", "host", "dev_or_host") and length is None:
+        raise spec_error("%s: '%s' needs the extent: '%s %s <elements>'"
+                         % (where, decl, direction, kind))
+    if kind == "devarray" and length.count(";") != 1:
+        raise spec_error("%s: '%s': devarray takes '<count>; <elements of each>'"
+                         % (where, decl))
+    p = make_param(decl, name, direction, length, kind)
+    if kind == "handle":
+        if length not in (None, "host"):
+            raise spec_error("%s: 'out handle' takes only 'host' after it, not '%s'"
+                             % (where, length))
+        p.host_handle = length == "host"
+        p.length = None
+    return p
+
+
+def handle_of_type(handles, ctype):
+    for h in handles:
+        if h.ctype == ctype:
+            return h
+    return None
+
+
+def validate_generated(fn, where, lib, handles, spec_error):
+    """What the generator needs of a generated entry."""
+    g = lib.generated
+    if g is None:
+        raise spec_error("%s: the %s surface has no generated calls" % (where, lib.name))
+    if fn.forward is not None:
+        # A legacy entry: the function it forwards to is checked by parse().
+        if g.legacy_header is None:
+            raise spec_error("%s: the %s surface has no legacy API to forward" % (where, lib.name))
+        if fn.id is not None or fn.checks:
+            raise spec_error("%s: a forwarding entry has no id or checks of its own" % where)
+        return
+    if fn.form is not None:
+        raise spec_error("%s: 'class generated' takes no form word (got '%s')"
+                         % (where, fn.form))
+    if fn.id is None:
+        raise spec_error("%s: a generated entry needs its pinned 'id'" % where)
+    if fn.returns != g.status:
+        raise spec_error("%s: a generated entry returns %s" % (where, g.status))
+    if g.legacy():
+        if not fn.params or fn.params[0].ctype() != g.handle:
+            raise spec_error("%s: the first parameter of a generated entry is the %s"
+                             % (where, g.handle))
+    for p in fn.params:
+        if p.kind in ("scalar", "devarray") and not g.legacy():
+            raise spec_error("%s: %s: '%s' belongs to cuBLAS (pointer mode, batched arrays); "
+                             "use 'host' or 'dev'" % (where, p.name, p.kind))
+        if p.kind in ("dev_or_host", "handle", "destroys", "stream") and g.legacy():
+            raise spec_error("%s: %s: '%s' needs the library's handle types in its spec"
+                             % (where, p.name, p.kind))
+    # By-value parameters of a declared handle type are handles.
+    for p in fn.params:
+        pointer = "*" in p.decl or "[" in p.decl
+        declared = handle_of_type(handles, p.ctype())
+        if p.kind is None and not pointer and declared is not None:
+            p.kind = "handle_value"
+        if p.kind in ("handle_value", "destroys"):
+            if declared is None:
+                raise spec_error("%s: %s is no handle type of the spec's 'handle' lines"
+                                 % (where, p.ctype()))
+            p.handle = declared
+        if p.kind == "destroys" and declared.destroy != fn.name:
+            raise spec_error("%s: %s destroys a %s, whose 'handle' line names %s as its "
+                             "destroy function" % (where, fn.name, declared.ctype,
+                                                    declared.destroy))
+        if p.kind == "stream" and p.ctype() != "cudaStream_t":
+            raise spec_error("%s: '| stream' marks a cudaStream_t, not %s" % (where, p.ctype()))
+        if p.kind is None and p.ctype() == "cudaStream_t":
+            raise spec_error("%s: %s: a stream of a generated entry is marked '| stream'"
+                             % (where, p.name))
+        if pointer and p.kind is None:
+            raise spec_error("%s: pointer parameter %s of a generated entry needs "
+                             "'<dir> dev <extent>', '<dir> scalar [<count>]', 'out host "
+                             "<extent>', 'out dev_or_host <extent>' or 'out handle'"
+                             % (where, p.name))
+        if p.kind == "handle":
+            target = p.ctype()[:-1].strip() if p.ctype().endswith("*") else None
+            declared = handle_of_type(handles, target)
+            if declared is None or p.ctype().count("*") != 1:
+                raise spec_error("%s: 'out handle' %s points to no handle type of the spec's "
+                                 "'handle' lines" % (where, p.name))
+            if p.host_handle and declared.kind != "object":
+                raise spec_error("%s: only object handles can be host handles" % where)
+            p.handle = declared
+        elif p.kind in POINTER_KINDS:
+            stars = 2 if p.kind == "devarray" else 1
+            if p.ctype().count("*") != stars or "[" in p.decl:
+                raise spec_error("%s: %s: %s takes a %s pointer" % (
+                    where, p.name, p.kind, "double" if stars == 2 else "single"))
+        if p.kind == "scalar" and p.pointee() == "void" and p.length is None:
+            raise spec_error("%s: void scalar %s needs its size in bytes" % (where, p.name))
+        if p.kind in POINTER_KINDS and p.direction != "in" and p.ctype().startswith("const"):
+            raise spec_error("%s: %s is const but annotated %s" % (where, p.name, p.direction))
+    values = [p for p in fn.params if p.kind in ("handle_value", "destroys")]
+    if any(p.kind == "dev_or_host" for p in fn.params) and \
+            not any(p.handle.kind == "object" for p in values):
+        raise spec_error("%s: 'dev_or_host' follows the entry's object handle; %s has none"
+                         % (where, fn.name))
+    addresses = [p for p in fn.params if p.kind == "handle" and p.handle.kind == "address"]
+    if addresses and len(host_outputs(fn)) != 1:
+        raise spec_error("%s: an entry that creates an address handle has no other host "
+                         "output" % where)
+    want = "sync" if host_outputs(fn) else "async"
+    if fn.call != want:
+        raise spec_error("%s: a generated entry %s host outputs: 'call %s'"
+                         % (where, "with" if want == "sync" else "without", want))
+
+
+def host_outputs(fn):
+    """Parameters whose values always come back to the app's host memory."""
+    return [p for p in fn.params
+            if (p.kind in ("scalar", "host") and p.direction != "in") or p.kind == "handle"]
+
+
+def byte_count(p):
+    """The C++ expression of p's extent in bytes."""
+    count = p.length if p.length is not None else "1"
+    if p.pointee() == "void":
+        return "(%s)" % count
+    return "mul(%s, sizeof(%s))" % (count, p.pointee())
+
+
+def has_ids(functions):
+    """Entries that travel as LibraryCall ops: generated ones and manual ones
+    with an id (their server side is hand-written)."""
+    return [f for f in functions if f.id is not None]
+
+
+# --- client ------------------------------------------------------------------
+
+def legacy_client_stub(fn, lib):
+    g = lib.generated
+    ns = g.client_namespace
+    args = ", ".join(p.decl for p in fn.params)
+    out = ["GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n" % (fn.returns, fn.name, args),
+           "  return %s::guarded([&]() -> %s {\n" % (ns, g.status),
+           "    auto* state_ = %s::state_of(%s);\n" % (ns, fn.params[0].name),
+           "    if (state_ == nullptr)\n",
+           "      return %s;\n" % g.not_initialized]
+    out += checks(fn, g, "    ")
+    out.append('    %s::library_call call_(%d, "%s", *state_);\n' % (ns, fn.id, fn.name))
+    for p in fn.params[1:]:
+        if p.kind in ("dev", "devarray"):
+            out.append("    call_.device(%s);\n" % p.name)
+        elif p.kind in ("scalar", "host"):
+            out.append("    if (auto st_ = call_.%s_%s(%s, %s); st_ != %s)\n"
+                       "      return st_;\n"
+                       % (p.kind, p.direction, p.name, byte_count(p), g.success))
+        else:
+            out.append("    call_.value(%s);\n" % p.name)
+    out.append("    return call_.finish();\n  });\n}\n")
+    return "".join(out)
+
+
+def checks(fn, g, indent):
+    """The entry's checks: those without a status grouped (the library's
+    invalid status), then each with its own, in spec order."""
+    out = []
+    plain = [c for c, st in fn.checks if st is None]
+    if plain:
+        out.append("%sif (%s)\n" % (indent, ("\n%s    || " % indent).join(
+            "!(%s)" % c for c in plain)))
+        out.append("%s  return %s;\n" % (indent, g.invalid))
+    for c, st in fn.checks:
+        if st is not None:
+            out.append("%sif (!(%s))\n%s  return %s;\n" % (indent, c, indent, st))
+    return out
+
+
+def client_stub(fn, lib):
+    g = lib.generated
+    if g.legacy():
+        return legacy_client_stub(fn, lib)
+    traits = g.client_traits
+    args = ", ".join(p.decl for p in fn.params)
+    out = ["GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n" % (fn.returns, fn.name, args),
+           "  return static_cast<%s>(gleam::interpose::library_guarded(%s, [&]() -> int {\n"
+           % (g.status, traits)]
+    owner = None
+    # Handles first: a handle the app does not hold is NOT_INITIALIZED
+    # before any other check, as the vendor's.
+    for p in fn.params:
+        if p.kind in ("handle_value", "destroys"):
+            if p.handle.kind == "object":
+                out.append("    auto* %s_ = gleam::interpose::library_handle_of(%s, %s, %d);\n"
+                           % (p.name, p.name, traits, p.handle.index))
+                out.append("    if (%s_ == nullptr)\n      return %s;\n"
+                           % (p.name, g.not_initialized))
+                if owner is None:
+                    owner = p
+            else:
+                out.append("    if (%s == nullptr)\n      return %s;\n"
+                           % (p.name, g.not_initialized))
+        elif p.kind == "handle":
+            # As the vendor's curandCreatePoissonDistribution: a null place
+            # for the new handle is NOT_INITIALIZED.
+            out.append("    if (%s == nullptr)\n      return %s;\n" % (p.name, g.not_initialized))
+    out += checks(fn, g, "    ")
+    out.append('    gleam::interpose::library_call call_(%s, %d, "%s");\n'
+               % (traits, fn.id, fn.name))
+    created = None
+    for p in fn.params:
+        if p.kind in ("handle_value", "destroys"):
+            if p.handle.kind == "object":
+                out.append("    call_.handle(*%s_);\n" % p.name)
+            else:
+                out.append("    call_.handle_id(reinterpret_cast<uintptr_t>(%s));\n" % p.name)
+        elif p.kind == "handle":
+            if p.handle.kind == "object":
+                created = p
+                out.append("    auto* %s_ = gleam::interpose::make_library_handle<%s>(%s, %d, "
+                           "%s);\n" % (p.name, p.handle.struct, traits, p.handle.index,
+                                       "true" if p.host_handle else "false"))
+                out.append("    if (%s_ == nullptr)\n      return %s;\n"
+                           % (p.name, g.alloc_failed))
+                out.append("    call_.handle(%s_->state);\n" % p.name)
+            else:
+                out.append("    if (auto st_ = call_.host_output(%s, sizeof(*%s)); st_ != %s)\n"
+                           "      return st_;\n" % (p.name, p.name, g.success))
+        elif p.kind == "stream":
+            out.append("    call_.stream(%s);\n" % p.name)
+        elif p.kind == "dev":
+            out.append("    call_.device(%s);\n" % p.name)
+        elif p.kind == "host":
+            method = "host_output" if p.direction == "out" else "host_" + p.direction
+            out.append("    if (auto st_ = call_.%s(%s, %s); st_ != %s)\n"
+                       "      return st_;\n" % (method, p.name, byte_count(p), g.success))
+        elif p.kind == "dev_or_host":
+            out.append("    if (auto st_ = call_.output(%s, %s, %s_->host); st_ != %s)\n"
+                       "      return st_;\n" % (p.name, byte_count(p), owner.name, g.success))
+        else:
+            out.append("    call_.value(%s);\n" % p.name)
+    wait = "true" if any(p.kind == "handle" for p in fn.params) else "false"
+    if created is not None:
+        out.append("    auto st_ = call_.finish(%s);\n" % wait)
+        out.append("    if (st_ == %s)\n      *%s = %s_;\n    else\n"
+                   "      gleam::interpose::release_library_handle(%s_);\n"
+                   % (g.success, created.name, created.name, created.name))
+        out.append("    return st_;\n")
+    else:
+        destroyed = [p for p in fn.params if p.kind == "destroys" and p.handle.kind == "object"]
+        if destroyed:
+            out.append("    auto st_ = call_.finish(%s);\n" % wait)
+            for p in destroyed:
+                out.append("    gleam::interpose::release_library_handle(%s);\n" % p.name)
+            out.append("    return st_;\n")
+        else:
+            out.append("    return call_.finish(%s);\n" % wait)
+    out.append("  }));\n}\n")
+    return "".join(out)
+
+
+# --- legacy entries (cuBLAS's cublas.h) ------------------------------------
+
+# Legacy character arguments ('N', 'U', 'L', ...) and the v2 enum each
+# becomes (interpose/blas/legacy.hpp).
+LEGACY_ENUMS = {"cublasOperation_t": "legacy_op", "cublasFillMode_t": "legacy_fill",
+                "cublasSideMode_t": "legacy_side", "cublasDiagType_t": "legacy_diag"}
+
+
+def forward_arguments(fn, target, lib):
+    """The argument list of fn's call of target: the handle "h_", fn's
+    parameters in order (characters turned into enums, values passed by
+    address where target takes a pointer), fn's return value as "r_" (the
+    target's last parameter), and the spec's explicit arguments."""
+    params = list(target.params[1:])
+    returns = fn.returns != "void"
+    if returns:
+        if not params or "*" not in params[-1].decl:
+            raise ValueError("returns %s but %s has no result parameter"
+                             % (fn.returns, target.name))
+        params = params[:-1]
+    legacy = list(fn.params)
+    args = ["h_"]
+    used = set()
+    for p in params:
+        if p.name in fn.forward_args:
+            args.append(fn.forward_args[p.name])
+            for ident in re.findall(r"[A-Za-z_]\w*", fn.forward_args[p.name]):
+                used.add(ident)
+            continue
+        rest = [q for q in legacy if q.name not in used]
+        if not rest:
+            raise ValueError("nothing left for %s's parameter %s" % (target.name, p.name))
+        q = rest[0]
+        used.add(q.name)
+        t = p.ctype()
+        if t in LEGACY_ENUMS and q.ctype() == "char":
+            args.append("%s::%s(%s)" % (lib.generated.client_namespace, LEGACY_ENUMS[t], q.name))
+        elif "*" in t and "*" not in q.decl:
+            args.append("&" + q.name)
+        else:
+            args.append(q.name)
+    unused = [q.name for q in legacy if q.name not in used]
+    if unused:
+        raise ValueError("parameters %s are not passed to %s" % (", ".join(unused), target.name))
+    if returns:
+        args.append("r_")
+    return args
+
+
+def legacy_stub(fn, target, lib):
+    """A legacy entry's stub: its v2 target on the process's implicit handle."""
+    g = lib.generated
+    args = ", ".join(p.decl for p in fn.params) or "void"
+    forwarded = forward_arguments(fn, target, lib)
+    ns = g.client_namespace
+    call = "return %s(%s);" % (target.name, ", ".join(forwarded))
+    # A character the legacy API does not know fails the call, as the
+    # vendor's argument check does.
+    converted = [a for a in forwarded if a.startswith(ns + "::legacy_")]
+    if converted:
+        call = ("if (%s)\n      return %s;\n    %s"
+                % (" || ".join("static_cast<int>(%s) < 0" % a for a in converted),
+                   g.invalid, call))
+    if fn.returns == "void":
+        body = ('  %s::legacy_run("%s", [&](%s h_) {\n    %s\n  });\n'
+                % (ns, fn.name, g.handle, call))
+    else:
+        body = ('  return %s::legacy_value<%s>("%s", [&](%s h_, %s* r_) {\n'
+                "    %s\n  });\n" % (ns, fn.returns, fn.name, g.handle, fn.returns, call))
+    return "GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n%s}\n" % (fn.returns, fn.name, args, body)
+
+
+def client_file(functions, lib, banner):
+    g = lib.generated
+    generated = [f for f in functions if f.cls == "generated"]
+    ns = g.client_namespace
+    out = [banner,
+           "// Client stubs of the generated %s functions: each checks what the\n"
+           "// vendor checks at the call (the spec's 'check' lines), packs its\n"
+           "// arguments (wire/library_args.hpp) into one LibraryCall op and sends it\n"
+           "// (%s::library_call).\n\n"
+           % (lib.name, ns if g.legacy() else "gleam::interpose"),
+           '#include "interpose/%s"\n' % lib.export_header,
+           '#include "%s"\n' % g.client_header]
+    if not g.legacy():
+        out.append('#include "interpose/library_call.hpp"\n')
+    legacy = [f for f in generated if f.forward is not None]
+    if legacy:
+        out.append('#include "%s"\n' % g.legacy_header)
+    out += ['#include "wire/library_args.hpp"\n\n',
+            "using namespace gleam::wire::extents;\n\n",
+            'extern "C" {\n\n']
+    for fn in generated:
+        if fn.forward is None:
+            out.append(client_stub(fn, lib) + "\n")
+    if legacy:
+        out.append("// The legacy API (cublas.h): the process's implicit handle, errors\n"
+                   "// kept for cublasGetError (interpose/blas/legacy.hpp).\n\n")
+    by_name = {f.name: f for f in functions}
+    for fn in legacy:
+        out.append(legacy_stub(fn, by_name[fn.forward], lib) + "\n")
+    out.append('} // extern "C"\n')
+    return "".join(out)
+
+
+# --- server ------------------------------------------------------------------
+
+def server_case(fn, lib):
+    g = lib.generated
+    out = ["    case %d: { // %s\n" % (fn.id, fn.name)]
+    legacy = g.legacy()
+    handle = fn.params[0] if legacy else None
+    setter = [h for h in lib.handles if h.stream == fn.name]
+    # Reads, in parameter order.
+    for p in fn.params:
+        if p is handle or p.kind in ("dev", "devarray", "handle_value", "destroys"):
+            out.append("      auto %s_ = in.address();\n" % p.name)
+        elif p.kind == "handle":
+            if p.handle.kind == "object":
+                out.append("      auto %s_ = in.address();\n" % p.name)
+        elif p.kind == "stream":
+            out.append("      auto %s_ = in.address();\n" % p.name)
+        elif p.kind == "scalar":
+            out.append("      auto %s_ = env.scalar(in, %s);\n"
+                       % (p.name, "false" if p.direction == "out" else "true"))
+        elif p.kind == "dev_or_host":
+            out.append("      auto %s_ = env.placement(in);\n" % p.name)
+        elif p.kind == "host":
+            if p.direction != "out":
+                out.append("      auto %s_ = env.host(in, true);\n" % p.name)
+        else:
+            out.append("      auto %s = in.value<%s>();\n" % (p.name, p.ctype()))
+    out.append('      if (!in.done())\n        return env.malformed("%s"), true;\n' % fn.name)
+    destroyed = [p for p in fn.params if p.kind == "destroys"]
+    if destroyed:
+        # The handle type's destroy function, now or once no capture is in
+        # progress (the runner's table knows it).
+        out.append('      env.destroy(%s_, %d, "%s");\n      return true;\n    }\n'
+                   % (destroyed[0].name, destroyed[0].handle.index, fn.name))
+        return "".join(out)
+    out.append('      if (api.%s == nullptr)\n        return env.unavailable("%s"), true;\n'
+               % (fn.name, fn.name))
+    if legacy:
+        out.append("      auto %s = static_cast<%s>(env.handle(%s_));\n"
+                   % (handle.name, handle.ctype(), handle.name))
+        out.append("      if (%s == nullptr)\n        return true;\n" % handle.name)
+    for p in fn.params:
+        if p.kind == "handle_value":
+            purpose = "setting" if setter and p.handle in setter else "work"
+            out.append("      auto %s = static_cast<%s>(env.library_handle(%s_, %d, "
+                       "handle_use::%s));\n"
+                       % (p.name, p.ctype(), p.name, p.handle.index, purpose))
+            out.append("      if (%s == nullptr)\n        return true;\n" % p.name)
+    for p in fn.params:
+        if p.kind == "stream":
+            out.append("      auto %s = env.stream(%s_, %s);\n"
+                       % (p.name, p.name, "false" if setter else "true"))
+            out.append("      if (%s == nullptr)\n        return true;\n" % p.name)
+    for p in fn.params:
+        if p.kind == "handle" and p.handle.kind == "object":
+            out.append("      if (!env.fresh(%s_, %d))\n        return true;\n"
+                       % (p.name, p.handle.index))
+    # Device pointers typed as declared (extents may test one for null).
+    for p in fn.params:
+        if p.kind in ("dev", "devarray"):
+            out.append("      auto %s = reinterpret_cast<%s>(static_cast<uintptr_t>(%s_));\n"
+                       % (p.name, p.ctype(), p.name))
+    for p in fn.params:
+        if p.kind == "dev":
+            out.append('      if (!env.device(%s_, %s, "%s"))\n        return true;\n'
+                       % (p.name, byte_count(p), p.name))
+    for p in fn.params:
+        if p.kind == "devarray":
+            count, each = p.array_parts()
+            each_bytes = each if p.pointee() == "void" else "mul(%s, sizeof(%s))" % (
+                each, p.pointee())
+            out.append('      if (!env.device_array(%s_, %s, %s, "%s"))\n        return true;\n'
+                       % (p.name, count, each_bytes, p.name))
+    for p in fn.params:
+        if p.kind == "scalar":
+            out.append('      auto* %s = env.scalar_%s(%s_, %s, "%s");\n'
+                       '      if (%s == nullptr)\n        return true;\n'
+                       % (p.name, p.direction, p.name,
+                          byte_count(p), p.name, p.name))
+        elif p.kind == "host" and p.direction == "out":
+            out.append('      auto* %s = env.host_output(%s, "%s");\n'
+                       '      if (%s == nullptr)\n        return true;\n'
+                       % (p.name, byte_count(p), p.name, p.name))
+        elif p.kind == "host":
+            out.append('      auto* %s = env.host_%s(%s_, %s, "%s");\n'
+                       '      if (%s == nullptr)\n        return true;\n'
+                       % (p.name, p.direction, p.name, byte_count(p), p.name, p.name))
+        elif p.kind == "dev_or_host":
+            out.append("      void* %s = nullptr;\n" % p.name)
+            out.append('      if (!env.output(%s_, %s, "%s", &%s))\n        return true;\n'
+                       % (p.name, byte_count(p), p.name, p.name))
+        elif p.kind == "handle":
+            out.append("      %s %s_made = nullptr;\n" % (p.ctype()[:-1].strip(), p.name))
+    call_args = []
+    for p in fn.params:
+        if p is handle or p.kind in ("handle_value", "stream"):
+            call_args.append(p.name)
+        elif p.kind in ("dev", "devarray"):
+            call_args.append(p.name)
+        elif p.kind in ("scalar", "host", "dev_or_host"):
+            call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
+        elif p.kind == "handle":
+            call_args.append("&%s_made" % p.name)
+        else:
+            call_args.append(p.name)
+    call = "api.%s(%s)" % (fn.name, ", ".join(call_args))
+    created = [p for p in fn.params if p.kind == "handle"]
+    if legacy:
+        out.append('      env.report(%s, "%s");\n' % (call, fn.name))
+    elif created:
+        p = created[0]
+        out.append("      auto st_ = %s;\n" % call)
+        if p.handle.kind == "object":
+            adopt = "env.adopt(%s_, %d, %s_made, %s)" % (
+                p.name, p.handle.index, p.name, "true" if p.host_handle else "false")
+        else:
+            adopt = "env.adopt_address(%d, %s_made)" % (p.handle.index, p.name)
+        out.append("      if (st_ != %s || %s)\n" % (g.success, adopt))
+        out.append('        env.report(st_, "%s");\n' % fn.name)
+    elif setter:
+        stream = [p for p in fn.params if p.kind == "stream"][0]
+        owner = [p for p in fn.params if p.kind == "handle_value" and p.handle in setter][0]
+        out.append("      auto st_ = %s;\n" % call)
+        out.append("      if (st_ == %s)\n" % g.success)
+        out.append("        env.stream_set(%s_, %d, %s_, %s);\n"
+                   % (owner.name, owner.handle.index, stream.name, stream.name))
+        out.append('      env.report(st_, "%s");\n' % fn.name)
+    else:
+        out.append('      env.report(%s, "%s");\n' % (call, fn.name))
+    out.append("      return true;\n    }\n")
+    return "".join(out)
+
+
+def server_file(functions, lib, banner):
+    g = lib.generated
+    generated = [f for f in functions if f.cls == "generated" and f.forward is None]
+    out = [banner,
+           "// The server side of the generated %s functions: unpacks each call's\n"
+           "// arguments (wire/library_args.hpp), checks every device address against\n"
+           "// the session's allocations with the spec's extents, and calls the\n"
+           "// vendor's function (executor/library_call.hpp).\n\n" % lib.name,
+           '#include "executor/library_call.hpp"\n',
+           '#include "%s"\n' % g.api_header]
+    if not g.legacy():
+        out.append('#include "executor/library_runner.hpp"\n')
+    out += ['#include "wire/library_args.hpp"\n\n',
+            "#include <cstdint>\n\n",
+            "using namespace gleam::wire::extents;\n\n",
+            "namespace gleam::executor {\n\n",
+            "bool %s(%s& api, library_call_env& env, uint32_t function,\n"
+            "%s wire::arg_reader& in) {\n" % (g.server_function, g.api_class,
+                                               " " * (len(g.server_function) + 5)),
+            "  switch (function) {\n"]
+    for fn in generated:
+        out.append(server_case(fn, lib))
+    out.append("    default:\n      return false;\n  }\n}\n\n")
+    if not g.legacy():
+        out.append(descriptor(lib))
+    out.append("} // namespace gleam::executor\n")
+    return "".join(out)
+
+
+def descriptor(lib):
+    """The library_descriptor of a generic library (executor/library_runner.hpp)."""
+    g = lib.generated
+    api = g.api_class
+    out = ["namespace {\n\n",
+           "/// The spec's handle types, by index (its 'handle' lines in order).\n",
+           "const library_handle_type handle_types[] = {\n"]
+    for h in lib.handles:
+        destroy = ("[](void* api, void* h) -> int32_t {\n"
+                   "     auto& a = *static_cast<%s*>(api);\n"
+                   "     return a.%s == nullptr ? %s\n"
+                   "                         : static_cast<int32_t>(a.%s(static_cast<%s>(h)));\n"
+                   "   }" % (api, h.destroy, g.not_supported, h.destroy, h.ctype))
+        if h.stream is not None:
+            stream = ("[](void* api, void* h, CUstream s) -> int32_t {\n"
+                      "     auto& a = *static_cast<%s*>(api);\n"
+                      "     return a.%s == nullptr ? %s\n"
+                      "                         : static_cast<int32_t>(a.%s(static_cast<%s>(h), s));\n"
+                      "   }" % (api, h.stream, g.not_supported, h.stream, h.ctype))
+        else:
+            stream = "nullptr"
+        out.append('  {"%s", %s,\n   %s},\n' % (h.ctype, destroy, stream))
+    out.append("};\n\n")
+    out.append("CUresult cu_of(int32_t status) {\n  switch (status) {\n")
+    for name, cu in g.statuses:
+        out.append("    case %s:\n      return %s;\n" % (name, cu))
+    out.append("    default:\n      return CUDA_ERROR_UNKNOWN;\n  }\n}\n\n")
+    out.append("const char* status_name(int32_t status) {\n  switch (status) {\n")
+    for name, _ in g.statuses:
+        out.append('    case %s:\n      return "%s";\n' % (name, name))
+    out.append('    default:\n      return "unrecognized status";\n  }\n}\n\n')
+    out.append("bool run(void* api, library_call_env& env, uint32_t function, "
+               "wire::arg_reader& in) {\n")
+    out.append("  auto& a = *static_cast<%s*>(api);\n" % api)
+    if g.manual_server:
+        out.append("  return %s(a, env, function, in) || %s(a, env, function, in);\n}\n\n"
+                   % (g.server_function, g.manual_server))
+    else:
+        out.append("  return %s(a, env, function, in);\n}\n\n" % g.server_function)
+    out.append("caf::expected<void*> shared() {\n"
+               "  auto loaded = %s::shared();\n"
+               "  if (!loaded)\n    return loaded.error();\n"
+               "  return static_cast<void*>(*loaded);\n}\n\n" % api)
+    out.append("} // namespace\n\n")
+    # Declared extern first: a namespace-scope const has internal linkage.
+    out.append("/// %s for the generic runner (executor/library_runner.cpp, find_library).\n"
+               % g.display)
+    out.append("extern const library_descriptor %s_library;\n" % lib.name)
+    out.append("const library_descriptor %s_library = {\n" % lib.name)
+    out.append("  proto::LibraryCall::%s,\n  \"%s\",\n  \"interpose/spec/%s.spec\",\n"
+               % (g.library, g.display, lib.name))
+    out.append("  {%s, %s, %s, %s, %s, %s},\n" % (g.success, g.not_initialized, g.invalid,
+                                               g.not_supported, g.alloc_failed, g.internal))
+    out.append("  cu_of,\n  status_name,\n  handle_types,\n  %d,\n  run,\n  shared,\n};\n\n"
+               % len(lib.handles))
+    return "".join(out)
+
+
+def id_header(functions, lib, banner):
+    out = [banner, "#pragma once\n\n#include <cstdint>\n\n",
+           "/// The pinned ids of the %s functions that travel as LibraryCall ops (the\n"
+           "/// spec's 'id' lines), as LibraryCall.function carries them.\n" % lib.name,
+           "namespace gleam::generated::%s_ids {\n\n" % lib.name]
+    out += ["inline constexpr uint32_t %s = %d;\n" % (f.name, f.id) for f in has_ids(functions)]
+    out.append("\n} // namespace gleam::generated::%s_ids\n" % lib.name)
+    return "".join(out)
+
+
+def api_list(functions, banner):
+    return banner + "".join("X(%s)\n" % f.name for f in has_ids(functions))
+
+
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND)_\w+$")

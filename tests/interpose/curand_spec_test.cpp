@@ -1,0 +1,230 @@
+// The cuRAND surface: curand.spec names exactly the vendor's exports, each
+// in one class, every one remoted; the built libcurand.so.10 exports
+// exactly those names with the vendor's symbol version and SONAME; the
+// generated lists follow the spec; what is answered at the call (local
+// properties, unknown handles) needs no server.
+#include "tests/interpose/library_spec.hpp"
+#include "tests/support/files.hpp"
+#include "tests/support/gpu_probe.hpp"
+
+#include <catch2/catch.hpp>
+#include <curand.h>
+#include <dlfcn.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gleam::test::lines_of;
+using gleam::test::read_file;
+using gleam::test::spec::exported_by;
+using gleam::test::spec::names_of;
+using gleam::test::spec::read_spec;
+
+constexpr const char* version = "libcurand.so.10";
+const std::string vendor = "/usr/local/cuda/lib64/libcurand.so.10";
+
+std::vector<std::string> committed_names() {
+  return lines_of(read_file(gleam::test::source_path("interpose/spec/libcurand.so.10.symbols")));
+}
+
+std::string built() {
+  return gleam::test::build_path("lib/libcurand.so.10");
+}
+
+} // namespace
+
+TEST_CASE("curand.spec names every vendor export once, each remoted",
+          "[interpose][spec][curand]") {
+  auto spec = read_spec("curand");
+  auto names = committed_names();
+  // libcurand.so.10 of CUDA 13.0 exports 27 functions.
+  CHECK(names.size() == 27);
+  CHECK(names_of(spec) == std::set<std::string>(names.begin(), names.end()));
+  CHECK(spec.size() == names.size());
+  std::set<std::string> ids;
+  for (const auto& e : spec) {
+    INFO(e.name);
+    REQUIRE(e.classes.size() == 1);
+    const auto& cls = e.classes.front();
+    // The whole host API is remoted: nothing unsupported.
+    CHECK((cls == "manual" || cls == "generated"));
+    CHECK((e.call == "async" || e.call == "local" || e.call == "sync"));
+    if (cls == "generated")
+      CHECK_FALSE(e.id.empty());
+    if (!e.id.empty())
+      CHECK(ids.insert(e.id).second);
+  }
+}
+
+TEST_CASE("the committed cuRAND name list matches the installed vendor library",
+          "[interpose][spec][curand]") {
+  if (!std::ifstream{vendor}.good()) {
+    WARN("no vendor " << vendor << " to compare with; skipped");
+    return;
+  }
+  auto exported = exported_by(vendor, version);
+  auto committed = committed_names();
+  CHECK(std::set<std::string>(exported.versioned.begin(), exported.versioned.end())
+        == std::set<std::string>(committed.begin(), committed.end()));
+  // The vendor versions every export: so must we.
+  CHECK(exported.other.empty());
+}
+
+TEST_CASE("the generated cuRAND name lists follow the spec", "[interpose][spec][curand]") {
+  auto spec = read_spec("curand");
+  auto names = names_of(spec);
+  auto symbols = lines_of(read_file(gleam::test::build_path("interpose/curand_symbols.txt")));
+  CHECK(symbols == std::vector<std::string>(names.begin(), names.end()));
+  std::set<std::string> manual, generated;
+  for (const auto& e : spec)
+    (e.classes.front() == "manual" ? manual : generated).insert(e.name);
+  auto listed = lines_of(read_file(gleam::test::build_path("interpose/curand_manual.txt")));
+  CHECK(listed == std::vector<std::string>(manual.begin(), manual.end()));
+  CHECK(read_file(gleam::test::build_path("interpose/curand_unsupported.txt")).empty());
+  std::set<std::string> listed_generated;
+  for (const auto& line :
+       lines_of(read_file(gleam::test::build_path("interpose/curand_generated.txt"))))
+    listed_generated.insert(line.substr(0, line.find('\t')));
+  CHECK(listed_generated == generated);
+}
+
+TEST_CASE("the built libcurand.so.10 exports exactly the spec's names, versioned",
+          "[interpose][library][curand]") {
+  auto exported = exported_by(built(), version);
+  auto names = names_of(read_spec("curand"));
+  std::set<std::string> unique(exported.versioned.begin(), exported.versioned.end());
+  CHECK(exported.versioned.size() == unique.size());
+  CHECK(unique == names);
+  INFO("first unexpected export: " << (exported.other.empty() ? "" : exported.other.front()));
+  CHECK(exported.other.empty());
+  auto map = read_file(gleam::test::build_path("interpose/curand.map"));
+  CHECK(map.find(std::string{version} + " {") != std::string::npos);
+  std::string out;
+  REQUIRE(gleam::test::run_command("readelf -d '" + built() + "'", out) == 0);
+  CHECK(out.find("Library soname: [libcurand.so.10]") != std::string::npos);
+}
+
+TEST_CASE("cuRAND calls answered at the call need no server", "[interpose][library][curand]") {
+  auto* lib = dlopen(built().c_str(), RTLD_NOW | RTLD_LOCAL);
+  INFO("dlopen: " << (lib ? "" : dlerror()));
+  REQUIRE(lib != nullptr);
+#define GLEAM_CURAND(name)                                                     \
+  auto name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));          \
+  REQUIRE(name != nullptr)
+  GLEAM_CURAND(curandGetProperty);
+  GLEAM_CURAND(curandGenerateUniform);
+  GLEAM_CURAND(curandSetPseudoRandomGeneratorSeed);
+  GLEAM_CURAND(curandDestroyGenerator);
+  GLEAM_CURAND(curandCreateGenerator);
+  GLEAM_CURAND(curandDestroyDistribution);
+  GLEAM_CURAND(curandGeneratePoisson);
+#undef GLEAM_CURAND
+  int major = -1, minor = -1, patch = -1;
+  CHECK(curandGetProperty(MAJOR_VERSION, &major) == CURAND_STATUS_SUCCESS);
+  CHECK(curandGetProperty(MINOR_VERSION, &minor) == CURAND_STATUS_SUCCESS);
+  CHECK(curandGetProperty(PATCH_LEVEL, &patch) == CURAND_STATUS_SUCCESS);
+  CHECK(major == CURAND_VER_MAJOR);
+  CHECK(minor == CURAND_VER_MINOR);
+  CHECK(patch == CURAND_VER_PATCH);
+  CHECK(curandGetProperty(static_cast<libraryPropertyType>(7), &major)
+        == CURAND_STATUS_OUT_OF_RANGE);
+  // A handle that is not ours (or none) is NOT_INITIALIZED before any
+  // other check, and nothing is sent.
+  float out[4];
+  CHECK(curandGenerateUniform(nullptr, out, 4) == CURAND_STATUS_NOT_INITIALIZED);
+  int not_a_generator[16] = {};
+  auto foreign = reinterpret_cast<curandGenerator_t>(not_a_generator);
+  CHECK(curandSetPseudoRandomGeneratorSeed(foreign, 1) == CURAND_STATUS_NOT_INITIALIZED);
+  CHECK(curandDestroyGenerator(foreign) == CURAND_STATUS_NOT_INITIALIZED);
+  unsigned int counts[4];
+  CHECK(curandGeneratePoisson(foreign, counts, 4, -1.0) == CURAND_STATUS_NOT_INITIALIZED);
+  CHECK(curandCreateGenerator(nullptr, CURAND_RNG_PSEUDO_DEFAULT) == CURAND_STATUS_NOT_INITIALIZED);
+  CHECK(curandDestroyDistribution(nullptr) == CURAND_STATUS_NOT_INITIALIZED);
+
+  // Where the vendor library is installed, the local answers are its answers.
+  if (auto* v = dlopen(vendor.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    auto property = reinterpret_cast<decltype(&::curandGetProperty)>(dlsym(v, "curandGetProperty"));
+    REQUIRE(property != nullptr);
+    for (auto type : {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL}) {
+      int ours = -1, theirs = -2;
+      CHECK(curandGetProperty(type, &ours) == CURAND_STATUS_SUCCESS);
+      CHECK(property(type, &theirs) == CURAND_STATUS_SUCCESS);
+      CHECK(ours == theirs);
+    }
+    dlclose(v);
+  }
+  dlclose(lib);
+}
+
+TEST_CASE("a cuRAND program binds to our library and fails cleanly without a server",
+          "[interpose][library][curand]") {
+  auto program = gleam::test::build_path("tests/programs/curand_host");
+  if (!std::ifstream{program}.good()) {
+    WARN("tests/programs/curand_host is not built (no nvcc); skipped");
+    return;
+  }
+  auto dir = gleam::test::build_path("tests/interpose_spec_test.d");
+  std::string out;
+  REQUIRE(gleam::test::run_command("mkdir -p '" + dir + "'", out) == 0);
+  // Port 1 on the loopback refuses at once: the first call that needs the
+  // server (curandGetVersion) says the library could not be initialized.
+  auto rc = gleam::test::run_command(
+    "GLEAM_SERVER=127.0.0.1:1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='" + dir + "/curand' "
+      + "LD_LIBRARY_PATH='" + gleam::test::build_path("lib") + "' '" + program + "' 2>&1",
+    out);
+  INFO(out);
+  CHECK(rc == 1);
+  CHECK(out.find("curandGetVersion(&v) failed: curandStatus_t "
+                 + std::to_string(CURAND_STATUS_INITIALIZATION_FAILED))
+        != std::string::npos);
+  std::string bindings;
+  REQUIRE(gleam::test::run_command("cat '" + dir + "'/curand.* && rm -f '" + dir + "'/curand.*",
+                                   bindings)
+          == 0);
+  auto at = bindings.find("`curandGetVersion'");
+  REQUIRE(at != std::string::npos);
+  auto start = bindings.rfind('\n', at);
+  auto line = bindings.substr(start + 1, bindings.find('\n', at) - start - 1);
+  INFO(line);
+  CHECK(line.find(built()) != std::string::npos);
+  CHECK(line.find("[libcurand.so.10]") != std::string::npos);
+}
+
+TEST_CASE("the generator checks the annotations of generated library calls",
+          "[interpose][spec][curand]") {
+  auto dir = gleam::test::build_path("tests/interpose_spec_test.d");
+  std::string ignored;
+  REQUIRE(gleam::test::run_command("mkdir -p '" + dir + "'", ignored) == 0);
+  auto spec = dir + "/curand.spec";
+  auto refused = [&](const std::string& entry) {
+    std::ofstream{spec} << "handle curandGenerator_t object curandGenerator_st destroy "
+                           "curandDestroyGenerator stream curandSetStream\n"
+                        << "fn f\n  header curand.h\n  returns curandStatus_t\n"
+                           "  class generated\n  id 1\n"
+                        << entry << "end\n";
+    std::string out;
+    auto rc = gleam::test::run_command(
+      "python3 '" + gleam::test::source_path("interpose/gen/generate.py") + "' --library curand"
+        + " --spec '" + spec + "' 2>&1",
+      out);
+    CHECK(rc != 0);
+    return out;
+  };
+  CHECK_THAT(refused("  call async\n  param curandGenerator_t g\n  param cudaStream_t s\n"),
+             Catch::Contains("a stream of a generated entry is marked '| stream'"));
+  CHECK_THAT(refused("  call async\n  param curandGenerator_t g | destroys\n"),
+             Catch::Contains("names curandDestroyGenerator as its destroy function"));
+  CHECK_THAT(refused("  call async\n  param int *v | out host 1\n"),
+             Catch::Contains("with host outputs: 'call sync'"));
+  CHECK_THAT(refused("  call async\n  param float *p | out dev_or_host n\n  param size_t n\n"),
+             Catch::Contains("'dev_or_host' follows the entry's object handle"));
+  CHECK_THAT(refused("  call sync\n  param curandGenerator_t *g | in handle\n"),
+             Catch::Contains("is an output"));
+  CHECK_THAT(refused("  call async\n  param curandGenerator_t g\n  param float *p | out dev\n"),
+             Catch::Contains("needs the extent"));
+}
