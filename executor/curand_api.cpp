@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -37,14 +36,7 @@ caf::expected<std::unique_ptr<curand_api>> curand_api::load(const std::string& d
 }
 
 caf::expected<curand_api*> curand_api::shared() {
-  static std::once_flag once;
-  static caf::expected<std::unique_ptr<curand_api>>* loaded = nullptr;
-  std::call_once(once, [] {
-    loaded = new caf::expected<std::unique_ptr<curand_api>>(load());
-  });
-  if (!*loaded)
-    return loaded->error();
-  return loaded->value().get();
+  return shared_vendor_api<curand_api>();
 }
 
 } // namespace gleam::executor

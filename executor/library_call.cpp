@@ -98,6 +98,11 @@ void* library_call_env::library_handle(uint64_t id, int32_t, handle_use) {
   return nullptr;
 }
 
+std::vector<uint64_t>* library_call_env::handle_sizes(uint64_t id, int32_t) {
+  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+  return nullptr;
+}
+
 bool library_call_env::fresh(uint64_t id, int32_t) {
   invalid(fmt::format("handle {}: this library has no declared handle types", id));
   return false;

@@ -116,6 +116,11 @@ public:
   /// succeeded).
   virtual void stream_set(uint64_t handle_id, int32_t type, uint64_t stream_id, CUstream stream);
 
+  /// The sizes hand-written server code keeps for handle `id` of `type`
+  /// (library_handle_entry::sizes; empty until set), or null after failing
+  /// the call (unknown handle: the library's NOT_INITIALIZED).
+  virtual std::vector<uint64_t>* handle_sizes(uint64_t id, int32_t type);
+
   /// Reads the next 'dev_or_host' parameter.
   placement_arg placement(wire::arg_reader& in);
 

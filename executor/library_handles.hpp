@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <cuda.h>
 
@@ -49,11 +50,28 @@ struct library_handle_entry {
   bool host = false;
   /// Client handle of the stream the app set (0: the legacy default stream).
   uint64_t stream = 0;
+  /// Sizes the library's hand-written server code keeps for the handle
+  /// (cuFFT: a plan's input, output and work-area bytes), to check later
+  /// calls' device ranges with.
+  std::vector<uint64_t> sizes;
   /// The driver stream the library handle works on now; null until the first
   /// work on it (the library's own default, which the session never uses:
   /// the context's legacy stream is shared by every session).
   CUstream bound = nullptr;
 };
+
+/// A value handle (an integer the library made, e.g. a cufftHandle) as the
+/// table keeps it: its value plus one, never null, even for the library's 0.
+template <class T>
+void* value_handle_ptr(T v) noexcept {
+  return reinterpret_cast<void*>(static_cast<intptr_t>(v) + 1);
+}
+
+/// The library's value handle that value_handle_ptr() made `p` of.
+template <class T>
+T value_handle_of(void* p) noexcept {
+  return static_cast<T>(reinterpret_cast<intptr_t>(p) - 1);
+}
 
 /// Every handle the generated calls of a session created, of every library
 /// but cuBLAS (whose hand-written handles live in executor/blas.hpp).

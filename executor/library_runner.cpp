@@ -14,9 +14,10 @@ namespace gleam::executor {
 
 // Written by generate.py from each library's spec (<lib>_library_calls.cpp).
 extern const library_descriptor curand_library;
+extern const library_descriptor cufft_library;
 
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept {
-  static const library_descriptor* const all[] = {&curand_library};
+  static const library_descriptor* const all[] = {&curand_library, &cufft_library};
   for (const auto* d : all)
     if (d->library == library)
       return d;
@@ -158,6 +159,11 @@ public:
       e->bound = st;
     }
     return e->handle;
+  }
+
+  std::vector<uint64_t>* handle_sizes(uint64_t id, int32_t type) override {
+    auto* e = find(id, type);
+    return e == nullptr ? nullptr : &e->sizes;
   }
 
   bool fresh(uint64_t id, int32_t type) override {

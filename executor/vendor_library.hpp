@@ -1,5 +1,7 @@
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,5 +41,18 @@ std::vector<std::string> vendor_library_dirs(const std::string& dir, const char*
 /// path tried and why, and names `search.env_var`. Thread-safe (dlopen).
 [[nodiscard]] caf::expected<void*> open_vendor_library(const std::string& dir,
                                                        const vendor_library_search& search);
+
+/// The process's instance of vendor library api `Api` (Api::load() with no
+/// directory), loaded by the first call; the error of that load on every
+/// call when it failed. Thread-safe; never unloaded.
+template <class Api>
+caf::expected<Api*> shared_vendor_api() {
+  static std::once_flag once;
+  static caf::expected<std::unique_ptr<Api>>* loaded = nullptr;
+  std::call_once(once, [] { loaded = new caf::expected<std::unique_ptr<Api>>(Api::load()); });
+  if (!*loaded)
+    return loaded->error();
+  return loaded->value().get();
+}
 
 } // namespace gleam::executor

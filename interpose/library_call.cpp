@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "actors/proto/ops.pb.h"
 #include "interpose/message_size.hpp"
@@ -25,6 +27,48 @@ library_handle* library_handle_of(const void* p, const library_traits& lib,
 
 uint64_t fresh_library_handle_id() noexcept {
   return next_handle();
+}
+
+namespace {
+
+/// The live value handles of the process, by (library, type, value).
+struct value_handles {
+  std::mutex mutex;
+  std::set<std::tuple<int32_t, int32_t, long long>> live;
+  int next = 1;
+};
+
+value_handles& values() {
+  static auto* v = new value_handles; // outlives static destruction
+  return *v;
+}
+
+} // namespace
+
+int make_value_handle(const library_traits& lib, int32_t type) noexcept {
+  try {
+    auto& v = values();
+    std::lock_guard<std::mutex> guard{v.mutex};
+    if (v.next == std::numeric_limits<int>::max())
+      return 0;
+    int id = v.next++;
+    v.live.emplace(lib.library, type, id);
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+bool value_handle_live(const library_traits& lib, int32_t type, long long id) noexcept {
+  auto& v = values();
+  std::lock_guard<std::mutex> guard{v.mutex};
+  return v.live.count(std::make_tuple(lib.library, type, id)) != 0;
+}
+
+void release_value_handle(const library_traits& lib, int32_t type, long long id) noexcept {
+  auto& v = values();
+  std::lock_guard<std::mutex> guard{v.mutex};
+  v.live.erase(std::make_tuple(lib.library, type, id));
 }
 
 void report_library_unsupported(const char* name, const char* reason) noexcept {

@@ -98,6 +98,19 @@ void release_library_handle(Object* o) noexcept {
   delete o;
 }
 
+/// A new value handle (an integer handle such as cuFFT's cufftHandle) of
+/// type `type` of `lib`, live until release_value_handle(): a positive int
+/// never live before in this process; 0 when none is left. Thread-safe.
+int make_value_handle(const library_traits& lib, int32_t type) noexcept;
+
+/// True when `v` is a live value handle of type `type` of `lib`.
+/// Thread-safe.
+bool value_handle_live(const library_traits& lib, int32_t type, long long v) noexcept;
+
+/// Ends value handle `v` (a later call with it is refused at the call).
+/// Thread-safe.
+void release_value_handle(const library_traits& lib, int32_t type, long long v) noexcept;
+
 /// Logs `name` once per process, with `reason`, to standard error, leaving
 /// the CUDA runtime's last error alone (libraries report failures only
 /// through their return value). Thread-safe.
@@ -163,6 +176,12 @@ public:
 
   /// A cudaStream_t parameter: the client's stream handle.
   void stream(cudaStream_t s);
+
+  /// The arguments so far, for hand-written packings of several parameters
+  /// (wire/fft_geometry.hpp).
+  wire::arg_packer& args() noexcept {
+    return args_;
+  }
 
   /// cuBLAS scalars of `bytes` bytes read (in), written (out) or both
   /// (inout): host values or device addresses by the call's pointer mode.

@@ -172,6 +172,44 @@ LIBRARIES = {
                 ("CURAND_STATUS_ARCH_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
                 ("CURAND_STATUS_INTERNAL_ERROR", "CUDA_ERROR_UNKNOWN"),
             ])),
+    # libcufft.so.12 (CUDA 13 ships cuFFT 12): plans are ints (a 'value'
+    # handle type); the plan-making functions and executions are manual
+    # (executor/cufft_plans.cpp keeps each plan's shape).
+    "cufft": library(
+        "cufft", ["cufft.h", "cufftXt.h"],
+        {"cufftResult": "CUFFT_NOT_SUPPORTED"},
+        "gleam::interpose::report_library_unsupported", "interpose/library_call.hpp",
+        "cufft_export.hpp", version="libcufft.so.12",
+        generated=generated_calls(
+            "cufftResult", "CUFFT", "CUFFT_INVALID_VALUE",
+            "CUFFT_INVALID_PLAN", "CUFFT_NOT_SUPPORTED",
+            "interpose/cufft/library.hpp", "gleam::interpose::cufft",
+            "cufft_api", "executor/cufft_api.hpp", "run_generated_cufft",
+            success="CUFFT_SUCCESS", display="cuFFT",
+            alloc_failed="CUFFT_ALLOC_FAILED",
+            internal="CUFFT_INTERNAL_ERROR",
+            client_traits="gleam::interpose::cufft::traits",
+            manual_server="run_manual_cufft",
+            statuses=[
+                ("CUFFT_SUCCESS", "CUDA_SUCCESS"),
+                ("CUFFT_INVALID_PLAN", "CUDA_ERROR_INVALID_HANDLE"),
+                ("CUFFT_ALLOC_FAILED", "CUDA_ERROR_OUT_OF_MEMORY"),
+                ("CUFFT_INVALID_TYPE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUFFT_INVALID_VALUE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUFFT_INTERNAL_ERROR", "CUDA_ERROR_UNKNOWN"),
+                ("CUFFT_EXEC_FAILED", "CUDA_ERROR_LAUNCH_FAILED"),
+                ("CUFFT_SETUP_FAILED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("CUFFT_INVALID_SIZE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUFFT_UNALIGNED_DATA", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUFFT_INVALID_DEVICE", "CUDA_ERROR_INVALID_DEVICE"),
+                ("CUFFT_NO_WORKSPACE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUFFT_NOT_IMPLEMENTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUFFT_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUFFT_MISSING_DEPENDENCY", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUFFT_NVRTC_FAILURE", "CUDA_ERROR_UNKNOWN"),
+                ("CUFFT_NVJITLINK_FAILURE", "CUDA_ERROR_UNKNOWN"),
+                ("CUFFT_NVSHMEM_FAILURE", "CUDA_ERROR_UNKNOWN"),
+            ])),
 }
 
 PRIVATE_VERSION = "GLEAM_PRIVATE_1"

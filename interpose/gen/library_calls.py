@@ -46,11 +46,14 @@ class handle_type:
     """A spec-level 'handle' line: a handle type of the library.
 
       handle <C type> object <struct> destroy <function> [stream <function>]
+      handle <C type> value destroy <function> [stream <function>]
       handle <C type> address destroy <function>
 
     object: the app holds a client object (<struct>, whose first member is
     a gleam::interpose::library_handle) named on the wire by a client-chosen
-    id. address: the handle is the server library's own pointer value (a
+    id. value: the handle is an integer (cuFFT's cufftHandle) that the client
+    chooses, a live one of the process's value_handles; the server keeps the
+    library's own integer for it. address: the handle is the server library's own pointer value (a
     device address that the app's kernels may read), named on the wire by
     that value. destroy: the function that destroys one, also at session
     end; stream: the function that puts one on a stream (the server calls it
@@ -68,8 +71,9 @@ class handle_type:
 
 def parse_handle_line(rest, where, spec_error, index, line):
     words = rest.split()
-    if len(words) < 2 or words[1] not in ("object", "address"):
-        raise spec_error("%s: 'handle <type> object <struct> destroy <fn> [stream <fn>]' or "
+    if len(words) < 2 or words[1] not in ("object", "value", "address"):
+        raise spec_error("%s: 'handle <type> object <struct> destroy <fn> [stream <fn>]', "
+                         "'handle <type> value destroy <fn> [stream <fn>]' or "
                          "'handle <type> address destroy <fn>'" % where)
     ctype, kind = words[0], words[1]
     rest_words = words[2:]
@@ -80,8 +84,8 @@ def parse_handle_line(rest, where, spec_error, index, line):
         struct = rest_words.pop(0)
     keys = dict(zip(rest_words[0::2], rest_words[1::2]))
     if len(rest_words) % 2 != 0 or set(keys) - {"destroy", "stream"} or "destroy" not in keys:
-        raise spec_error("%s: after the kind: 'destroy <fn>' and, for objects, 'stream <fn>'"
-                         % where)
+        raise spec_error("%s: after the kind: 'destroy <fn>' and, for objects and values, "
+                         "'stream <fn>'" % where)
     if kind == "address" and "stream" in keys:
         raise spec_error("%s: an address handle has no stream function" % where)
     return handle_type(ctype, kind, struct, keys["destroy"], keys.get("stream"), index, line)
@@ -319,6 +323,14 @@ def checks(fn, g, indent):
     return out
 
 
+def release_handle(p, expr, traits):
+    """The statement that ends the client's handle `expr` of parameter p."""
+    if p.handle.kind == "value":
+        return "gleam::interpose::release_value_handle(%s, %d, %s)" % (
+            traits, p.handle.index, expr)
+    return "gleam::interpose::release_library_handle(%s)" % expr
+
+
 def client_stub(fn, lib):
     g = lib.generated
     if g.legacy():
@@ -340,6 +352,10 @@ def client_stub(fn, lib):
                            % (p.name, g.not_initialized))
                 if owner is None:
                     owner = p
+            elif p.handle.kind == "value":
+                out.append("    if (!gleam::interpose::value_handle_live(%s, %d, %s))\n"
+                           "      return %s;\n"
+                           % (traits, p.handle.index, p.name, g.not_initialized))
             else:
                 out.append("    if (%s == nullptr)\n      return %s;\n"
                            % (p.name, g.not_initialized))
@@ -355,6 +371,8 @@ def client_stub(fn, lib):
         if p.kind in ("handle_value", "destroys"):
             if p.handle.kind == "object":
                 out.append("    call_.handle(*%s_);\n" % p.name)
+            elif p.handle.kind == "value":
+                out.append("    call_.handle_id(static_cast<uint64_t>(%s));\n" % p.name)
             else:
                 out.append("    call_.handle_id(reinterpret_cast<uintptr_t>(%s));\n" % p.name)
         elif p.kind == "handle":
@@ -366,6 +384,12 @@ def client_stub(fn, lib):
                 out.append("    if (%s_ == nullptr)\n      return %s;\n"
                            % (p.name, g.alloc_failed))
                 out.append("    call_.handle(%s_->state);\n" % p.name)
+            elif p.handle.kind == "value":
+                created = p
+                out.append("    auto %s_ = gleam::interpose::make_value_handle(%s, %d);\n"
+                           % (p.name, traits, p.handle.index))
+                out.append("    if (%s_ == 0)\n      return %s;\n" % (p.name, g.alloc_failed))
+                out.append("    call_.handle_id(static_cast<uint64_t>(%s_));\n" % p.name)
             else:
                 out.append("    if (auto st_ = call_.host_output(%s, sizeof(*%s)); st_ != %s)\n"
                            "      return st_;\n" % (p.name, p.name, g.success))
@@ -385,16 +409,17 @@ def client_stub(fn, lib):
     wait = "true" if any(p.kind == "handle" for p in fn.params) else "false"
     if created is not None:
         out.append("    auto st_ = call_.finish(%s);\n" % wait)
-        out.append("    if (st_ == %s)\n      *%s = %s_;\n    else\n"
-                   "      gleam::interpose::release_library_handle(%s_);\n"
-                   % (g.success, created.name, created.name, created.name))
+        out.append("    if (st_ == %s)\n      *%s = %s_;\n    else\n      %s;\n"
+                   % (g.success, created.name, created.name,
+                      release_handle(created, "%s_" % created.name, traits)))
         out.append("    return st_;\n")
     else:
-        destroyed = [p for p in fn.params if p.kind == "destroys" and p.handle.kind == "object"]
+        destroyed = [p for p in fn.params
+                     if p.kind == "destroys" and p.handle.kind in ("object", "value")]
         if destroyed:
             out.append("    auto st_ = call_.finish(%s);\n" % wait)
             for p in destroyed:
-                out.append("    gleam::interpose::release_library_handle(%s);\n" % p.name)
+                out.append("    %s;\n" % release_handle(p, p.name, traits))
             out.append("    return st_;\n")
         else:
             out.append("    return call_.finish(%s);\n" % wait)
@@ -509,6 +534,30 @@ def client_file(functions, lib, banner):
 
 # --- server ------------------------------------------------------------------
 
+def value_type(p):
+    """The type a by-value parameter travels as: its C type without a
+    top-level const ('const long long int' -> 'long long int')."""
+    t = p.ctype()
+    if "*" not in t and t.startswith("const "):
+        return t[len("const "):]
+    return t
+
+
+def from_table(h, expr):
+    """The C++ expression of handle type h's library handle that the
+    session's table keeps as void* `expr`."""
+    if h.kind == "value":
+        return "value_handle_of<%s>(%s)" % (h.ctype, expr)
+    return "static_cast<%s>(%s)" % (h.ctype, expr)
+
+
+def to_table(h, expr):
+    """The void* the session's table keeps for library handle `expr`."""
+    if h.kind == "value":
+        return "value_handle_ptr(%s)" % expr
+    return expr
+
+
 def server_case(fn, lib):
     g = lib.generated
     out = ["    case %d: { // %s\n" % (fn.id, fn.name)]
@@ -520,7 +569,7 @@ def server_case(fn, lib):
         if p is handle or p.kind in ("dev", "devarray", "handle_value", "destroys"):
             out.append("      auto %s_ = in.address();\n" % p.name)
         elif p.kind == "handle":
-            if p.handle.kind == "object":
+            if p.handle.kind in ("object", "value"):
                 out.append("      auto %s_ = in.address();\n" % p.name)
         elif p.kind == "stream":
             out.append("      auto %s_ = in.address();\n" % p.name)
@@ -533,7 +582,7 @@ def server_case(fn, lib):
             if p.direction != "out":
                 out.append("      auto %s_ = env.host(in, true);\n" % p.name)
         else:
-            out.append("      auto %s = in.value<%s>();\n" % (p.name, p.ctype()))
+            out.append("      auto %s = in.value<%s>();\n" % (p.name, value_type(p)))
     out.append('      if (!in.done())\n        return env.malformed("%s"), true;\n' % fn.name)
     destroyed = [p for p in fn.params if p.kind == "destroys"]
     if destroyed:
@@ -551,17 +600,17 @@ def server_case(fn, lib):
     for p in fn.params:
         if p.kind == "handle_value":
             purpose = "setting" if setter and p.handle in setter else "work"
-            out.append("      auto %s = static_cast<%s>(env.library_handle(%s_, %d, "
-                       "handle_use::%s));\n"
-                       % (p.name, p.ctype(), p.name, p.handle.index, purpose))
-            out.append("      if (%s == nullptr)\n        return true;\n" % p.name)
+            out.append("      auto* %s_h_ = env.library_handle(%s_, %d, handle_use::%s);\n"
+                       % (p.name, p.name, p.handle.index, purpose))
+            out.append("      if (%s_h_ == nullptr)\n        return true;\n" % p.name)
+            out.append("      auto %s = %s;\n" % (p.name, from_table(p.handle, "%s_h_" % p.name)))
     for p in fn.params:
         if p.kind == "stream":
             out.append("      auto %s = env.stream(%s_, %s);\n"
                        % (p.name, p.name, "false" if setter else "true"))
             out.append("      if (%s == nullptr)\n        return true;\n" % p.name)
     for p in fn.params:
-        if p.kind == "handle" and p.handle.kind == "object":
+        if p.kind == "handle" and p.handle.kind in ("object", "value"):
             out.append("      if (!env.fresh(%s_, %d))\n        return true;\n"
                        % (p.name, p.handle.index))
     # Device pointers typed as declared (extents may test one for null).
@@ -599,7 +648,7 @@ def server_case(fn, lib):
             out.append('      if (!env.output(%s_, %s, "%s", &%s))\n        return true;\n'
                        % (p.name, byte_count(p), p.name, p.name))
         elif p.kind == "handle":
-            out.append("      %s %s_made = nullptr;\n" % (p.ctype()[:-1].strip(), p.name))
+            out.append("      %s %s_made{};\n" % (p.ctype()[:-1].strip(), p.name))
     call_args = []
     for p in fn.params:
         if p is handle or p.kind in ("handle_value", "stream"):
@@ -619,9 +668,10 @@ def server_case(fn, lib):
     elif created:
         p = created[0]
         out.append("      auto st_ = %s;\n" % call)
-        if p.handle.kind == "object":
-            adopt = "env.adopt(%s_, %d, %s_made, %s)" % (
-                p.name, p.handle.index, p.name, "true" if p.host_handle else "false")
+        if p.handle.kind in ("object", "value"):
+            adopt = "env.adopt(%s_, %d, %s, %s)" % (
+                p.name, p.handle.index, to_table(p.handle, "%s_made" % p.name),
+                "true" if p.host_handle else "false")
         else:
             adopt = "env.adopt_address(%d, %s_made)" % (p.handle.index, p.name)
         out.append("      if (st_ != %s || %s)\n" % (g.success, adopt))
@@ -680,14 +730,14 @@ def descriptor(lib):
         destroy = ("[](void* api, void* h) -> int32_t {\n"
                    "     auto& a = *static_cast<%s*>(api);\n"
                    "     return a.%s == nullptr ? %s\n"
-                   "                         : static_cast<int32_t>(a.%s(static_cast<%s>(h)));\n"
-                   "   }" % (api, h.destroy, g.not_supported, h.destroy, h.ctype))
+                   "                         : static_cast<int32_t>(a.%s(%s));\n"
+                   "   }" % (api, h.destroy, g.not_supported, h.destroy, from_table(h, "h")))
         if h.stream is not None:
             stream = ("[](void* api, void* h, CUstream s) -> int32_t {\n"
                       "     auto& a = *static_cast<%s*>(api);\n"
                       "     return a.%s == nullptr ? %s\n"
-                      "                         : static_cast<int32_t>(a.%s(static_cast<%s>(h), s));\n"
-                      "   }" % (api, h.stream, g.not_supported, h.stream, h.ctype))
+                      "                         : static_cast<int32_t>(a.%s(%s, s));\n"
+                      "   }" % (api, h.stream, g.not_supported, h.stream, from_table(h, "h")))
         else:
             stream = "nullptr"
         out.append('  {"%s", %s,\n   %s},\n' % (h.ctype, destroy, stream))
@@ -741,4 +791,4 @@ def api_list(functions, banner):
     return banner + "".join("X(%s)\n" % f.name for f in has_ids(functions))
 
 
-EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND)_\w+$")
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT)_\w+$")

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <caf/expected.hpp>
+#include <cufft.h>
+#include <cufftXt.h>
+
+#include "actors/proto/ops.pb.h"
+#include "executor/library_call.hpp"
+#include "wire/library_args.hpp"
+
+namespace gleam::executor {
+
+/// The vendor's cuFFT (libcufft.so.12), loaded at run time like cuBLAS
+/// (executor/vendor_library.hpp): dlopen by explicit path and dlsym of each
+/// function of interpose/spec/cufft.spec that travels as a LibraryCall
+/// (generated ones and the manual ones with an id), by the exact name
+/// curand.h declares. No gleam binary links cuFFT.
+///
+/// Members are plain function pointers named after the library functions.
+/// A default-constructed cufft_api has every pointer null; tests may fill
+/// in their own. A function this cuFFT lacks stays null (its calls fail
+/// with the library's "not supported" status). Thread safety: the pointers
+/// never change after load().
+class cufft_api {
+public:
+  /// The LibraryCall.library this api serves (executor::use_library).
+  static constexpr auto library = proto::LibraryCall::CUFFT;
+
+#define X(name) decltype(&::name) name = nullptr;
+#include "executor/cufft_generated_api.inc"
+#undef X
+
+  /// Every entry point null, no library held.
+  cufft_api() = default;
+
+  cufft_api(const cufft_api&) = delete;
+  cufft_api& operator=(const cufft_api&) = delete;
+
+  /// Closes the library (if load() opened it).
+  ~cufft_api();
+
+  /// Opens libcufft.so.12 from `dir` (empty: the first of
+  /// $GLEAM_CUFFT_DIR, /usr/local/cuda/lib64, /usr/local/cuda-13/lib64
+  /// that has it; never Gleam's own) and resolves every entry point.
+  /// Error: no_vendor_library when it cannot be opened or is Gleam's;
+  /// missing_symbol when it has none of the functions (not cuFFT).
+  [[nodiscard]] static caf::expected<std::unique_ptr<cufft_api>>
+  load(const std::string& dir = {});
+
+  /// The process's instance, loaded by the first call (thread-safe); the
+  /// error of that load on every call when it failed.
+  [[nodiscard]] static caf::expected<cufft_api*> shared();
+
+private:
+  void* lib_ = nullptr;
+};
+
+/// Runs generated cuFFT function `function` (its spec id) with the
+/// arguments in `in`; false when no generated function has that id.
+/// Generated from interpose/spec/cufft.spec (cufft_library_calls.cpp).
+bool run_generated_cufft(cufft_api& api, library_call_env& env, uint32_t function,
+                         wire::arg_reader& in);
+
+/// Runs the hand-written server side of the manual cuFFT functions with
+/// an id (the plan-making functions, executions and work areas:
+/// executor/cufft_plans.cpp); false when `function` is none of them.
+bool run_manual_cufft(cufft_api& api, library_call_env& env, uint32_t function,
+                      wire::arg_reader& in);
+
+} // namespace gleam::executor
