@@ -20,3 +20,6 @@ PY
   echo "vendor ${soname%%.so*} for the server: ${!var:-$cuda_lib}"
   [ -n "${!var:-}" ] && case ":$LOCAL_LIBS:" in *":${!var}:"*) ;; *) LOCAL_LIBS=$LOCAL_LIBS:${!var} ;; esac
 done
+# NVML comes with the driver, not with the toolkit or the wheels: the server
+# finds libnvidia-ml.so.1 in the driver's directories (GLEAM_NVML_DIR first).
+echo "vendor libnvidia-ml for the server: ${GLEAM_NVML_DIR:-the driver's (/usr/lib/x86_64-linux-gnu)}"

@@ -5,8 +5,9 @@
 // Sets GLEAM_CONFIG / GLEAM_SERVER / GLEAM_ASYNC=off as asked, puts the
 // directory of our libcudart.so.13 (<exe dir>/../lib) first on
 // LD_LIBRARY_PATH, preloads that library, our libcuda.so.1 from lib/driver
-// and, where the bundle has them, our libcublasLt.so.13, libcublas.so.13
-// and libcurand.so.10
+// and, where the bundle has them, our libcublasLt.so.13, libcublas.so.13,
+// libcurand.so.10 and libnvidia-ml.so.1 (pynvml and PyTorch dlopen NVML by
+// that SONAME)
 // (so they win over copies that an app finds through its own RPATH, as
 // PyTorch wheels do, and over the real driver: a preloaded object answers
 // every later request for its SONAME), and execs the program.
@@ -101,9 +102,10 @@ int main(int argc, char** argv) {
     return 127;
   }
   // Preloaded in this order: libcudart, the driver surface, then the
-  // library surfaces (BLAS, cuRAND).
+  // library surfaces (BLAS, cuRAND, NVML).
   std::string preload = lib + ":" + driver;
-  for (const char* extra : {"libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10"}) {
+  for (const char* extra :
+       {"libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10", "libnvidia-ml.so.1"}) {
     auto path = lib_dir + "/" + extra;
     if (::access(path.c_str(), R_OK) == 0)
       preload += ":" + path;
