@@ -81,6 +81,11 @@ torch_check() {
   fi
   grep -h timing "$out/$name.local.err" "$out/$name.gleam.err" 2>/dev/null
 }
+# NVML (pynvml, else ctypes): the GPU count, name and total memory through
+# Gleam equal the local ones (stdout; used memory, utilization and
+# temperature go to stderr: they change between runs).
+echo "== NVML: local vs through Gleam, driver hidden"
+torch_check nvml_query "$GLEAM_SOURCE_DIR/tests/programs/nvml_query.py"
 if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
   echo "== PyTorch: local vs through Gleam, driver hidden"
   progs="$GLEAM_SOURCE_DIR/tests/programs"

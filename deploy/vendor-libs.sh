@@ -5,18 +5,26 @@
 # LD_LIBRARY_PATH of local runs of our programs.
 cuda_lib=/usr/local/cuda/lib64
 LOCAL_LIBS=$cuda_lib
+# The first <nvidia wheel>/*/lib directory that has SONAME $1.
+wheel_dir_of() {
+  python3 -c 'import glob, os, sys, nvidia
+hits = [h for r in nvidia.__path__ for h in sorted(glob.glob(os.path.join(r, "*", "lib", sys.argv[1])))]
+print(os.path.dirname(hits[0]) if hits else "")' "$1" 2>/dev/null
+}
 for lib in CUBLAS:libcublas.so.13 CURAND:libcurand.so.10 CUFFT:libcufft.so.12; do
   var=GLEAM_${lib%%:*}_DIR soname=${lib#*:}
   if [ -z "${!var:-}" ] && [ ! -e "$cuda_lib/$soname" ]; then
-    dir=$(python3 - "$soname" <<'PY' 2>/dev/null
-import glob, os, sys, nvidia
-for root in nvidia.__path__:
-    for hit in sorted(glob.glob(os.path.join(root, "*", "lib", sys.argv[1]))):
-        print(os.path.dirname(hit)); sys.exit()
-PY
-)
+    dir=$(wheel_dir_of "$soname")
     [ -n "$dir" ] && export "$var=$dir"
   fi
   echo "vendor ${soname%%.so*} for the server: ${!var:-$cuda_lib}"
-  [ -n "${!var:-}" ] && case ":$LOCAL_LIBS:" in *":${!var}:"*) ;; *) LOCAL_LIBS=$LOCAL_LIBS:${!var} ;; esac
+  if [ -n "${!var:-}" ]; then
+    case ":$LOCAL_LIBS:" in
+      *":${!var}:"*) ;;
+      *) LOCAL_LIBS=$LOCAL_LIBS:${!var} ;;
+    esac
+  fi
 done
+# NVML comes with the driver, not with the toolkit or the wheels: the server
+# finds libnvidia-ml.so.1 in the driver's directories (GLEAM_NVML_DIR first).
+echo "vendor libnvidia-ml for the server: ${GLEAM_NVML_DIR:-the driver's}"

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <memory>
-#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -74,14 +73,7 @@ caf::expected<std::unique_ptr<blas_api>> blas_api::load(const std::string& dir) 
 }
 
 caf::expected<blas_api*> blas_api::shared() {
-  static std::once_flag once;
-  static caf::expected<std::unique_ptr<blas_api>>* loaded = nullptr;
-  std::call_once(once, [] {
-    loaded = new caf::expected<std::unique_ptr<blas_api>>(load());
-  });
-  if (!*loaded)
-    return loaded->error();
-  return loaded->value().get();
+  return shared_vendor_api<blas_api>();
 }
 
 } // namespace gleam::executor

@@ -1808,6 +1808,7 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
     s.id = id;
     s.client_id = request.client_id();
     s.task_signature = request.task_signature();
+    s.gpu_uuid = uuid_string(device_info_.uuid());
     s.tenant = tenant;
     s.opened_time_ns = now_ns();
     s.back_channel = host_calls_.get();

@@ -22,6 +22,10 @@ struct library_handle_type {
   /// Puts `h` on driver stream `stream`; the library's status. Null for
   /// types that have no stream.
   int32_t (*set_stream)(void* api, void* h, CUstream stream);
+  /// A GPU of the session ('handle <type> device'): finds the library's
+  /// handle of the GPU whose UUID text ("GPU-…") is `uuid` into `*h`; the
+  /// library's status. Null for every other kind of handle.
+  int32_t (*lookup)(void* api, const char* uuid, void** h) = nullptr;
 };
 
 /// Names a handle in a session's table: library (proto::LibraryCall::Library),

@@ -15,9 +15,11 @@ namespace gleam::executor {
 // Written by generate.py from each library's spec (<lib>_library_calls.cpp).
 extern const library_descriptor curand_library;
 extern const library_descriptor cufft_library;
+extern const library_descriptor nvml_library;
 
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept {
-  static const library_descriptor* const all[] = {&curand_library, &cufft_library};
+  static const library_descriptor* const all[] = {&curand_library, &cufft_library,
+                                                  &nvml_library};
   for (const auto* d : all)
     if (d->library == library)
       return d;
@@ -274,10 +276,37 @@ private:
     auto i = s_.library_handles.find(key(id, type));
     if (i != s_.library_handles.end())
       return &i->second;
+    if (lib_.handle_types[type].lookup != nullptr)
+      return session_gpu(id, type);
     fail(lib_.status.not_initialized,
          fmt::format("{} {} is not a handle of this session (never created, or destroyed)",
                      lib_.handle_types[type].name, id));
     return nullptr;
+  }
+
+  /// The library's handle of the session's GPU of index `id` (a session
+  /// has one GPU: index 0), found by its UUID at the first use and kept in
+  /// the session's table (never destroyed: the library owns it).
+  library_handle_entry* session_gpu(uint64_t id, int32_t type) {
+    const auto& t = lib_.handle_types[type];
+    if (id != 0) {
+      fail(lib_.status.not_initialized,
+           fmt::format("{} {} is no GPU of this session, which has one (index 0)", t.name, id));
+      return nullptr;
+    }
+    void* h = nullptr;
+    auto status = t.lookup(api_, s_.gpu_uuid.c_str(), &h);
+    if (status != lib_.status.success || h == nullptr) {
+      fail(status != lib_.status.success ? status : lib_.status.internal,
+           fmt::format("this server's {} does not find the session's GPU {} ({})", lib_.name,
+                       s_.gpu_uuid, lib_.status_name(status)));
+      return nullptr;
+    }
+    library_handle_entry e;
+    e.handle = h;
+    e.type = &t;
+    e.api = api_;
+    return &s_.library_handles.emplace(key(id, type), e).first->second;
   }
 
   const library_descriptor& lib_;

@@ -99,6 +99,9 @@ struct session {
   std::string client_id;
   /// From OpenSession.
   std::string task_signature;
+  /// The UUID of the session's GPU as NVML and nvidia-smi write it
+  /// ("GPU-…"): how the server's NVML finds the session's GPU.
+  std::string gpu_uuid;
   /// Unix time of OpenSession, nanoseconds.
   uint64_t opened_time_ns = 0;
   /// Device memory and module variables the session may touch.

@@ -20,21 +20,24 @@ bool exists(const std::string& path) {
 
 } // namespace
 
-std::vector<std::string> vendor_library_dirs(const std::string& dir, const char* env_var) {
+std::vector<std::string> vendor_library_dirs(const std::string& dir, const char* env_var,
+                                             const char* const* defaults) {
   if (!dir.empty())
     return {dir};
+  static const char* const toolkit[] = {"/usr/local/cuda/lib64", "/usr/local/cuda-13/lib64",
+                                        nullptr};
   std::vector<std::string> out;
   if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0')
     out.emplace_back(env);
-  out.emplace_back("/usr/local/cuda/lib64");
-  out.emplace_back("/usr/local/cuda-13/lib64");
+  for (auto* d = defaults != nullptr ? defaults : toolkit; *d != nullptr; ++d)
+    out.emplace_back(*d);
   return out;
 }
 
 caf::expected<void*> open_vendor_library(const std::string& dir,
                                          const vendor_library_search& search) {
   std::string tried;
-  for (const auto& d : vendor_library_dirs(dir, search.env_var)) {
+  for (const auto& d : vendor_library_dirs(dir, search.env_var, search.dirs)) {
     auto path = d + "/" + search.soname;
     if (exists(d + "/libgleam_interpose.so")) {
       tried += fmt::format("\n  {}: Gleam's interposer directory, not the vendor's", d);

@@ -23,15 +23,20 @@ struct vendor_library_search {
   const char* what;
   /// The error a failure carries (no_blas_library for cuBLAS).
   error_code failure = error_code::no_vendor_library;
+  /// The directories after $`env_var`, null-terminated; null: the CUDA
+  /// toolkit's (/usr/local/cuda/lib64, /usr/local/cuda-13/lib64). NVML lives
+  /// with the driver instead.
+  const char* const* dirs = nullptr;
 };
 
 /// The directories a vendor library is looked for in: `dir` alone when it
-/// is not empty, else $`env_var` (when set), /usr/local/cuda/lib64 and
-/// /usr/local/cuda-13/lib64. Never the plain SONAME: through a gleam
-/// binary's RUNPATH it could resolve to Gleam's own interposer library of
-/// the same bundle, and loading that would register the wire schema a
-/// second time in this process.
-std::vector<std::string> vendor_library_dirs(const std::string& dir, const char* env_var);
+/// is not empty, else $`env_var` (when set), then `defaults` (null: the
+/// toolkit's /usr/local/cuda/lib64 and /usr/local/cuda-13/lib64). Never the
+/// plain SONAME: through a gleam binary's RUNPATH it could resolve to
+/// Gleam's own interposer library of the same bundle, and loading that
+/// would register the wire schema a second time in this process.
+std::vector<std::string> vendor_library_dirs(const std::string& dir, const char* env_var,
+                                             const char* const* defaults = nullptr);
 
 /// Opens `search.soname` (RTLD_NOW | RTLD_GLOBAL: a later library of the
 /// same vendor finds it) from the first directory of vendor_library_dirs()

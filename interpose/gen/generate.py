@@ -74,8 +74,13 @@ class library:
     """What differs between the interposer libraries."""
 
     def __init__(self, name, headers, fail, report, report_header, export_header,
-                 split=None, version="", private=None, proc_table=False, generated=None):
+                 split=None, version="", private=None, proc_table=False, generated=None,
+                 prototypes=False):
         self.name = name
+        # The vendor header is not installed: every prototype comes from the
+        # spec (the export header declares them all; with --server-out-dir
+        # <lib>_prototypes.hpp declares them for the server).
+        self.prototypes = prototypes
         # The spec's handle types (library_calls.handle_type), read by parse().
         self.handles = []
         # generated_calls, or None: the library has no generated entries.
@@ -209,6 +214,43 @@ LIBRARIES = {
                 ("CUFFT_NVRTC_FAILURE", "CUDA_ERROR_UNKNOWN"),
                 ("CUFFT_NVJITLINK_FAILURE", "CUDA_ERROR_UNKNOWN"),
                 ("CUFFT_NVSHMEM_FAILURE", "CUDA_ERROR_UNKNOWN"),
+            ])),
+    # libnvidia-ml.so.1 (NVML, next to the driver): unversioned names like
+    # the vendor's. No nvml.h is installed with the toolkit: the spec carries
+    # the prototypes and wire/nvml.h the types. Every stub first checks that
+    # the app initialized NVML; an nvmlDevice_t it does not hold is
+    # NVML_ERROR_INVALID_ARGUMENT, as the vendor's.
+    "nvml": library(
+        "nvml", ["wire/nvml.h"],
+        {"nvmlReturn_t": "NVML_ERROR_NOT_SUPPORTED",
+         "const char *": '"unsupported by gleam"'},
+        "gleam::interpose::report_library_unsupported", "interpose/library_call.hpp",
+        "nvml_export.hpp", version=None, prototypes=True,
+        generated=generated_calls(
+            "nvmlReturn_t", "NVML", "NVML_ERROR_INVALID_ARGUMENT",
+            "NVML_ERROR_INVALID_ARGUMENT", "NVML_ERROR_NOT_SUPPORTED",
+            "interpose/nvml/library.hpp", "gleam::interpose::nvml",
+            "nvml_api", "executor/nvml_api.hpp", "run_generated_nvml",
+            success="NVML_SUCCESS", display="NVML",
+            alloc_failed="NVML_ERROR_MEMORY",
+            internal="NVML_ERROR_UNKNOWN",
+            client_traits="gleam::interpose::nvml::traits",
+            manual_server="run_manual_nvml",
+            precondition="gleam::interpose::nvml::initialized()",
+            statuses=[
+                ("NVML_SUCCESS", "CUDA_SUCCESS"),
+                ("NVML_ERROR_UNINITIALIZED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("NVML_ERROR_INVALID_ARGUMENT", "CUDA_ERROR_INVALID_VALUE"),
+                ("NVML_ERROR_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("NVML_ERROR_NO_PERMISSION", "CUDA_ERROR_NOT_PERMITTED"),
+                ("NVML_ERROR_NOT_FOUND", "CUDA_ERROR_NOT_FOUND"),
+                ("NVML_ERROR_INSUFFICIENT_SIZE", "CUDA_ERROR_INVALID_VALUE"),
+                ("NVML_ERROR_DRIVER_NOT_LOADED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("NVML_ERROR_GPU_IS_LOST", "CUDA_ERROR_UNKNOWN"),
+                ("NVML_ERROR_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY"),
+                ("NVML_ERROR_NO_DATA", "CUDA_ERROR_NOT_FOUND"),
+                ("NVML_ERROR_ARGUMENT_VERSION_MISMATCH", "CUDA_ERROR_INVALID_VALUE"),
+                ("NVML_ERROR_UNKNOWN", "CUDA_ERROR_UNKNOWN"),
             ])),
 }
 
@@ -543,7 +585,7 @@ def stubs_file(functions, reason_of, what, vendor_header=None):
 
 
 def export_header(functions):
-    own = [f for f in functions if f.header == "none"]
+    own = [f for f in functions if f.header == "none" or LIB.prototypes]
     out = [banner(), "#pragma once\n\n",
            "/// The vendor runtime headers, included so that every definition of the\n"
            "/// interposer is checked against the vendor prototype. Define\n"
@@ -564,6 +606,20 @@ def export_header(functions):
         if not fn.notes:
             out.append("/// %s internal entry point.\n" % LIB.name)
         out.append("%s;\n" % fn.prototype())
+    out.append('} // extern "C"\n')
+    return "".join(out)
+
+
+def prototypes_header(functions):
+    """The server's declarations of a library whose vendor header is not
+    installed: its types, and the spec's prototype of every function."""
+    out = [banner(), "#pragma once\n\n",
+           "/// The %s functions as the spec declares them (no vendor header with\n"
+           "/// their prototypes is installed), for the server's loaded library.\n"
+           % LIB.name]
+    out += ["#include <%s>\n" % h for h in LIB.headers]
+    out.append('\nextern "C" {\n')
+    out += ["%s;\n" % f.prototype() for f in functions]
     out.append('} // extern "C"\n')
     return "".join(out)
 
@@ -624,7 +680,10 @@ def main():
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_library_calls.cpp"),
                          library_calls.server_file(functions, LIB, banner()))
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_generated_api.inc"),
-                         library_calls.api_list(functions, banner()))
+                         library_calls.api_list(functions, banner(), LIB.handles))
+        if LIB.prototypes:
+            write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_prototypes.hpp"),
+                             prototypes_header(functions))
         write_if_changed(os.path.join(args.server_out_dir, LIB.name + "_function_ids.hpp"),
                          library_calls.id_header(functions, LIB, banner()))
     if not args.out_dir:

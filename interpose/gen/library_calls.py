@@ -11,9 +11,11 @@ side (<lib>_library_calls.cpp, <lib>_generated_api.inc, <lib>_function_ids.hpp).
 cuBLAS is the first library: its handle (cublasHandle_t, created by the
 hand-written cublasCreate) is a "legacy" handle of interpose/blas and
 executor/blas.cpp, and its stubs keep that form. Every later library
-(cuRAND) uses the generic pieces: interpose/library_call.hpp on the client,
-executor/library_runner.hpp on the server, and the per-session handle table
-of executor/library_handles.hpp.
+(cuRAND, NVML) uses the generic pieces: interpose/library_call.hpp on the
+client, executor/library_runner.hpp on the server, and the per-session
+handle table of executor/library_handles.hpp. A library whose vendor header
+is not installed (NVML) declares its prototypes in the spec (prototypes=True
+of generate.py's library): the generator writes them for both sides.
 """
 
 import re
@@ -48,6 +50,7 @@ class handle_type:
       handle <C type> object <struct> destroy <function> [stream <function>]
       handle <C type> value destroy <function> [stream <function>]
       handle <C type> address destroy <function>
+      handle <C type> device <struct> lookup <function>
 
     object: the app holds a client object (<struct>, whose first member is
     a gleam::interpose::library_handle) named on the wire by a client-chosen
@@ -55,11 +58,15 @@ class handle_type:
     chooses, a live one of the process's value_handles; the server keeps the
     library's own integer for it. address: the handle is the server library's own pointer value (a
     device address that the app's kernels may read), named on the wire by
-    that value. destroy: the function that destroys one, also at session
+    that value. device: a client object per GPU of the session, made by the
+    library's hand-written code and never destroyed, named on the wire by
+    the GPU's index in the session; the server finds the library's handle
+    with the lookup function (from the GPU's UUID text) at its first use in
+    a session. destroy: the function that destroys one, also at session
     end; stream: the function that puts one on a stream (the server calls it
     before work when the handle's stream changed)."""
 
-    def __init__(self, ctype, kind, struct, destroy, stream, index, line):
+    def __init__(self, ctype, kind, struct, destroy, stream, index, line, lookup=None):
         self.ctype = ctype
         self.kind = kind
         self.struct = struct
@@ -67,15 +74,25 @@ class handle_type:
         self.stream = stream
         self.index = index
         self.line = line
+        self.lookup = lookup
+
+    def client_object(self):
+        """Whether the app holds a client object of this type."""
+        return self.kind in ("object", "device")
 
 
 def parse_handle_line(rest, where, spec_error, index, line):
     words = rest.split()
-    if len(words) < 2 or words[1] not in ("object", "value", "address"):
+    if len(words) < 2 or words[1] not in ("object", "value", "address", "device"):
         raise spec_error("%s: 'handle <type> object <struct> destroy <fn> [stream <fn>]', "
-                         "'handle <type> value destroy <fn> [stream <fn>]' or "
-                         "'handle <type> address destroy <fn>'" % where)
+                         "'handle <type> value destroy <fn> [stream <fn>]', "
+                         "'handle <type> address destroy <fn>' or "
+                         "'handle <type> device <struct> lookup <fn>'" % where)
     ctype, kind = words[0], words[1]
+    if kind == "device":
+        if len(words) != 5 or words[3] != "lookup":
+            raise spec_error("%s: 'handle <type> device <struct> lookup <fn>'" % where)
+        return handle_type(ctype, kind, words[2], None, None, index, line, lookup=words[4])
     rest_words = words[2:]
     struct = None
     if kind == "object":
@@ -97,7 +114,8 @@ class generated_calls:
     def __init__(self, status, library, invalid, not_initialized, not_supported,
                  client_header, client_namespace, api_class, api_header, server_function,
                  handle=None, success=None, statuses=None, display=None, manual_server=None,
-                 alloc_failed=None, internal=None, client_traits=None, legacy_header=None):
+                 alloc_failed=None, internal=None, client_traits=None, legacy_header=None,
+                 precondition=None):
         # The C type of the legacy handle every generated entry takes first
         # (cuBLAS: ns::state_of, ns::library_call, env.handle(id)); None for
         # libraries whose handle types the spec declares.
@@ -133,6 +151,10 @@ class generated_calls:
         # Declares what the stubs of forwarding (legacy API) entries call
         # (cuBLAS: interpose/blas/legacy.hpp); None: the library has none.
         self.legacy_header = legacy_header
+        # A C++ expression of the library's status that every generated stub
+        # checks first, returning it when it is not success (NVML: the
+        # library is initialized); None: no such check.
+        self.precondition = precondition
 
     def legacy(self):
         return self.handle is not None
@@ -215,6 +237,9 @@ def validate_generated(fn, where, lib, handles, spec_error):
                 raise spec_error("%s: %s is no handle type of the spec's 'handle' lines"
                                  % (where, p.ctype()))
             p.handle = declared
+        if p.kind == "destroys" and declared.kind == "device":
+            raise spec_error("%s: the app never destroys a %s (a GPU of the session)"
+                             % (where, declared.ctype))
         if p.kind == "destroys" and declared.destroy != fn.name:
             raise spec_error("%s: %s destroys a %s, whose 'handle' line names %s as its "
                              "destroy function" % (where, fn.name, declared.ctype,
@@ -235,6 +260,9 @@ def validate_generated(fn, where, lib, handles, spec_error):
             if declared is None or p.ctype().count("*") != 1:
                 raise spec_error("%s: 'out handle' %s points to no handle type of the spec's "
                                  "'handle' lines" % (where, p.name))
+            if declared.kind == "device":
+                raise spec_error("%s: the library's own code makes the %s handles"
+                                 % (where, declared.ctype))
             if p.host_handle and declared.kind != "object":
                 raise spec_error("%s: only object handles can be host handles" % where)
             p.handle = declared
@@ -340,17 +368,20 @@ def client_stub(fn, lib):
     out = ["GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n" % (fn.returns, fn.name, args),
            "  return static_cast<%s>(gleam::interpose::library_guarded(%s, [&]() -> int {\n"
            % (g.status, traits)]
+    if g.precondition is not None:
+        out.append("    if (auto st_ = %s; st_ != %s)\n      return st_;\n"
+                   % (g.precondition, g.success))
     owner = None
     # Handles first: a handle the app does not hold is NOT_INITIALIZED
     # before any other check, as the vendor's.
     for p in fn.params:
         if p.kind in ("handle_value", "destroys"):
-            if p.handle.kind == "object":
+            if p.handle.client_object():
                 out.append("    auto* %s_ = gleam::interpose::library_handle_of(%s, %s, %d);\n"
                            % (p.name, p.name, traits, p.handle.index))
                 out.append("    if (%s_ == nullptr)\n      return %s;\n"
                            % (p.name, g.not_initialized))
-                if owner is None:
+                if owner is None and p.handle.kind == "object":
                     owner = p
             elif p.handle.kind == "value":
                 out.append("    if (!gleam::interpose::value_handle_live(%s, %d, %s))\n"
@@ -369,7 +400,7 @@ def client_stub(fn, lib):
     created = None
     for p in fn.params:
         if p.kind in ("handle_value", "destroys"):
-            if p.handle.kind == "object":
+            if p.handle.client_object():
                 out.append("    call_.handle(*%s_);\n" % p.name)
             elif p.handle.kind == "value":
                 out.append("    call_.handle_id(static_cast<uint64_t>(%s));\n" % p.name)
@@ -727,6 +758,18 @@ def descriptor(lib):
            "/// The spec's handle types, by index (its 'handle' lines in order).\n",
            "const library_handle_type handle_types[] = {\n"]
     for h in lib.handles:
+        if h.kind == "device":
+            # A GPU of the session: never destroyed, found by its UUID.
+            lookup = ("[](void* api, const char* uuid, void** h) -> int32_t {\n"
+                      "     auto& a = *static_cast<%s*>(api);\n"
+                      "     if (a.%s == nullptr)\n       return %s;\n"
+                      "     %s made = nullptr;\n"
+                      "     auto st = static_cast<int32_t>(a.%s(uuid, &made));\n"
+                      "     *h = made;\n     return st;\n   }"
+                      % (api, h.lookup, g.not_supported, h.ctype, h.lookup))
+            out.append('  {"%s", [](void*, void*) -> int32_t { return %s; }, nullptr,\n   %s},\n'
+                       % (h.ctype, g.success, lookup))
+            continue
         destroy = ("[](void* api, void* h) -> int32_t {\n"
                    "     auto& a = *static_cast<%s*>(api);\n"
                    "     return a.%s == nullptr ? %s\n"
@@ -787,8 +830,12 @@ def id_header(functions, lib, banner):
     return "".join(out)
 
 
-def api_list(functions, banner):
-    return banner + "".join("X(%s)\n" % f.name for f in has_ids(functions))
+def api_list(functions, banner, handles=()):
+    """X(name) per function the server calls: those with ids, then the
+    device handles' lookup functions."""
+    names = [f.name for f in has_ids(functions)]
+    names += [h.lookup for h in handles if h.lookup is not None and h.lookup not in names]
+    return banner + "".join("X(%s)\n" % n for n in names)
 
 
-EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT)_\w+$")
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML)_\w+$")
