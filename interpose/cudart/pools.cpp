@@ -198,12 +198,12 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_
   return guarded([&] {
     if (auto err = connect(); err != cudaSuccess)
       return err;
-    if (!valid_device(device))
-      return cudaErrorInvalidDevice;
+    // As CUDA answers: a pool that is not one of `device` (an ordinal with
+    // no device included) is an invalid value, not an invalid device.
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
     if (memPool == nullptr || !r.pools.known(handle(memPool))
-        || r.pools.device_of(handle(memPool)) != device)
+        || r.pools.device_of(handle(memPool)) != device || !valid_device(device))
       return cudaErrorInvalidValue;
     r.pools.set_current(device, handle(memPool));
     return cudaSuccess;

@@ -360,7 +360,9 @@ def family(core):
                   "x": dev("in", "vec(trans == CUBLAS_OP_N ? n : m, incx)"),
                   "y": dev("inout", "vec(trans == CUBLAS_OP_N ? m : n, incy)")})
     if re.match(r"^[SDCZ]gemv$", core):
-        return f("async", ["m >= 0", "n >= 0", "incx != 0", "incy != 0"],
+        # As cuBLAS 13 answers on the GPU machine: lda < max(1, m) is
+        # INVALID_VALUE at the call, a negative n a successful no-op.
+        return f("async", ["m >= 0", "incx != 0", "incy != 0", "lda >= max1(m)"],
                  {"alpha": scalar("in"), "beta": scalar("in"), "A": dev("in", "mat(m, n, lda)"),
                   "x": dev("in", GEMV_X), "y": dev("inout", GEMV_Y)})
     m = re.match(r"^(?:[SDCZ]|HSH|HSS|TST|TSS)gemvStridedBatched$", core)
