@@ -93,7 +93,8 @@ class generated_calls:
     def __init__(self, status, library, invalid, not_initialized, not_supported,
                  client_header, client_namespace, api_class, api_header, server_function,
                  handle=None, success=None, statuses=None, display=None, manual_server=None,
-                 alloc_failed=None, internal=None, client_traits=None, legacy_header=None):
+                 alloc_failed=None, internal=None, client_traits=None, legacy_header=None,
+                 expression_words=(), client_api=None):
         # The C type of the legacy handle every generated entry takes first
         # (cuBLAS: ns::state_of, ns::library_call, env.handle(id)); None for
         # libraries whose handle types the spec declares.
@@ -129,6 +130,11 @@ class generated_calls:
         # Declares what the stubs of forwarding (legacy API) entries call
         # (cuBLAS: interpose/blas/legacy.hpp); None: the library has none.
         self.legacy_header = legacy_header
+        # Helpers the spec's extents and checks may call besides
+        # wire/library_args.hpp's, and what 'api' names in a client stub
+        # (on the server it is the loaded library); None: no 'api'.
+        self.expression_words = tuple(expression_words)
+        self.client_api = client_api
 
     def legacy(self):
         return self.handle is not None
@@ -139,6 +145,10 @@ class generated_calls:
 def parse_note(decl, name, note, where, spec_error, make_param):
     """The generated-call annotation of a parameter, or None for others."""
     words = note.split()
+    if words == ["optional"]:
+        p = make_param(decl, name, None, None, None)
+        p.optional = True
+        return p
     if words in (["destroys"], ["stream"]):
         return make_param(decl, name, None, None, words[0])
     if len(words) < 2 or words[1] not in POINTER_KINDS:
@@ -243,6 +253,17 @@ def validate_generated(fn, where, lib, handles, spec_error):
             raise spec_error("%s: void scalar %s needs its size in bytes" % (where, p.name))
         if p.kind in POINTER_KINDS and p.direction != "in" and p.ctype().startswith("const"):
             raise spec_error("%s: %s is const but annotated %s" % (where, p.name, p.direction))
+    for p in fn.params:
+        if p.optional and p.kind != "handle_value":
+            raise spec_error("%s: '| optional' marks a by-value handle, not %s" % (where, p.name))
+    by_name = {p.name: p for p in fn.params}
+    for handle, field, value in fn.remember:
+        h = by_name.get(handle)
+        if h is None or h.kind != "handle_value" or h.handle.kind != "object" or h.optional:
+            raise spec_error("%s: remember: %s is no required object handle of the entry"
+                             % (where, handle))
+        if value not in by_name:
+            raise spec_error("%s: remember: %s is no parameter" % (where, value))
     values = [p for p in fn.params if p.kind in ("handle_value", "destroys")]
     if any(p.kind == "dev_or_host" for p in fn.params) and \
             not any(p.handle.kind == "object" for p in values):
@@ -252,10 +273,12 @@ def validate_generated(fn, where, lib, handles, spec_error):
     if addresses and len(host_outputs(fn)) != 1:
         raise spec_error("%s: an entry that creates an address handle has no other host "
                          "output" % where)
-    want = "sync" if host_outputs(fn) else "async"
-    if fn.call != want:
-        raise spec_error("%s: a generated entry %s host outputs: 'call %s'"
-                         % (where, "with" if want == "sync" else "without", want))
+    # Without host outputs a call may still wait for its status ('call
+    # sync'): one the app acts on at once.
+    if host_outputs(fn) and fn.call != "sync":
+        raise spec_error("%s: a generated entry with host outputs: 'call sync'" % where)
+    if fn.call not in ("sync", "async"):
+        raise spec_error("%s: a generated entry is 'call sync' or 'call async'" % where)
 
 
 def host_outputs(fn):
@@ -328,6 +351,8 @@ def client_stub(fn, lib):
     out = ["GLEAM_INTERPOSE_EXPORT %s %s(%s) {\n" % (fn.returns, fn.name, args),
            "  return static_cast<%s>(gleam::interpose::library_guarded(%s, [&]() -> int {\n"
            % (g.status, traits)]
+    if g.client_api is not None:
+        out.append("    [[maybe_unused]] const auto& api = %s;\n" % g.client_api)
     owner = None
     # Handles first: a handle the app does not hold is NOT_INITIALIZED
     # before any other check, as the vendor's.
@@ -336,6 +361,10 @@ def client_stub(fn, lib):
             if p.handle.kind == "object":
                 out.append("    auto* %s_ = gleam::interpose::library_handle_of(%s, %s, %d);\n"
                            % (p.name, p.name, traits, p.handle.index))
+                if p.optional:
+                    out.append("    if (%s != nullptr && %s_ == nullptr)\n      return %s;\n"
+                               % (p.name, p.name, g.not_initialized))
+                    continue
                 out.append("    if (%s_ == nullptr)\n      return %s;\n"
                            % (p.name, g.not_initialized))
                 if owner is None:
@@ -353,7 +382,10 @@ def client_stub(fn, lib):
     created = None
     for p in fn.params:
         if p.kind in ("handle_value", "destroys"):
-            if p.handle.kind == "object":
+            if p.handle.kind == "object" and p.optional:
+                out.append("    if (%s_ != nullptr)\n      call_.handle(*%s_);\n"
+                           "    else\n      call_.handle_id(0);\n" % (p.name, p.name))
+            elif p.handle.kind == "object":
                 out.append("    call_.handle(*%s_);\n" % p.name)
             else:
                 out.append("    call_.handle_id(reinterpret_cast<uintptr_t>(%s));\n" % p.name)
@@ -382,7 +414,11 @@ def client_stub(fn, lib):
                        "      return st_;\n" % (p.name, byte_count(p), owner.name, g.success))
         else:
             out.append("    call_.value(%s);\n" % p.name)
-    wait = "true" if any(p.kind == "handle" for p in fn.params) else "false"
+    wait = "true" if any(p.kind == "handle" for p in fn.params) or fn.call == "sync" else "false"
+    by_name = {p.name: p for p in fn.params}
+    for handle, field, value in fn.remember:
+        out.append("    reinterpret_cast<%s*>(%s)->%s = %s;\n"
+                   % (by_name[handle].handle.struct, handle, field, value))
     if created is not None:
         out.append("    auto st_ = call_.finish(%s);\n" % wait)
         out.append("    if (st_ == %s)\n      *%s = %s_;\n    else\n"
@@ -394,7 +430,10 @@ def client_stub(fn, lib):
         if destroyed:
             out.append("    auto st_ = call_.finish(%s);\n" % wait)
             for p in destroyed:
-                out.append("    gleam::interpose::release_library_handle(%s);\n" % p.name)
+                # Typed as the client struct: some handle types are void *
+                # to the app (cudnnBackendDescriptor_t).
+                out.append("    gleam::interpose::release_library_handle(static_cast<%s*>(%s));\n"
+                           % (p.handle.struct, p.name))
             out.append("    return st_;\n")
         else:
             out.append("    return call_.finish(%s);\n" % wait)
@@ -551,9 +590,15 @@ def server_case(fn, lib):
     for p in fn.params:
         if p.kind == "handle_value":
             purpose = "setting" if setter and p.handle in setter else "work"
-            out.append("      auto %s = static_cast<%s>(env.library_handle(%s_, %d, "
-                       "handle_use::%s));\n"
-                       % (p.name, p.ctype(), p.name, p.handle.index, purpose))
+            lookup = "static_cast<%s>(env.library_handle(%s_, %d, handle_use::%s))" % (
+                p.ctype(), p.name, p.handle.index, purpose)
+            if p.optional:
+                out.append("      auto %s = %s_ == 0 ? nullptr\n%s: %s;\n"
+                           % (p.name, p.name, " " * (len(p.name) + 17), lookup))
+                out.append("      if (%s_ != 0 && %s == nullptr)\n        return true;\n"
+                           % (p.name, p.name))
+                continue
+            out.append("      auto %s = %s;\n" % (p.name, lookup))
             out.append("      if (%s == nullptr)\n        return true;\n" % p.name)
     for p in fn.params:
         if p.kind == "stream":
@@ -741,4 +786,4 @@ def api_list(functions, banner):
     return banner + "".join("X(%s)\n" % f.name for f in has_ids(functions))
 
 
-EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND)_\w+$")
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUDNN)_\w+$")
