@@ -98,6 +98,10 @@ void* library_call_env::library_handle(uint64_t id, int32_t, handle_use) {
   return nullptr;
 }
 
+std::shared_ptr<void>* library_call_env::handle_note(uint64_t, int32_t) {
+  return nullptr;
+}
+
 bool library_call_env::fresh(uint64_t id, int32_t) {
   invalid(fmt::format("handle {}: this library has no declared handle types", id));
   return false;

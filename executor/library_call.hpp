@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -110,6 +111,18 @@ public:
   /// about to be issued there (ordered by the session's stream rule). Null
   /// after failing the call.
   virtual CUstream stream(uint64_t id, bool work);
+
+  /// The note slot of the session's handle `id` of `type`
+  /// (library_handle_entry::note), valid until the call ends; null when the
+  /// session has no such handle (the call is not failed: look the handle up
+  /// with library_handle() where it must exist).
+  virtual std::shared_ptr<void>* handle_note(uint64_t id, int32_t type);
+
+  /// Fails the call with the library's invalid status and `detail` (what
+  /// was wrong, with what value, and what to do).
+  void refuse(std::string detail) {
+    invalid(std::move(detail));
+  }
 
   /// Records that handle `handle_id` of `type` now works on client stream
   /// `stream_id`, driver stream `stream` (its type's stream function

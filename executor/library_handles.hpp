@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 
@@ -53,6 +54,10 @@ struct library_handle_entry {
   /// work on it (the library's own default, which the session never uses:
   /// the context's legacy stream is shared by every session).
   CUstream bound = nullptr;
+  /// What a library's hand-written server code keeps about the handle
+  /// (cuDNN: a backend descriptor's attributes, executor/cudnn_backend.cpp);
+  /// freed with the entry.
+  std::shared_ptr<void> note;
 };
 
 /// Every handle the generated calls of a session created, of every library

@@ -14,9 +14,10 @@ namespace gleam::executor {
 
 // Written by generate.py from each library's spec (<lib>_library_calls.cpp).
 extern const library_descriptor curand_library;
+extern const library_descriptor cudnn_library;
 
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept {
-  static const library_descriptor* const all[] = {&curand_library};
+  static const library_descriptor* const all[] = {&curand_library, &cudnn_library};
   for (const auto* d : all)
     if (d->library == library)
       return d;
@@ -158,6 +159,11 @@ public:
       e->bound = st;
     }
     return e->handle;
+  }
+
+  std::shared_ptr<void>* handle_note(uint64_t id, int32_t type) override {
+    auto i = s_.library_handles.find(key(id, type));
+    return i == s_.library_handles.end() ? nullptr : &i->second.note;
   }
 
   bool fresh(uint64_t id, int32_t type) override {

@@ -60,7 +60,8 @@ struct library_descriptor {
   caf::expected<void*> (*shared)();
 };
 
-/// The descriptors of the libraries the generic runner serves (cuRAND).
+/// The descriptors of the libraries the generic runner serves (cuRAND,
+/// cuDNN).
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept;
 
 /// Loaded libraries to use instead of each library's shared() one, by
