@@ -5,7 +5,7 @@
 # LD_LIBRARY_PATH of local runs of our programs.
 cuda_lib=/usr/local/cuda/lib64
 LOCAL_LIBS=$cuda_lib
-for lib in CUBLAS:libcublas.so.13 CURAND:libcurand.so.10; do
+for lib in CUBLAS:libcublas.so.13 CURAND:libcurand.so.10 CUDNN:libcudnn.so.9; do
   var=GLEAM_${lib%%:*}_DIR soname=${lib#*:}
   if [ -z "${!var:-}" ] && [ ! -e "$cuda_lib/$soname" ]; then
     dir=$(python3 - "$soname" <<'PY' 2>/dev/null

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <utility>
 
+#include "executor/blas_api.hpp"
 #include "executor/error.hpp"
 #include "executor/vendor_library.hpp"
 #include "wire/cudnn_backend.hpp"
@@ -17,6 +18,11 @@ cudnn_api::~cudnn_api() {
 }
 
 caf::expected<std::unique_ptr<cudnn_api>> cudnn_api::load(const std::string& dir) {
+  // cuDNN's engines open cuBLASLt and cuBLAS by SONAME. The vendor's, found
+  // by explicit path and loaded RTLD_GLOBAL first, then answer them, never
+  // a library of the same name that Gleam's bundle holds. Without them
+  // cuDNN still runs the engines that need neither.
+  static_cast<void>(blas_api::shared());
   auto lib = open_vendor_library(dir, {"libcudnn.so.9", "GLEAM_CUDNN_DIR", "cuDNN 9"});
   if (!lib)
     return std::move(lib.error());

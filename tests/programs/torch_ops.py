@@ -65,6 +65,26 @@ def op_conv2d():
     return F.conv2d(randn(2, 3, 16, 16), randn(8, 3, 3, 3, seed=1), padding=1)
 
 
+def op_conv2d_half():
+    torch.backends.cudnn.deterministic = True
+    return F.conv2d(randn(2, 8, 16, 16, dtype=torch.float16),
+                    randn(16, 8, 3, 3, seed=1, dtype=torch.float16), padding=1)
+
+
+def op_batch_norm():
+    # cuDNN's batch normalization: a training forward and backward, then an
+    # inference forward with the running statistics it updated.
+    torch.backends.cudnn.deterministic = True
+    x = randn(4, 8, 12, 12).requires_grad_()
+    bn = torch.nn.BatchNorm2d(8).cuda().train()
+    y = bn(x)
+    y.backward(randn(4, 8, 12, 12, seed=1))
+    bn.eval()
+    with torch.no_grad():
+        z = bn(randn(4, 8, 12, 12, seed=2))
+    return [y, x.grad, bn.weight.grad, bn.running_mean, bn.running_var, z]
+
+
 def op_resnet18():
     import torchvision
     torch.manual_seed(0)
