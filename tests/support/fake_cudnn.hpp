@@ -1,6 +1,7 @@
 #pragma once
 
-// A fake cuDNN for the CPU tests (tests/executor/cudnn_test.cpp): handles
+// A fake cuDNN for the CPU tests (tests/executor/cudnn_test.cpp, the fake
+// GPU server's tests/interpose_runtime/fake_generic_calls.cpp): handles
 // with their streams, tensor descriptors, batch-normalization inference
 // computed on the memory behind device addresses, and backend descriptors
 // that keep every attribute's bytes as they arrive (descriptor and handle
