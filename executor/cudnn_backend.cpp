@@ -12,7 +12,10 @@
 // whose operations name the tensors with their unique ids, dimensions,
 // strides and data types: each data pointer of the variant pack must hold
 // its tensor inside one of the session's allocations, the workspace the
-// plan's workspace size. A tensor the notes do not lead to (a plan
+// plan's workspace size. The tensors are resolved as soon as a descriptor
+// names its way to a graph (a heuristic's graph set, its configurations
+// filled, a plan's configuration set) and kept in that descriptor's note,
+// because the app may destroy the graph once it holds a plan. A tensor the notes do not lead to (a plan
 // deserialized from JSON, shapes overridden in the pack) is checked to
 // start inside an allocation.
 #include "executor/cudnn_api.hpp"
@@ -39,6 +42,15 @@ namespace wc = wire::cudnn;
 using wire::extents::add;
 using wire::extents::mul;
 
+/// What a tensor of a plan's graph spans.
+struct tensor_extent {
+  uint64_t bytes = 1;
+  bool by_value = false;
+};
+
+/// The non-virtual tensors of an operation graph, by unique id.
+using tensor_extents = std::map<int64_t, tensor_extent>;
+
 /// What the session knows of one backend descriptor.
 struct backend_note {
   /// Every attribute the app set last: its cudnnBackendAttributeType_t
@@ -48,6 +60,10 @@ struct backend_note {
   /// The descriptor a cudnnBackendGetAttribute filled this one from (the
   /// client's id; 0: none).
   uint64_t filled_from = 0;
+  /// The tensors of the operation graph this descriptor descends from,
+  /// kept once known: the app may destroy the graph, its operations and
+  /// tensors, and the heuristic once a plan exists (null: not known yet).
+  std::shared_ptr<const tensor_extents> tensors;
 
   /// The elements of attribute `name` as values of type T (empty when not
   /// set).
@@ -101,12 +117,6 @@ int32_t object_type_of(int64_t type) {
   return -1;
 }
 
-/// What a tensor of a plan's graph spans.
-struct tensor_extent {
-  uint64_t bytes = 1;
-  bool by_value = false;
-};
-
 /// The extent of the tensor described by `t` (its unique id in *uid);
 /// false when `t` is no tensor (no unique id) or a virtual one.
 bool extent_of(const backend_note& t, int64_t* uid, tensor_extent* out) {
@@ -135,41 +145,12 @@ bool extent_of(const backend_note& t, int64_t* uid, tensor_extent* out) {
   return true;
 }
 
-/// The operation graph a plan (or engine configuration, engine, heuristic)
-/// descends from, through the descriptors its notes name; null when the
-/// notes do not lead to one.
-const backend_note* graph_of(library_call_env& env, uint64_t id) {
-  std::deque<uint64_t> todo{id};
-  std::set<uint64_t> seen;
-  // A plan's chain is a handful of descriptors; the bound keeps a
-  // malicious web of references cheap.
-  while (!todo.empty() && seen.size() < 64) {
-    auto next = todo.front();
-    todo.pop_front();
-    if (next == 0 || !seen.insert(next).second)
-      continue;
-    const auto* n = note_of(env, next);
-    if (n == nullptr)
-      continue;
-    if (n->holds_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS))
-      return n;
-    todo.push_back(n->filled_from);
-    for (const auto& [name, value] : n->attributes)
-      if (value.first == wc::type_backend_descriptor)
-        for (auto ref : n->values<uint64_t>(name))
-          todo.push_back(ref);
-  }
-  return nullptr;
-}
-
-/// The non-virtual tensors of plan `plan_id`'s graph by unique id (empty
-/// when the notes do not lead to its graph).
-std::map<int64_t, tensor_extent> tensors_of(library_call_env& env, uint64_t plan_id) {
-  std::map<int64_t, tensor_extent> out;
-  const auto* graph = graph_of(env, plan_id);
-  if (graph == nullptr)
-    return out;
-  for (auto op : graph->values<uint64_t>(CUDNN_ATTR_OPERATIONGRAPH_OPS)) {
+/// The tensors of an operation graph's operations (the descriptors their
+/// attributes name that are tensors).
+std::shared_ptr<const tensor_extents> tensors_of_graph(library_call_env& env,
+                                                       const backend_note& graph) {
+  auto out = std::make_shared<tensor_extents>();
+  for (auto op : graph.values<uint64_t>(CUDNN_ATTR_OPERATIONGRAPH_OPS)) {
     const auto* o = note_of(env, op);
     if (o == nullptr)
       continue;
@@ -181,11 +162,46 @@ std::map<int64_t, tensor_extent> tensors_of(library_call_env& env, uint64_t plan
         int64_t uid = 0;
         tensor_extent e;
         if (t != nullptr && extent_of(*t, &uid, &e))
-          out[uid] = e;
+          (*out)[uid] = e;
       }
     }
   }
   return out;
+}
+
+/// The tensors of the operation graph descriptor `id` (a graph, or a
+/// plan, engine configuration, engine or heuristic) descends from,
+/// through the descriptors its notes name; kept in its note once found.
+/// Null when the notes do not lead to a graph.
+std::shared_ptr<const tensor_extents> tensors_of(library_call_env& env, uint64_t id) {
+  auto* start = note_of(env, id);
+  if (start == nullptr)
+    return nullptr;
+  if (start->tensors != nullptr)
+    return start->tensors;
+  std::deque<uint64_t> todo{id};
+  std::set<uint64_t> seen;
+  // A plan's chain is a handful of descriptors; the bound keeps a web of
+  // references cheap.
+  while (!todo.empty() && seen.size() < 64) {
+    auto next = todo.front();
+    todo.pop_front();
+    if (next == 0 || !seen.insert(next).second)
+      continue;
+    const auto* n = note_of(env, next);
+    if (n == nullptr)
+      continue;
+    if (n->tensors != nullptr)
+      return start->tensors = n->tensors;
+    if (n->holds_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS))
+      return start->tensors = tensors_of_graph(env, *n);
+    todo.push_back(n->filled_from);
+    for (const auto& [name, value] : n->attributes)
+      if (value.first == wc::type_backend_descriptor)
+        for (auto ref : n->values<uint64_t>(name))
+          todo.push_back(ref);
+  }
+  return nullptr;
 }
 
 /// True when every pointer of variant pack `pack_id` lies in the session's
@@ -197,7 +213,9 @@ bool check_variant_pack(cudnn_api& api, library_call_env& env, uint64_t plan_id,
   const auto* pack = note_of(env, pack_id);
   if (pack == nullptr)
     return true;
-  auto tensors = tensors_of(env, plan_id);
+  auto known = tensors_of(env, plan_id);
+  const tensor_extents none;
+  const auto& tensors = known != nullptr ? *known : none;
   auto uids = pack->values<int64_t>(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
   auto data = pack->values<uint64_t>(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
   auto overridden = pack->values<int64_t>(CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS);
@@ -294,8 +312,14 @@ void set_attribute(cudnn_api& api, library_call_env& env, wire::arg_reader& in) 
   }
   auto st = api.cudnnBackendSetAttribute(desc, name, type, count, elements);
   if (st == CUDNN_STATUS_SUCCESS)
-    if (auto* n = note_of(env, desc_))
+    if (auto* n = note_of(env, desc_)) {
       n->attributes[static_cast<int32_t>(name)] = {static_cast<int32_t>(type), std::string(bytes)};
+      // A reference to a graph, heuristic, engine or configuration: its
+      // tensors are known now, while what it names is alive.
+      n->tensors = nullptr;
+      if (type == wc::type_backend_descriptor)
+        static_cast<void>(tensors_of(env, desc_));
+    }
   env.report(st, function);
 }
 
@@ -339,10 +363,14 @@ void get_attribute(cudnn_api& api, library_call_env& env, wire::arg_reader& in) 
       return;
   }
   auto st = api.cudnnBackendGetAttribute(desc, name, type, requested, count, out);
-  if (st == CUDNN_STATUS_SUCCESS)
+  if (st == CUDNN_STATUS_SUCCESS) {
+    auto tensors = targets_.empty() ? nullptr : tensors_of(env, desc_);
     for (auto id : targets_)
-      if (auto* n = note_of(env, id))
+      if (auto* n = note_of(env, id)) {
         n->filled_from = desc_;
+        n->tensors = tensors;
+      }
+  }
   env.report(st, function);
 }
 
