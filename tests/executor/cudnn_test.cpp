@@ -363,6 +363,16 @@ TEST_CASE("cudnnBackendExecute runs only when every pointer of the variant pack 
     CHECK_THAT(r.error(), Catch::Contains("128 bytes"));
     CHECK(fake_cudnn().executions.empty());
   }
+  SECTION("the extents outlive the graph, its tensors and the heuristic") {
+    for (uint64_t id : {11, 12, 13, 14})
+      REQUIRE(g.on(ids::cudnnBackendDestroyDescriptor, id).blas_status() == CUDNN_STATUS_SUCCESS);
+    pack(20, g.alloc(100), workspace);
+    auto r = g.execute(handle_id, 16, 20);
+    CHECK(r.blas_status() == CUDNN_STATUS_BAD_PARAM);
+    CHECK_THAT(r.error(), Catch::Contains("tensor 7 (variant pack entry 0, 128 bytes)"));
+    pack(21, g.alloc(128), workspace);
+    CHECK(g.execute(handle_id, 16, 21).blas_status() == CUDNN_STATUS_SUCCESS);
+  }
   SECTION("a workspace smaller than the plan's is refused") {
     pack(20, g.alloc(128), g.alloc(64));
     auto r = g.execute(handle_id, 16, 20);
