@@ -15,9 +15,9 @@
 // plan's workspace size. The tensors are resolved as soon as a descriptor
 // names its way to a graph (a heuristic's graph set, its configurations
 // filled, a plan's configuration set) and kept in that descriptor's note,
-// because the app may destroy the graph once it holds a plan. A tensor the notes do not lead to (a plan
-// deserialized from JSON, shapes overridden in the pack) is checked to
-// start inside an allocation.
+// because the app may destroy the graph once it holds a plan. A tensor the
+// notes do not lead to (a plan deserialized from JSON, shapes overridden in
+// the pack) is checked to start inside an allocation.
 #include "executor/cudnn_api.hpp"
 
 #include <cstring>
@@ -266,21 +266,6 @@ bool check_variant_pack(cudnn_api& api, library_call_env& env, uint64_t plan_id,
   return true;
 }
 
-/// Reads nothing more and checks that the library has `fn`; false after
-/// failing the call.
-template <class Fn>
-bool ready(library_call_env& env, wire::arg_reader& in, Fn* fn, const char* function) {
-  if (!in.done()) {
-    env.malformed(function);
-    return false;
-  }
-  if (fn == nullptr) {
-    env.unavailable(function);
-    return false;
-  }
-  return true;
-}
-
 void set_attribute(cudnn_api& api, library_call_env& env, wire::arg_reader& in) {
   constexpr const char* function = "cudnnBackendSetAttribute";
   auto desc_ = in.address();
@@ -288,7 +273,7 @@ void set_attribute(cudnn_api& api, library_call_env& env, wire::arg_reader& in) 
   auto type = in.value<cudnnBackendAttributeType_t>();
   auto count = in.value<int64_t>();
   auto bytes = in.bytes();
-  if (!ready(env, in, api.cudnnBackendSetAttribute, function))
+  if (!arguments_ready(env, in, api.cudnnBackendSetAttribute, function))
     return;
   auto objects = object_type_of(type);
   auto each = objects >= 0 ? sizeof(uint64_t) : wc::attribute_element_bytes(type);
@@ -334,7 +319,7 @@ void get_attribute(cudnn_api& api, library_call_env& env, wire::arg_reader& in) 
   if (type == wc::type_backend_descriptor && elements && requested > 0 && requested <= (1 << 16))
     for (int64_t i = 0; i < requested; ++i)
       targets_.push_back(in.address());
-  if (!ready(env, in, api.cudnnBackendGetAttribute, function))
+  if (!arguments_ready(env, in, api.cudnnBackendGetAttribute, function))
     return;
   auto each = wc::attribute_element_bytes(type);
   if (each == 0 || requested < 0 || type == wc::type_handle
@@ -379,7 +364,7 @@ void execute(cudnn_api& api, library_call_env& env, wire::arg_reader& in) {
   auto handle_ = in.address();
   auto plan_ = in.address();
   auto pack_ = in.address();
-  if (!ready(env, in, api.cudnnBackendExecute, function))
+  if (!arguments_ready(env, in, api.cudnnBackendExecute, function))
     return;
   auto handle = static_cast<cudnnHandle_t>(
     env.library_handle(handle_, wc::handle_type, handle_use::work));
@@ -397,7 +382,7 @@ void execute(cudnn_api& api, library_call_env& env, wire::arg_reader& in) {
 }
 
 void versions(cudnn_api& api, library_call_env& env, wire::arg_reader& in) {
-  if (!ready(env, in, api.cudnnGetVersion, "cudnnGetVersion"))
+  if (!arguments_ready(env, in, api.cudnnGetVersion, "cudnnGetVersion"))
     return;
   auto* out = static_cast<size_t*>(env.host_output(3 * sizeof(size_t), "versions"));
   if (out == nullptr)
@@ -411,7 +396,7 @@ void versions(cudnn_api& api, library_call_env& env, wire::arg_reader& in) {
 void last_error(cudnn_api& api, library_call_env& env, wire::arg_reader& in) {
   constexpr const char* function = "cudnnGetLastErrorString";
   auto bytes = in.value<uint64_t>();
-  if (!ready(env, in, api.cudnnGetLastErrorString, function))
+  if (!arguments_ready(env, in, api.cudnnGetLastErrorString, function))
     return;
   if (bytes == 0 || bytes > (uint64_t{64} << 10))
     return env.malformed(function);

@@ -209,6 +209,24 @@ private:
   std::vector<std::pair<void*, uint64_t>> outputs_;
 };
 
+/// For a hand-written server side of a function with an id: true when its
+/// arguments `in` were read to their end and the loaded library has the
+/// function (`fn`, its pointer); else fails the call as malformed or
+/// unavailable, naming `function`.
+template <class Fn>
+bool arguments_ready(library_call_env& env, const wire::arg_reader& in, Fn* fn,
+                     const char* function) {
+  if (!in.done()) {
+    env.malformed(function);
+    return false;
+  }
+  if (fn == nullptr) {
+    env.unavailable(function);
+    return false;
+  }
+  return true;
+}
+
 /// Runs generated cuBLAS function `function` (its spec id) with the
 /// arguments in `in`; false when no generated function has that id.
 /// Generated from interpose/spec/cublas.spec (cublas_library_calls.cpp).

@@ -59,11 +59,11 @@ int32_t object_type_of(cudnnBackendAttributeType_t type) noexcept {
 
 extern "C" {
 
-GLEAM_INTERPOSE_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
-                                                              cudnnBackendAttributeName_t attributeName,
-                                                              cudnnBackendAttributeType_t attributeType,
-                                                              int64_t elementCount,
-                                                              const void* arrayOfElements) {
+GLEAM_INTERPOSE_EXPORT cudnnStatus_t
+cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
+                         cudnnBackendAttributeName_t attributeName,
+                         cudnnBackendAttributeType_t attributeType, int64_t elementCount,
+                         const void* arrayOfElements) {
   return static_cast<cudnnStatus_t>(library_guarded(traits, [&]() -> int {
     const auto* d = descriptor_of(descriptor);
     if (d == nullptr)
@@ -101,12 +101,11 @@ GLEAM_INTERPOSE_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescri
   }));
 }
 
-GLEAM_INTERPOSE_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor,
-                                                              cudnnBackendAttributeName_t attributeName,
-                                                              cudnnBackendAttributeType_t attributeType,
-                                                              int64_t requestedElementCount,
-                                                              int64_t* elementCount,
-                                                              void* arrayOfElements) {
+GLEAM_INTERPOSE_EXPORT cudnnStatus_t
+cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor,
+                         cudnnBackendAttributeName_t attributeName,
+                         cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount,
+                         int64_t* elementCount, void* arrayOfElements) {
   return static_cast<cudnnStatus_t>(library_guarded(traits, [&]() -> int {
     const auto* d = descriptor_of(descriptor);
     if (d == nullptr)

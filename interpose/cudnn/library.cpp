@@ -55,29 +55,28 @@ const library_traits traits{
 namespace {
 
 /// The data type the app set on descriptor `d` of spec handle type `type`
-/// (Object: its client struct); -1 when unknown.
-template <class Object>
+/// (a typed_descriptor_object); -1 when unknown.
 int data_type_of(const void* d, int32_t type) noexcept {
   if (library_handle_of(d, traits, type) == nullptr)
     return -1;
-  return static_cast<const Object*>(d)->data_type;
+  return static_cast<const typed_descriptor_object*>(d)->data_type;
 }
 
 } // namespace
 
 uint64_t cudnn_scaling_bytes(const client_view&, cudnnTensorDescriptor_t d) noexcept {
   return wire::cudnn::scaling_bytes(
-    data_type_of<cudnnTensorStruct>(d, wire::cudnn::tensor_descriptor_type));
+    data_type_of(d, wire::cudnn::tensor_descriptor_type));
 }
 
 uint64_t cudnn_scaling_bytes(const client_view&, cudnnFilterDescriptor_t d) noexcept {
   return wire::cudnn::scaling_bytes(
-    data_type_of<cudnnFilterStruct>(d, wire::cudnn::filter_descriptor_type));
+    data_type_of(d, wire::cudnn::filter_descriptor_type));
 }
 
 uint64_t cudnn_value_bytes(const client_view&, cudnnTensorDescriptor_t d) noexcept {
   auto bytes = wire::cudnn::data_type_bytes(
-    data_type_of<cudnnTensorStruct>(d, wire::cudnn::tensor_descriptor_type));
+    data_type_of(d, wire::cudnn::tensor_descriptor_type));
   return bytes == 0 ? wire::extents::invalid_extent : bytes;
 }
 

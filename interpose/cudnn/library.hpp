@@ -40,6 +40,20 @@ uint64_t cudnn_scaling_bytes(const client_view&, cudnnFilterDescriptor_t d) noex
 /// elements.
 uint64_t cudnn_value_bytes(const client_view&, cudnnTensorDescriptor_t d) noexcept;
 
+/// The client object of a handle type that keeps nothing but its
+/// library_handle (first, as library_handle_of requires).
+struct descriptor_object {
+  library_handle state;
+};
+
+/// The client object of a tensor or filter descriptor: its handle and the
+/// data type the app set last (-1 before any setter; the spec's
+/// 'remember').
+struct typed_descriptor_object {
+  library_handle state;
+  int data_type = -1;
+};
+
 } // namespace gleam::interpose::cudnn
 
 /// The app-visible objects behind cuDNN's handles and descriptors (the
@@ -52,54 +66,18 @@ struct cudnnContext {
 };
 
 /// A backend descriptor (cudnnBackendDescriptor_t is a void * to the app).
-struct cudnnBackendDescriptorStruct {
-  gleam::interpose::library_handle state;
-};
+struct cudnnBackendDescriptorStruct : gleam::interpose::cudnn::descriptor_object {};
 
-struct cudnnTensorStruct {
-  gleam::interpose::library_handle state;
-  /// The data type the app set last; -1 before any setter.
-  int data_type = -1;
-};
+struct cudnnTensorStruct : gleam::interpose::cudnn::typed_descriptor_object {};
+struct cudnnFilterStruct : gleam::interpose::cudnn::typed_descriptor_object {};
 
-struct cudnnFilterStruct {
-  gleam::interpose::library_handle state;
-  /// The data type the app set last; -1 before any setter.
-  int data_type = -1;
-};
-
-struct cudnnConvolutionStruct {
-  gleam::interpose::library_handle state;
-};
-
-struct cudnnActivationStruct {
-  gleam::interpose::library_handle state;
-};
-
-struct cudnnPoolingStruct {
-  gleam::interpose::library_handle state;
-};
-
-struct cudnnLRNStruct {
-  gleam::interpose::library_handle state;
-};
-
-struct cudnnOpTensorStruct {
-  gleam::interpose::library_handle state;
-};
-
-struct cudnnReduceTensorStruct {
-  gleam::interpose::library_handle state;
-};
-
-struct cudnnDropoutStruct {
-  gleam::interpose::library_handle state;
-};
-
-struct cudnnSpatialTransformerStruct {
-  gleam::interpose::library_handle state;
-};
-
-struct cudnnTensorTransformStruct {
-  gleam::interpose::library_handle state;
-};
+/// The descriptors whose client objects keep nothing but their handle.
+struct cudnnConvolutionStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnActivationStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnPoolingStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnLRNStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnOpTensorStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnReduceTensorStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnDropoutStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnSpatialTransformerStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnTensorTransformStruct : gleam::interpose::cudnn::descriptor_object {};

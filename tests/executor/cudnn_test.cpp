@@ -90,6 +90,35 @@ struct fake_gpu : gleam::test::fake_executor {
     return set(desc, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, ids);
   }
 
+  /// A backend tensor under client id `id`: unique id `uid`, float
+  /// elements, dimensions and strides (elements) as given.
+  void backend_tensor(uint64_t id, int64_t uid, const std::vector<int64_t>& dims,
+                      const std::vector<int64_t>& strides) {
+    backend(id, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    REQUIRE(set(id, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims).blas_status() == 0);
+    REQUIRE(set(id, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides).blas_status() == 0);
+    REQUIRE(set(id, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, std::vector<int64_t>{uid})
+              .blas_status()
+            == 0);
+    REQUIRE(set(id, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE,
+                std::vector<int32_t>{CUDNN_DATA_FLOAT})
+              .blas_status()
+            == 0);
+  }
+
+  /// cudnnBackendGetAttribute of CUDNN_ATTR_ENGINEHEUR_RESULTS of heuristic
+  /// `heuristic` into the app's engine configuration `config`.
+  proto::OpResult fill(uint64_t heuristic, uint64_t config) {
+    arg_packer results;
+    results.value(heuristic);
+    results.value(CUDNN_ATTR_ENGINEHEUR_RESULTS);
+    results.value(CUDNN_TYPE_BACKEND_DESCRIPTOR);
+    results.value(int64_t{1});
+    results.value(uint8_t{1});
+    results.value(config);
+    return call(ids::cudnnBackendGetAttribute, results);
+  }
+
   /// cudnnBackendExecute.
   proto::OpResult execute(uint64_t handle, uint64_t plan, uint64_t pack) {
     arg_packer p;
@@ -189,14 +218,10 @@ TEST_CASE("backend attributes reach the library as the app set them, descriptors
   g.ok(ids::cudnnCreate, create);
   auto* real_handle = *fake_cudnn().handles.begin();
 
-  g.backend(11, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  auto* tensor = newest();
-  std::vector<int64_t> dims{1, 2, 4, 4}, strides{32, 16, 4, 1}, uid{7};
-  REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims).blas_status() == 0);
-  REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides).blas_status() == 0);
-  REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, uid).blas_status() == 0);
+  std::vector<int64_t> dims{1, 2, 4, 4}, strides{32, 16, 4, 1};
   std::vector<int32_t> type{CUDNN_DATA_FLOAT};
-  REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, type).blas_status() == 0);
+  g.backend_tensor(11, 7, dims, strides);
+  auto* tensor = newest();
   CHECK(tensor->attributes[CUDNN_ATTR_TENSOR_DIMENSIONS]
         == std::make_pair(static_cast<int>(CUDNN_TYPE_INT64), bytes_of(dims)));
   CHECK(tensor->attributes[CUDNN_ATTR_TENSOR_STRIDES].second == bytes_of(strides));
@@ -256,14 +281,7 @@ TEST_CASE("backend attributes reach the library as the app set them, descriptors
   REQUIRE(g.set_descriptors(14, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, {13}).blas_status() == 0);
   g.backend(15, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
   auto* config = newest();
-  arg_packer results;
-  results.value(uint64_t{14});
-  results.value(CUDNN_ATTR_ENGINEHEUR_RESULTS);
-  results.value(CUDNN_TYPE_BACKEND_DESCRIPTOR);
-  results.value(int64_t{1});
-  results.value(uint8_t{1});
-  results.value(uint64_t{15});
-  auto filled = g.call(ids::cudnnBackendGetAttribute, results);
+  auto filled = g.fill(14, 15);
   INFO(filled.error());
   REQUIRE(filled.blas_status() == CUDNN_STATUS_SUCCESS);
   REQUIRE(filled.library_outputs().data_size() == 1);
@@ -282,22 +300,7 @@ TEST_CASE("cudnnBackendExecute runs only when every pointer of the variant pack 
   // Tensor 7 (1x2x4x4 floats, 128 bytes), a pointwise operation on it, its
   // graph, a heuristic, the engine configuration the heuristic fills, and
   // a plan of that configuration.
-  g.backend(11, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64,
-                std::vector<int64_t>{1, 2, 4, 4})
-            .blas_status()
-          == 0);
-  REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
-                std::vector<int64_t>{32, 16, 4, 1})
-            .blas_status()
-          == 0);
-  REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, std::vector<int64_t>{7})
-            .blas_status()
-          == 0);
-  REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE,
-                std::vector<int32_t>{CUDNN_DATA_FLOAT})
-            .blas_status()
-          == 0);
+  g.backend_tensor(11, 7, {1, 2, 4, 4}, {32, 16, 4, 1});
   g.backend(12, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
   REQUIRE(g.set_descriptors(12, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, {11}).blas_status() == 0);
   g.backend(13, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -305,14 +308,7 @@ TEST_CASE("cudnnBackendExecute runs only when every pointer of the variant pack 
   g.backend(14, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   REQUIRE(g.set_descriptors(14, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, {13}).blas_status() == 0);
   g.backend(15, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-  arg_packer results;
-  results.value(uint64_t{14});
-  results.value(CUDNN_ATTR_ENGINEHEUR_RESULTS);
-  results.value(CUDNN_TYPE_BACKEND_DESCRIPTOR);
-  results.value(int64_t{1});
-  results.value(uint8_t{1});
-  results.value(uint64_t{15});
-  g.ok(ids::cudnnBackendGetAttribute, results);
+  REQUIRE(g.fill(14, 15).blas_status() == CUDNN_STATUS_SUCCESS);
   g.backend(16, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
   REQUIRE(g.set_descriptors(16, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, {15}).blas_status() == 0);
   REQUIRE(g.on(ids::cudnnBackendFinalize, 16).blas_status() == CUDNN_STATUS_SUCCESS);

@@ -21,18 +21,11 @@
 
 namespace {
 
-using gleam::test::lines_of;
-using gleam::test::read_file;
-using gleam::test::spec::exported_by;
 using gleam::test::spec::names_of;
 using gleam::test::spec::read_spec;
 
 constexpr const char* version = "libcudnn.so.9";
 const std::string vendor = "/usr/local/cuda/lib64/libcudnn.so.9";
-
-std::vector<std::string> committed_names() {
-  return lines_of(read_file(gleam::test::source_path("interpose/spec/libcudnn.so.9.symbols")));
-}
 
 std::string built() {
   return gleam::test::build_path("lib/libcudnn.so.9");
@@ -43,7 +36,7 @@ std::string built() {
 TEST_CASE("cudnn.spec names every vendor export once, the calls PyTorch makes remoted",
           "[interpose][spec][cudnn]") {
   auto spec = read_spec("cudnn");
-  auto names = committed_names();
+  auto names = gleam::test::spec::committed_names(version);
   // libcudnn.so.9 of cuDNN 9.19 exports 224 functions.
   CHECK(names.size() == 224);
   CHECK(names_of(spec) == std::set<std::string>(names.begin(), names.end()));
@@ -101,53 +94,16 @@ TEST_CASE("cudnn.spec names every vendor export once, the calls PyTorch makes re
 
 TEST_CASE("the committed cuDNN name list matches the installed vendor library",
           "[interpose][spec][cudnn]") {
-  if (!std::ifstream{vendor}.good()) {
-    WARN("no vendor " << vendor << " to compare with; skipped");
-    return;
-  }
-  auto exported = exported_by(vendor, version);
-  auto committed = committed_names();
-  CHECK(std::set<std::string>(exported.versioned.begin(), exported.versioned.end())
-        == std::set<std::string>(committed.begin(), committed.end()));
-  CHECK(exported.other.empty());
+  gleam::test::spec::check_vendor_list(vendor, version);
 }
 
 TEST_CASE("the generated cuDNN name lists follow the spec", "[interpose][spec][cudnn]") {
-  auto spec = read_spec("cudnn");
-  auto names = names_of(spec);
-  auto symbols = lines_of(read_file(gleam::test::build_path("interpose/cudnn_symbols.txt")));
-  CHECK(symbols == std::vector<std::string>(names.begin(), names.end()));
-  std::set<std::string> manual, generated, unsupported;
-  for (const auto& e : spec)
-    (e.classes.front() == "manual"      ? manual
-     : e.classes.front() == "generated" ? generated
-                                        : unsupported)
-      .insert(e.name);
-  auto listed = lines_of(read_file(gleam::test::build_path("interpose/cudnn_manual.txt")));
-  CHECK(listed == std::vector<std::string>(manual.begin(), manual.end()));
-  std::set<std::string> listed_generated, listed_unsupported;
-  for (const auto& line :
-       lines_of(read_file(gleam::test::build_path("interpose/cudnn_generated.txt"))))
-    listed_generated.insert(line.substr(0, line.find('\t')));
-  for (const auto& line :
-       lines_of(read_file(gleam::test::build_path("interpose/cudnn_unsupported.txt"))))
-    listed_unsupported.insert(line.substr(0, line.find('\t')));
-  CHECK(listed_generated == generated);
-  CHECK(listed_unsupported == unsupported);
+  gleam::test::spec::check_generated_lists("cudnn");
 }
 
 TEST_CASE("the built libcudnn.so.9 exports exactly the spec's names, versioned",
           "[interpose][library][cudnn]") {
-  auto exported = exported_by(built(), version);
-  auto names = names_of(read_spec("cudnn"));
-  std::set<std::string> unique(exported.versioned.begin(), exported.versioned.end());
-  CHECK(exported.versioned.size() == unique.size());
-  CHECK(unique == names);
-  INFO("first unexpected export: " << (exported.other.empty() ? "" : exported.other.front()));
-  CHECK(exported.other.empty());
-  std::string out;
-  REQUIRE(gleam::test::run_command("readelf -d '" + built() + "'", out) == 0);
-  CHECK(out.find("Library soname: [libcudnn.so.9]") != std::string::npos);
+  gleam::test::spec::check_built_exports("cudnn", version);
 }
 
 TEST_CASE("cuDNN calls answered at the call need no server", "[interpose][library][cudnn]") {

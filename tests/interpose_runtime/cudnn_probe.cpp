@@ -42,27 +42,31 @@ struct cuda {
   const char* (*error_name)(cudaError_t);
 };
 
+/// The cuDNN functions the probe binds.
+#define GLEAM_PROBE_CUDNN_FUNCTIONS(X)                                          \
+  X(cudnnGetErrorString)                                                        \
+  X(cudnnGetVersion)                                                            \
+  X(cudnnGetProperty)                                                           \
+  X(cudnnCreate)                                                                \
+  X(cudnnDestroy)                                                               \
+  X(cudnnSetStream)                                                             \
+  X(cudnnGetStream)                                                             \
+  X(cudnnCreateTensorDescriptor)                                                \
+  X(cudnnDestroyTensorDescriptor)                                               \
+  X(cudnnSetTensor4dDescriptor)                                                 \
+  X(cudnnGetTensorSizeInBytes)                                                  \
+  X(cudnnBatchNormalizationForwardInference)                                    \
+  X(cudnnBackendCreateDescriptor)                                               \
+  X(cudnnBackendDestroyDescriptor)                                              \
+  X(cudnnBackendFinalize)                                                       \
+  X(cudnnBackendSetAttribute)                                                   \
+  X(cudnnBackendGetAttribute)                                                   \
+  X(cudnnBackendExecute)
+
 struct dnn {
-#define GLEAM_PROBE_CUDNN(name) decltype(&::name) name;
-  GLEAM_PROBE_CUDNN(cudnnGetErrorString)
-  GLEAM_PROBE_CUDNN(cudnnGetVersion)
-  GLEAM_PROBE_CUDNN(cudnnGetProperty)
-  GLEAM_PROBE_CUDNN(cudnnCreate)
-  GLEAM_PROBE_CUDNN(cudnnDestroy)
-  GLEAM_PROBE_CUDNN(cudnnSetStream)
-  GLEAM_PROBE_CUDNN(cudnnGetStream)
-  GLEAM_PROBE_CUDNN(cudnnCreateTensorDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnDestroyTensorDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnSetTensor4dDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnGetTensorSizeInBytes)
-  GLEAM_PROBE_CUDNN(cudnnBatchNormalizationForwardInference)
-  GLEAM_PROBE_CUDNN(cudnnBackendCreateDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnBackendDestroyDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnBackendFinalize)
-  GLEAM_PROBE_CUDNN(cudnnBackendSetAttribute)
-  GLEAM_PROBE_CUDNN(cudnnBackendGetAttribute)
-  GLEAM_PROBE_CUDNN(cudnnBackendExecute)
-#undef GLEAM_PROBE_CUDNN
+#define GLEAM_PROBE_MEMBER(name) decltype(&::name) name;
+  GLEAM_PROBE_CUDNN_FUNCTIONS(GLEAM_PROBE_MEMBER)
+#undef GLEAM_PROBE_MEMBER
 };
 
 int run(const cuda& c, const dnn& d) {
@@ -162,9 +166,9 @@ int run(const cuda& c, const dnn& d) {
               st(d.cudnnBackendGetAttribute(heuristic, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &config)),
               static_cast<long long>(count));
-  std::printf("plan=%s", st(d.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                        &config)));
+  std::printf("plan=%s",
+              st(d.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config)));
   std::printf(",%s\n", st(d.cudnnBackendFinalize(plan)));
   int64_t workspace_size = 0;
   std::printf("workspace=%s %lld\n",
@@ -234,26 +238,9 @@ int main(int argc, char** argv) {
             && bind(rt, "cudaStreamCreate", c.stream_create)
             && bind(rt, "cudaDeviceSynchronize", c.synchronize)
             && bind(rt, "cudaGetErrorName", c.error_name);
-#define GLEAM_PROBE_CUDNN(name) ok = ok && bind(lib, #name, d.name);
-  GLEAM_PROBE_CUDNN(cudnnGetErrorString)
-  GLEAM_PROBE_CUDNN(cudnnGetVersion)
-  GLEAM_PROBE_CUDNN(cudnnGetProperty)
-  GLEAM_PROBE_CUDNN(cudnnCreate)
-  GLEAM_PROBE_CUDNN(cudnnDestroy)
-  GLEAM_PROBE_CUDNN(cudnnSetStream)
-  GLEAM_PROBE_CUDNN(cudnnGetStream)
-  GLEAM_PROBE_CUDNN(cudnnCreateTensorDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnDestroyTensorDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnSetTensor4dDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnGetTensorSizeInBytes)
-  GLEAM_PROBE_CUDNN(cudnnBatchNormalizationForwardInference)
-  GLEAM_PROBE_CUDNN(cudnnBackendCreateDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnBackendDestroyDescriptor)
-  GLEAM_PROBE_CUDNN(cudnnBackendFinalize)
-  GLEAM_PROBE_CUDNN(cudnnBackendSetAttribute)
-  GLEAM_PROBE_CUDNN(cudnnBackendGetAttribute)
-  GLEAM_PROBE_CUDNN(cudnnBackendExecute)
-#undef GLEAM_PROBE_CUDNN
+#define GLEAM_PROBE_BIND(name) ok = ok && bind(lib, #name, d.name);
+  GLEAM_PROBE_CUDNN_FUNCTIONS(GLEAM_PROBE_BIND)
+#undef GLEAM_PROBE_BIND
   if (!ok)
     return 2;
   return run(c, d);

@@ -145,9 +145,12 @@ def op_pynvml():
 
 OPS = [(n[3:], f) for n, f in sorted(globals().items()) if n.startswith("op_")]
 
-if __name__ == "__main__":
-    wanted = set(sys.argv[1:])
-    for name, fn in OPS:
+
+def run(checks, wanted, width=160):
+    """Runs each (name, function) of `checks` whose name is in `wanted`
+    (empty: all), printing "NAME ok <checksum>" or "NAME error <exception
+    type>: <first line, at most `width` characters>", then "done"."""
+    for name, fn in checks:
         if wanted and name not in wanted:
             continue
         try:
@@ -156,5 +159,9 @@ if __name__ == "__main__":
             print(name, "ok", checksum(out), flush=True)
         except Exception as e:  # one failing operation must not hide the others
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            print(name, "error", type(e).__name__ + ":", first[:160], flush=True)
+            print(name, "error", type(e).__name__ + ":", first[:width], flush=True)
     print("done")
+
+
+if __name__ == "__main__":
+    run(OPS, set(sys.argv[1:]))

@@ -10,20 +10,13 @@ runs of the same kernels. Timings go to stderr.
 
 Usage: torch_vision.py [--batch N] [--size PIXELS] [NAME ...] (default: all)."""
 import argparse
-import hashlib
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-
-def checksum(t):
-    if isinstance(t, (tuple, list)):
-        return " ".join(checksum(x) for x in t)
-    data = t.detach().contiguous().cpu()
-    digest = hashlib.sha256(data.numpy().tobytes()).hexdigest()[:16]
-    return "%.9g/%s" % (float(data.double().sum()), digest)
+from torch_ops import run
 
 
 def fixed_input(*shape, seed=0, dtype=torch.float32):
@@ -87,14 +80,4 @@ if __name__ == "__main__":
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
     print("cudnn", torch.backends.cudnn.is_available(), flush=True)
-    for name, fn in CHECKS:
-        if args.names and name not in args.names:
-            continue
-        try:
-            out = fn(args)
-            torch.cuda.synchronize()
-            print(name, "ok", checksum(out), flush=True)
-        except Exception as e:  # one failing check must not hide the others
-            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            print(name, "error", type(e).__name__ + ":", first[:200], flush=True)
-    print("done")
+    run([(name, lambda fn=fn: fn(args)) for name, fn in CHECKS], set(args.names), width=200)
