@@ -66,7 +66,11 @@ struct cudnnContext {
 };
 
 /// A backend descriptor (cudnnBackendDescriptor_t is a void * to the app).
-struct cudnnBackendDescriptorStruct : gleam::interpose::cudnn::descriptor_object {};
+struct cudnnBackendDescriptorStruct {
+  gleam::interpose::library_handle state;
+  /// Its cudnnBackendDescriptorType_t (set at creation).
+  int type = -1;
+};
 
 struct cudnnTensorStruct : gleam::interpose::cudnn::typed_descriptor_object {};
 struct cudnnFilterStruct : gleam::interpose::cudnn::typed_descriptor_object {};

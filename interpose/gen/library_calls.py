@@ -259,7 +259,8 @@ def validate_generated(fn, where, lib, handles, spec_error):
     by_name = {p.name: p for p in fn.params}
     for handle, field, value in fn.remember:
         h = by_name.get(handle)
-        if h is None or h.kind != "handle_value" or h.handle.kind != "object" or h.optional:
+        if h is None or h.kind not in ("handle_value", "handle") or h.handle.kind != "object" \
+                or h.optional:
             raise spec_error("%s: remember: %s is no required object handle of the entry"
                              % (where, handle))
         if value not in by_name:
@@ -417,8 +418,12 @@ def client_stub(fn, lib):
     wait = "true" if any(p.kind == "handle" for p in fn.params) or fn.call == "sync" else "false"
     by_name = {p.name: p for p in fn.params}
     for handle, field, value in fn.remember:
-        out.append("    reinterpret_cast<%s*>(%s)->%s = %s;\n"
-                   % (by_name[handle].handle.struct, handle, field, value))
+        if by_name[handle].kind == "handle":
+            # The object the call creates.
+            out.append("    %s_->%s = %s;\n" % (handle, field, value))
+        else:
+            out.append("    reinterpret_cast<%s*>(%s)->%s = %s;\n"
+                       % (by_name[handle].handle.struct, handle, field, value))
     if created is not None:
         out.append("    auto st_ = call_.finish(%s);\n" % wait)
         out.append("    if (st_ == %s)\n      *%s = %s_;\n    else\n"
