@@ -297,21 +297,38 @@ TEST_CASE("cudnnBackendExecute runs only when every pointer of the variant pack 
   arg_packer create;
   create.value(handle_id);
   g.ok(ids::cudnnCreate, create);
-  // Tensor 7 (1x2x4x4 floats, 128 bytes), a pointwise operation on it, its
-  // graph, a heuristic, the engine configuration the heuristic fills, and
-  // a plan of that configuration.
-  g.backend_tensor(11, 7, {1, 2, 4, 4}, {32, 16, 4, 1});
-  g.backend(12, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  REQUIRE(g.set_descriptors(12, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, {11}).blas_status() == 0);
-  g.backend(13, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  REQUIRE(g.set_descriptors(13, CUDNN_ATTR_OPERATIONGRAPH_OPS, {12}).blas_status() == 0);
-  g.backend(14, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  REQUIRE(g.set_descriptors(14, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, {13}).blas_status() == 0);
-  g.backend(15, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-  REQUIRE(g.fill(14, 15).blas_status() == CUDNN_STATUS_SUCCESS);
-  g.backend(16, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-  REQUIRE(g.set_descriptors(16, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, {15}).blas_status() == 0);
-  REQUIRE(g.on(ids::cudnnBackendFinalize, 16).blas_status() == CUDNN_STATUS_SUCCESS);
+  // Under ids base + 1 .. base + 6: tensor 7 (1x2x4x4 floats, 128 bytes;
+  // `by_value`: passed by value), a pointwise operation on it, its graph, a
+  // heuristic, the engine configuration the heuristic fills, and a plan of
+  // that configuration, finalized.
+  auto plan_of = [&](uint64_t base, bool by_value) {
+    g.backend_tensor(base + 1, 7, {1, 2, 4, 4}, {32, 16, 4, 1});
+    if (by_value)
+      REQUIRE(g.set(base + 1, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN,
+                    std::vector<uint8_t>{1})
+                .blas_status()
+              == 0);
+    g.backend(base + 2, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    REQUIRE(g.set_descriptors(base + 2, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, {base + 1})
+              .blas_status()
+            == 0);
+    g.backend(base + 3, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    REQUIRE(g.set_descriptors(base + 3, CUDNN_ATTR_OPERATIONGRAPH_OPS, {base + 2}).blas_status()
+            == 0);
+    g.backend(base + 4, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    REQUIRE(g.set_descriptors(base + 4, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, {base + 3})
+              .blas_status()
+            == 0);
+    g.backend(base + 5, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    REQUIRE(g.fill(base + 4, base + 5).blas_status() == CUDNN_STATUS_SUCCESS);
+    g.backend(base + 6, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    REQUIRE(g.set_descriptors(base + 6, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, {base + 5})
+              .blas_status()
+            == 0);
+    REQUIRE(g.on(ids::cudnnBackendFinalize, base + 6).blas_status() == CUDNN_STATUS_SUCCESS);
+    return base + 6;
+  };
+  REQUIRE(plan_of(10, false) == 16);
 
   auto workspace = g.alloc(gleam::test::fake_cudnn_workspace);
   auto pack = [&](uint64_t id, uint64_t data, uint64_t ws) {
@@ -377,12 +394,10 @@ TEST_CASE("cudnnBackendExecute runs only when every pointer of the variant pack 
     CHECK(fake_cudnn().executions.empty());
   }
   SECTION("a by-value tensor's host pointer is refused with the reason") {
-    REQUIRE(g.set(11, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, std::vector<uint8_t>{1})
-              .blas_status()
-            == 0);
+    auto by_value = plan_of(30, true);
     float value = 2;
     pack(20, reinterpret_cast<uintptr_t>(&value), workspace);
-    auto r = g.execute(handle_id, 16, 20);
+    auto r = g.execute(handle_id, by_value, 20);
     CHECK(r.blas_status() == CUDNN_STATUS_BAD_PARAM);
     CHECK_THAT(r.error(), Catch::Contains("passed by value"));
   }
