@@ -72,8 +72,11 @@ struct dnn {
 int run(const cuda& c, const dnn& d) {
   auto st = [&](cudnnStatus_t s) { return d.cudnnGetErrorString(s); };
   std::printf("version=%zu\n", d.cudnnGetVersion());
+  // Each call is made before its results are printed: the arguments of one
+  // printf are evaluated in no set order.
   int major = -1;
-  std::printf("major=%s %d\n", st(d.cudnnGetProperty(MAJOR_VERSION, &major)), major);
+  auto status = d.cudnnGetProperty(MAJOR_VERSION, &major);
+  std::printf("major=%s %d\n", st(status), major);
   cudaStream_t stream = nullptr;
   if (c.stream_create(&stream) != cudaSuccess)
     return 1;
@@ -81,7 +84,8 @@ int run(const cuda& c, const dnn& d) {
   std::printf("create=%s\n", st(d.cudnnCreate(&h)));
   std::printf("set_stream=%s\n", st(d.cudnnSetStream(h, stream)));
   cudaStream_t got = nullptr;
-  std::printf("get_stream=%s same=%d\n", st(d.cudnnGetStream(h, &got)), got == stream);
+  status = d.cudnnGetStream(h, &got);
+  std::printf("get_stream=%s same=%d\n", st(status), got == stream);
 
   // Batch normalization over two NCHW float tensors: x and y 1x2x2x2, the
   // per-channel parameters 1x2x1x1.
@@ -93,7 +97,8 @@ int run(const cuda& c, const dnn& d) {
   std::printf(",%s\n", st(d.cudnnSetTensor4dDescriptor(bn_desc, CUDNN_TENSOR_NCHW,
                                                         CUDNN_DATA_FLOAT, 1, 2, 1, 1)));
   size_t bytes = 0;
-  std::printf("size=%s %zu\n", st(d.cudnnGetTensorSizeInBytes(x_desc, &bytes)), bytes);
+  status = d.cudnnGetTensorSizeInBytes(x_desc, &bytes);
+  std::printf("size=%s %zu\n", st(status), bytes);
   auto device = [&](std::vector<float> v) {
     void* p = nullptr;
     c.malloc(&p, v.size() * sizeof(float));
@@ -138,9 +143,9 @@ int run(const cuda& c, const dnn& d) {
   std::printf(",%s\n", st(d.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_DATA_TYPE,
                                                       CUDNN_TYPE_DATA_TYPE, 1, &type)));
   int64_t back[4] = {}, count = 0;
-  std::printf("tensor_get=%s count=%lld dims=%lld,%lld,%lld,%lld\n",
-              st(d.cudnnBackendGetAttribute(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64,
-                                            4, &count, back)),
+  status = d.cudnnBackendGetAttribute(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4,
+                                      &count, back);
+  std::printf("tensor_get=%s count=%lld dims=%lld,%lld,%lld,%lld\n", st(status),
               static_cast<long long>(count), static_cast<long long>(back[0]),
               static_cast<long long>(back[1]), static_cast<long long>(back[2]),
               static_cast<long long>(back[3]));
@@ -162,19 +167,17 @@ int run(const cuda& c, const dnn& d) {
                                                       CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
                                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph)));
   count = 0;
-  std::printf("heuristic=%s count=%lld\n",
-              st(d.cudnnBackendGetAttribute(heuristic, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &config)),
-              static_cast<long long>(count));
+  status = d.cudnnBackendGetAttribute(heuristic, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &config);
+  std::printf("heuristic=%s count=%lld\n", st(status), static_cast<long long>(count));
   std::printf("plan=%s",
               st(d.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config)));
   std::printf(",%s\n", st(d.cudnnBackendFinalize(plan)));
   int64_t workspace_size = 0;
-  std::printf("workspace=%s %lld\n",
-              st(d.cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                            CUDNN_TYPE_INT64, 1, &count, &workspace_size)),
-              static_cast<long long>(workspace_size));
+  status = d.cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                      CUDNN_TYPE_INT64, 1, &count, &workspace_size);
+  std::printf("workspace=%s %lld\n", st(status), static_cast<long long>(workspace_size));
   // A descriptor the app does not hold is refused at the call.
   int not_a_descriptor[16] = {};
   void* foreign = not_a_descriptor;
