@@ -29,15 +29,6 @@ const library_handle* descriptor_of(const void* d) noexcept {
   return library_handle_of(d, traits, wc::backend_descriptor_type);
 }
 
-/// Whether `d` (a live backend descriptor) is a variant pack: the cuDNN
-/// frontend builds one for every execution, and its attributes are
-/// error-code-only (a failure the server reports later is the runtime's
-/// deferred error, and the pack's finalization fails); any other
-/// descriptor's attribute waits for its status, which the frontend acts on.
-bool variant_pack(const void* d) noexcept {
-  return static_cast<const cudnnBackendDescriptorStruct*>(d)->type
-         == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR;
-}
 
 /// The wire ids of `count` client objects of spec handle type `type` at
 /// `elements` (cudnnBackendDescriptor_t or cudnnHandle_t values) into
@@ -107,7 +98,12 @@ cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
                st != CUDNN_STATUS_SUCCESS) {
       return st;
     }
-    return call.finish(!variant_pack(descriptor));
+    // A variant pack's attributes are error-code-only, as its creation and
+    // finalization (cudnn.spec): the cuDNN frontend builds one for every
+    // execution. Any other attribute's status the frontend acts on at once.
+    return call.finish(
+      !gleam::interpose::cudnn::cudnn_variant_pack(gleam::interpose::cudnn::client_descriptors,
+                                                   descriptor));
   }));
 }
 

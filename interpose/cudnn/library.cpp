@@ -80,6 +80,12 @@ uint64_t cudnn_value_bytes(const client_view&, cudnnTensorDescriptor_t d) noexce
   return bytes == 0 ? wire::extents::invalid_extent : bytes;
 }
 
+bool cudnn_variant_pack(const client_view&, cudnnBackendDescriptor_t d) noexcept {
+  return library_handle_of(d, traits, wire::cudnn::backend_descriptor_type) != nullptr
+         && static_cast<const cudnnBackendDescriptorStruct*>(d)->type
+              == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR;
+}
+
 namespace {
 
 /// The server library's versions, as cudnnGetVersion's call returns them.

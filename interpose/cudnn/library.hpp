@@ -40,6 +40,10 @@ uint64_t cudnn_scaling_bytes(const client_view&, cudnnFilterDescriptor_t d) noex
 /// elements.
 uint64_t cudnn_value_bytes(const client_view&, cudnnTensorDescriptor_t d) noexcept;
 
+/// Whether `d` is a live backend descriptor of type
+/// CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR (the type kept at its creation).
+bool cudnn_variant_pack(const client_view&, cudnnBackendDescriptor_t d) noexcept;
+
 /// The client object of a handle type that keeps nothing but its
 /// library_handle (first, as library_handle_of requires).
 struct descriptor_object {

@@ -194,7 +194,7 @@ LIBRARIES = {
             client_traits="gleam::interpose::cudnn::traits",
             manual_server="run_manual_cudnn",
             expression_words=("api", "cudnn_tensor_bytes", "cudnn_filter_bytes",
-                              "cudnn_scaling_bytes", "cudnn_value_bytes"),
+                              "cudnn_scaling_bytes", "cudnn_value_bytes", "cudnn_variant_pack"),
             client_api="gleam::interpose::cudnn::client_descriptors",
             statuses=[
                 ("CUDNN_STATUS_SUCCESS", "CUDA_SUCCESS"),
@@ -324,6 +324,9 @@ class function:
         self.checks = []
         # 'remember <handle>.<field> = <param>' lines: (handle, field, param).
         self.remember = []
+        # 'async <condition>': a sync entry that does not wait when the
+        # condition holds at the call (None: always as 'call' says).
+        self.async_when = None
         # Legacy entries: the function they forward to, and explicit
         # "<target param>=<expression>" arguments.
         self.forward = None
@@ -451,6 +454,11 @@ def parse(path):
                     raise spec_error("%s: forward argument '%s' is not <param>=<expr>"
                                      % (where, w))
                 current.forward_args[target] = expr
+        elif key == "async":
+            if not rest:
+                raise spec_error("%s: async needs the condition under which the call does "
+                                 "not wait" % where)
+            current.async_when = rest
         elif key == "remember":
             # remember <handle param>.<field> = <param>
             m = re.match(r"^(\w+)\.(\w+)\s*=\s*(\w+)$", rest)
@@ -514,8 +522,9 @@ def validate(fn, path):
         raise spec_error("%s: 'reason' and 'fail' belong to unsupported entries only" % where)
     if fn.cls == "generated":
         library_calls.validate_generated(fn, where, LIB, LIB.handles, spec_error)
-    elif fn.checks or fn.remember:
-        raise spec_error("%s: 'check' and 'remember' belong to generated entries only" % where)
+    elif fn.checks or fn.remember or fn.async_when:
+        raise spec_error("%s: 'check', 'remember' and 'async' belong to generated entries only"
+                         % where)
     elif fn.id is not None and (fn.cls != "manual" or LIB.generated is None):
         raise spec_error("%s: 'id' belongs to generated entries and to manual entries of "
                          "libraries with generated calls (their hand-written server side)"
@@ -533,7 +542,8 @@ def validate(fn, path):
                     and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: length '%s' of %s names no parameter '%s'"
                                  % (where, p.length, p.name, ident))
-    for check, _ in fn.checks:
+    conditions = [c for c, _ in fn.checks] + ([fn.async_when] if fn.async_when else [])
+    for check in conditions:
         for ident in re.findall(r"[A-Za-z_]\w*", check):
             if ident not in names and ident not in words \
                     and not library_calls.EXPRESSION_CONSTANT.match(ident):

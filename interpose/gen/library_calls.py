@@ -275,7 +275,15 @@ def validate_generated(fn, where, lib, handles, spec_error):
         raise spec_error("%s: an entry that creates an address handle has no other host "
                          "output" % where)
     # Without host outputs a call may still wait for its status ('call
-    # sync'): one the app acts on at once.
+    # sync'): one the app acts on at once; 'async <condition>' lets such a
+    # call (or one that only creates an object handle) go without waiting
+    # when the condition holds at the call.
+    if fn.async_when is not None:
+        made = [p for p in fn.params if p.kind == "handle"]
+        if fn.call != "sync" or any(p.handle.kind != "object" for p in made) \
+                or len(host_outputs(fn)) != len(made):
+            raise spec_error("%s: 'async <condition>' belongs to a 'call sync' entry whose only "
+                             "host output is a new object handle" % where)
     if host_outputs(fn) and fn.call != "sync":
         raise spec_error("%s: a generated entry with host outputs: 'call sync'" % where)
     if fn.call not in ("sync", "async"):
@@ -416,6 +424,8 @@ def client_stub(fn, lib):
         else:
             out.append("    call_.value(%s);\n" % p.name)
     wait = "true" if any(p.kind == "handle" for p in fn.params) or fn.call == "sync" else "false"
+    if fn.async_when is not None:
+        wait = "!(%s)" % fn.async_when
     by_name = {p.name: p for p in fn.params}
     for handle, field, value in fn.remember:
         if by_name[handle].kind == "handle":

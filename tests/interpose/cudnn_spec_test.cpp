@@ -206,4 +206,8 @@ TEST_CASE("the generator checks cuDNN's annotations", "[interpose][spec][cudnn]"
   CHECK_THAT(refused("  call async\n  param cudnnTensorDescriptor_t t\n"
                      "  param const void *x | in dev cudnn_tensor_size(api, t)\n"),
              Catch::Contains("names no parameter 'cudnn_tensor_size'"));
+  CHECK_THAT(refused("  call sync\n  async n > 1\n  param int n\n  param size_t *s | out host 1\n"),
+             Catch::Contains("'async <condition>' belongs to a 'call sync' entry"));
+  CHECK_THAT(refused("  call sync\n  async m > 1\n  param int n\n"),
+             Catch::Contains("check 'm > 1' names no parameter 'm'"));
 }
