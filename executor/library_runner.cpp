@@ -364,8 +364,10 @@ void run_library_op(blas_api* blas, driver_api& driver, session& s, const proto:
 
 size_t release_library_handles(session& s) {
   size_t failed = 0;
-  for (auto& kv : s.library_handles)
-    if (generic_env::destroy_entry(s.graves, kv.second) != 0)
+  // Later handle types first (the spec's order): what a library's handle
+  // made (cuDNN's descriptors and plans) goes before the handle itself.
+  for (auto i = s.library_handles.rbegin(); i != s.library_handles.rend(); ++i)
+    if (generic_env::destroy_entry(s.graves, i->second) != 0)
       ++failed;
   s.library_handles.clear();
   s.library_held.clear();

@@ -82,7 +82,9 @@ void run_library_op(blas_api* blas, driver_api& driver, session& s, const proto:
                     proto::OpResult& r);
 
 /// Destroys every handle in s.library_handles with its type's destroy
-/// function (through s.graves when set) and forgets the held outputs.
+/// function (through s.graves when set), the spec's later handle types
+/// first (a library's handle after what was made with it), and forgets the
+/// held outputs.
 /// Returns the number of destructions that failed.
 size_t release_library_handles(session& s);
 

@@ -173,16 +173,23 @@ TEST_CASE("a cuDNN handle lives in the session: created, used, refused once dest
   CHECK(fake_cudnn().handles.empty());
   CHECK(g.on(ids::cudnnDestroy, handle_id).blas_status() == CUDNN_STATUS_BAD_PARAM);
 
-  // What the app leaves is destroyed with the session.
+  // What the app leaves is destroyed with the session, what was made with
+  // a handle before the handle.
   arg_packer left;
   left.value(handle_id + 2);
   g.ok(ids::cudnnCreate, left);
   g.backend(801, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  arg_packer tensor;
+  tensor.value(uint64_t{802});
+  g.ok(ids::cudnnCreateTensorDescriptor, tensor);
   CHECK(fake_cudnn().handles.size() == 1);
   CHECK(fake_cudnn().backends.size() == 1);
+  fake_cudnn().destroyed.clear();
   g.exec->close_session(g.session);
   CHECK(fake_cudnn().handles.empty());
   CHECK(fake_cudnn().backends.empty());
+  CHECK(fake_cudnn().tensors.empty());
+  CHECK(fake_cudnn().destroyed == std::vector<std::string>{"tensor", "backend", "handle"});
 }
 
 TEST_CASE("cuDNN's versions and last error come back as host outputs", "[executor][cudnn]") {

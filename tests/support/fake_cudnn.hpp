@@ -75,6 +75,8 @@ struct fake_cudnn_log {
   std::set<fake_backend*> backends;
   /// Every backend descriptor made, in order (destroyed ones included).
   std::vector<fake_backend*> created;
+  /// What was destroyed, in order: "handle", "tensor", "backend".
+  std::vector<std::string> destroyed;
   std::vector<fake_execution> executions;
   std::vector<fake_batch_norm> batch_norms;
   /// Maps a device address to the host memory behind [p, p + bytes) (null:
@@ -166,6 +168,7 @@ inline void install_fake_cudnn(executor::cudnn_api& api) {
     if (f == nullptr)
       return CUDNN_STATUS_BAD_PARAM;
     fake_cudnn().handles.erase(f);
+    fake_cudnn().destroyed.push_back("handle");
     delete f;
     return CUDNN_STATUS_SUCCESS;
   };
@@ -187,6 +190,7 @@ inline void install_fake_cudnn(executor::cudnn_api& api) {
     if (f == nullptr)
       return CUDNN_STATUS_BAD_PARAM;
     fake_cudnn().tensors.erase(f);
+    fake_cudnn().destroyed.push_back("tensor");
     delete f;
     return CUDNN_STATUS_SUCCESS;
   };
@@ -278,6 +282,7 @@ inline void install_fake_cudnn(executor::cudnn_api& api) {
     if (f == nullptr)
       return CUDNN_STATUS_BAD_PARAM;
     fake_cudnn().backends.erase(f);
+    fake_cudnn().destroyed.push_back("backend");
     delete f;
     return CUDNN_STATUS_SUCCESS;
   };
