@@ -175,6 +175,15 @@ TEST_CASE("cuDNN calls answered at the call need no server", "[interpose][librar
   dlclose(lib);
 }
 
+TEST_CASE("a cuDNN program binds to our library and fails cleanly without a server",
+          "[interpose][library][cudnn]") {
+  // The first call that needs the server (cudnnGetProperty: the server
+  // library's version) says the library is not initialized.
+  gleam::test::spec::check_program_binds(
+    "cudnn_conv", version, "cudnnGetProperty",
+    "cudnnGetProperty(MAJOR_VERSION, &major) failed: CUDNN_STATUS_NOT_INITIALIZED");
+}
+
 TEST_CASE("the generator checks cuDNN's annotations", "[interpose][spec][cudnn]") {
   auto dir = gleam::test::build_path("tests/interpose_spec_test.d");
   std::string ignored;

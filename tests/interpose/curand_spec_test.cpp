@@ -122,36 +122,12 @@ TEST_CASE("cuRAND calls answered at the call need no server", "[interpose][libra
 
 TEST_CASE("a cuRAND program binds to our library and fails cleanly without a server",
           "[interpose][library][curand]") {
-  auto program = gleam::test::build_path("tests/programs/curand_host");
-  if (!std::ifstream{program}.good()) {
-    WARN("tests/programs/curand_host is not built (no nvcc); skipped");
-    return;
-  }
-  auto dir = gleam::test::build_path("tests/interpose_spec_test.d");
-  std::string out;
-  REQUIRE(gleam::test::run_command("mkdir -p '" + dir + "'", out) == 0);
-  // Port 1 on the loopback refuses at once: the first call that needs the
-  // server (curandGetVersion) says the library could not be initialized.
-  auto rc = gleam::test::run_command(
-    "GLEAM_SERVER=127.0.0.1:1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='" + dir + "/curand' "
-      + "LD_LIBRARY_PATH='" + gleam::test::build_path("lib") + "' '" + program + "' 2>&1",
-    out);
-  INFO(out);
-  CHECK(rc == 1);
-  CHECK(out.find("curandGetVersion(&v) failed: curandStatus_t "
-                 + std::to_string(CURAND_STATUS_INITIALIZATION_FAILED))
-        != std::string::npos);
-  std::string bindings;
-  REQUIRE(gleam::test::run_command("cat '" + dir + "'/curand.* && rm -f '" + dir + "'/curand.*",
-                                   bindings)
-          == 0);
-  auto at = bindings.find("`curandGetVersion'");
-  REQUIRE(at != std::string::npos);
-  auto start = bindings.rfind('\n', at);
-  auto line = bindings.substr(start + 1, bindings.find('\n', at) - start - 1);
-  INFO(line);
-  CHECK(line.find(built()) != std::string::npos);
-  CHECK(line.find("[libcurand.so.10]") != std::string::npos);
+  // The first call that needs the server (curandGetVersion) says the
+  // library could not be initialized.
+  gleam::test::spec::check_program_binds(
+    "curand_host", version, "curandGetVersion",
+    "curandGetVersion(&v) failed: curandStatus_t "
+      + std::to_string(CURAND_STATUS_INITIALIZATION_FAILED));
 }
 
 TEST_CASE("the generator checks the annotations of generated library calls",

@@ -158,4 +158,40 @@ inline void check_generated_lists(const std::string& lib) {
   CHECK(listed("unsupported") == by_class["unsupported"]);
 }
 
+/// Runs tests/programs/<program> (skipped with a warning when nvcc did not
+/// build it) against the built libraries with no server reachable (port 1
+/// of the loopback refuses at once): it must exit 1 with `failure` in its
+/// output, and the dynamic linker must bind `symbol` to the built
+/// lib/<soname> under its version.
+inline void check_program_binds(const std::string& program, const std::string& soname,
+                                const std::string& symbol, const std::string& failure) {
+  auto path = build_path("tests/programs/" + program);
+  if (!std::ifstream{path}.good()) {
+    WARN("tests/programs/" << program << " is not built (no nvcc); skipped");
+    return;
+  }
+  auto dir = build_path("tests/interpose_spec_test.d");
+  std::string out;
+  REQUIRE(run_command("mkdir -p '" + dir + "'", out) == 0);
+  auto rc = run_command("GLEAM_SERVER=127.0.0.1:1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='" + dir + "/"
+                          + program + "' LD_LIBRARY_PATH='" + build_path("lib") + "' '" + path
+                          + "' 2>&1",
+                        out);
+  INFO(out);
+  CHECK(rc == 1);
+  CHECK(out.find(failure) != std::string::npos);
+  std::string bindings;
+  REQUIRE(run_command("cat '" + dir + "'/" + program + ".* && rm -f '" + dir + "'/" + program
+                        + ".*",
+                      bindings)
+          == 0);
+  auto at = bindings.find("`" + symbol + "'");
+  REQUIRE(at != std::string::npos);
+  auto start = bindings.rfind('\n', at);
+  auto line = bindings.substr(start + 1, bindings.find('\n', at) - start - 1);
+  INFO(line);
+  CHECK(line.find(build_path("lib/" + soname)) != std::string::npos);
+  CHECK(line.find("[" + soname + "]") != std::string::npos);
+}
+
 } // namespace gleam::test::spec
