@@ -24,15 +24,11 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include "probe_bind.hpp"
+
 namespace {
 
-template <class F>
-bool bind(void* lib, const char* name, F& out) {
-  out = reinterpret_cast<F>(::dlsym(lib, name));
-  if (out == nullptr)
-    std::fprintf(stderr, "dlsym %s: %s\n", name, ::dlerror());
-  return out != nullptr;
-}
+using gleam::test::bind;
 
 struct cuda {
   cudaError_t (*malloc)(void**, size_t);
