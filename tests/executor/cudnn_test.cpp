@@ -10,10 +10,12 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "executor/cudnn_function_ids.hpp"
 #include "tests/executor/fake_device.hpp"
+#include "tests/executor/real_gpu.hpp"
 #include "tests/support/fake_cudnn.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "wire/library_args.hpp"
@@ -28,20 +30,13 @@ using gleam::wire::arg_packer;
 
 namespace {
 
-/// The fake device with the fake cuDNN (tests/support/fake_cudnn.hpp)
-/// attached.
-struct fake_gpu : gleam::test::fake_executor {
-  cudnn_api cudnn;
-
-  fake_gpu() {
-    fake_cudnn() = gleam::test::fake_cudnn_log{};
-    gleam::test::install_fake_cudnn(cudnn);
-    exec->use_library(cudnn);
-  }
-
+/// cuDNN's LibraryCall ops on a client of an executor (Base: the fake
+/// executor or a real one, with run()).
+template <class Base>
+struct cudnn_calls : Base {
   /// A LibraryCall of cuDNN function `id` with `args`.
   proto::OpResult call(uint32_t id, arg_packer& args) {
-    return run([&](proto::Op& op) {
+    return this->run([&](proto::Op& op) {
       auto* c = op.mutable_library_call();
       c->set_library(proto::LibraryCall::CUDNN);
       c->set_function(id);
@@ -90,11 +85,19 @@ struct fake_gpu : gleam::test::fake_executor {
     return set(desc, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, ids);
   }
 
-  /// A backend tensor under client id `id`: unique id `uid`, float
-  /// elements, dimensions and strides (elements) as given.
+  /// A finalized backend tensor under client id `id`: unique id `uid`,
+  /// float elements 16-byte aligned, dimensions and strides (elements) as
+  /// given; `by_value`: passed by value.
   void backend_tensor(uint64_t id, int64_t uid, const std::vector<int64_t>& dims,
-                      const std::vector<int64_t>& strides) {
+                      const std::vector<int64_t>& strides, bool by_value = false) {
     backend(id, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    REQUIRE(set(id, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, std::vector<int64_t>{16})
+              .blas_status()
+            == 0);
+    if (by_value)
+      REQUIRE(set(id, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, std::vector<uint8_t>{1})
+                .blas_status()
+              == 0);
     REQUIRE(set(id, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims).blas_status() == 0);
     REQUIRE(set(id, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides).blas_status() == 0);
     REQUIRE(set(id, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, std::vector<int64_t>{uid})
@@ -104,19 +107,29 @@ struct fake_gpu : gleam::test::fake_executor {
                 std::vector<int32_t>{CUDNN_DATA_FLOAT})
               .blas_status()
             == 0);
+    REQUIRE(on(ids::cudnnBackendFinalize, id).blas_status() == CUDNN_STATUS_SUCCESS);
   }
 
   /// cudnnBackendGetAttribute of CUDNN_ATTR_ENGINEHEUR_RESULTS of heuristic
-  /// `heuristic` into the app's engine configuration `config`.
-  proto::OpResult fill(uint64_t heuristic, uint64_t config) {
+  /// `heuristic` into the app's engine configurations `configs`.
+  proto::OpResult fill(uint64_t heuristic, const std::vector<uint64_t>& configs) {
     arg_packer results;
     results.value(heuristic);
     results.value(CUDNN_ATTR_ENGINEHEUR_RESULTS);
     results.value(CUDNN_TYPE_BACKEND_DESCRIPTOR);
-    results.value(int64_t{1});
-    results.value(uint8_t{1});
-    results.value(config);
+    results.value(static_cast<int64_t>(configs.size()));
+    results.value(uint8_t{configs.empty() ? uint8_t{0} : uint8_t{1}});
+    for (auto c : configs)
+      results.value(c);
     return call(ids::cudnnBackendGetAttribute, results);
+  }
+
+  /// The element count of a heuristic's results (or any get's) in `r`.
+  static int64_t count_of(const proto::OpResult& r) {
+    int64_t count = -1;
+    REQUIRE(r.library_outputs().data_size() >= 1);
+    std::memcpy(&count, r.library_outputs().data(0).data(), sizeof(count));
+    return count;
   }
 
   /// cudnnBackendExecute.
@@ -126,6 +139,18 @@ struct fake_gpu : gleam::test::fake_executor {
     p.value(plan);
     p.value(pack);
     return call(ids::cudnnBackendExecute, p);
+  }
+};
+
+/// The fake device with the fake cuDNN (tests/support/fake_cudnn.hpp)
+/// attached.
+struct fake_gpu : cudnn_calls<gleam::test::fake_executor> {
+  cudnn_api cudnn;
+
+  fake_gpu() {
+    fake_cudnn() = gleam::test::fake_cudnn_log{};
+    gleam::test::install_fake_cudnn(cudnn);
+    exec->use_library(cudnn);
   }
 };
 
@@ -288,7 +313,7 @@ TEST_CASE("backend attributes reach the library as the app set them, descriptors
   REQUIRE(g.set_descriptors(14, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, {13}).blas_status() == 0);
   g.backend(15, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
   auto* config = newest();
-  auto filled = g.fill(14, 15);
+  auto filled = g.fill(14, {15});
   INFO(filled.error());
   REQUIRE(filled.blas_status() == CUDNN_STATUS_SUCCESS);
   REQUIRE(filled.library_outputs().data_size() == 1);
@@ -309,12 +334,7 @@ TEST_CASE("cudnnBackendExecute runs only when every pointer of the variant pack 
   // heuristic, the engine configuration the heuristic fills, and a plan of
   // that configuration, finalized.
   auto plan_of = [&](uint64_t base, bool by_value) {
-    g.backend_tensor(base + 1, 7, {1, 2, 4, 4}, {32, 16, 4, 1});
-    if (by_value)
-      REQUIRE(g.set(base + 1, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN,
-                    std::vector<uint8_t>{1})
-                .blas_status()
-              == 0);
+    g.backend_tensor(base + 1, 7, {1, 2, 4, 4}, {32, 16, 4, 1}, by_value);
     g.backend(base + 2, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     REQUIRE(g.set_descriptors(base + 2, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, {base + 1})
               .blas_status()
@@ -327,7 +347,7 @@ TEST_CASE("cudnnBackendExecute runs only when every pointer of the variant pack 
               .blas_status()
             == 0);
     g.backend(base + 5, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    REQUIRE(g.fill(base + 4, base + 5).blas_status() == CUDNN_STATUS_SUCCESS);
+    REQUIRE(g.fill(base + 4, {base + 5}).blas_status() == CUDNN_STATUS_SUCCESS);
     g.backend(base + 6, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
     REQUIRE(g.set_descriptors(base + 6, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, {base + 5})
               .blas_status()
@@ -533,4 +553,203 @@ TEST_CASE("cudnn_api loads the vendor's cuDNN and refuses Gleam's own", "[execut
   CHECK((*vendor)->cudnnBatchNormalizationForwardInference != nullptr);
   CHECK((*vendor)->cudnnGetCudartVersion != nullptr);
   CHECK((*vendor)->cudnnGetVersion() / 10000 == CUDNN_MAJOR);
+}
+
+// --- on the real GPU --------------------------------------------------------
+
+namespace {
+
+using real_gpu = cudnn_calls<gleam::test::real_client>;
+
+/// Builds, on `g`'s session, a backend convolution of a 1x1x4x4 float input
+/// (uid 'x') with a 1x1x3x3 filter (uid 'w'), padding 1, into a 1x1x4x4
+/// output (uid 'y'), under ids from 100: its graph (handle `handle`),
+/// heuristics, every engine configuration they give, and the plan of the
+/// first configuration that finalizes. Returns the plan's id.
+uint64_t convolution_plan(real_gpu& g, uint64_t handle) {
+  g.backend_tensor(101, 'x', {1, 1, 4, 4}, {16, 16, 4, 1});
+  g.backend_tensor(102, 'w', {1, 1, 3, 3}, {9, 9, 3, 1});
+  g.backend_tensor(103, 'y', {1, 1, 4, 4}, {16, 16, 4, 1});
+  g.backend(104, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  REQUIRE(g.set(104, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE,
+                std::vector<int32_t>{CUDNN_DATA_FLOAT})
+            .blas_status()
+          == 0);
+  REQUIRE(g.set(104, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE,
+                std::vector<int32_t>{CUDNN_CROSS_CORRELATION})
+            .blas_status()
+          == 0);
+  REQUIRE(g.set(104, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64,
+                std::vector<int64_t>{2})
+            .blas_status()
+          == 0);
+  for (auto name : {CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+                    CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS})
+    REQUIRE(g.set(104, name, CUDNN_TYPE_INT64, std::vector<int64_t>{1, 1}).blas_status() == 0);
+  REQUIRE(g.on(ids::cudnnBackendFinalize, 104).blas_status() == CUDNN_STATUS_SUCCESS);
+  g.backend(105, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  REQUIRE(g.set_descriptors(105, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, {101}).blas_status()
+          == 0);
+  REQUIRE(g.set_descriptors(105, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, {102}).blas_status()
+          == 0);
+  REQUIRE(g.set_descriptors(105, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, {103}).blas_status()
+          == 0);
+  REQUIRE(g.set_descriptors(105, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, {104})
+            .blas_status()
+          == 0);
+  for (auto [name, value] : {std::pair{CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, 1.0f},
+                             std::pair{CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, 0.0f}})
+    REQUIRE(g.set(105, name, CUDNN_TYPE_FLOAT, std::vector<float>{value}).blas_status() == 0);
+  REQUIRE(g.on(ids::cudnnBackendFinalize, 105).blas_status() == CUDNN_STATUS_SUCCESS);
+  g.backend(106, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  REQUIRE(g.set(106, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE,
+                std::vector<uint64_t>{handle})
+            .blas_status()
+          == 0);
+  REQUIRE(g.set_descriptors(106, CUDNN_ATTR_OPERATIONGRAPH_OPS, {105}).blas_status() == 0);
+  REQUIRE(g.on(ids::cudnnBackendFinalize, 106).blas_status() == CUDNN_STATUS_SUCCESS);
+  g.backend(107, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  REQUIRE(g.set_descriptors(107, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, {106}).blas_status() == 0);
+  REQUIRE(g.set(107, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE,
+                std::vector<int32_t>{CUDNN_HEUR_MODE_INSTANT})
+            .blas_status()
+          == 0);
+  REQUIRE(g.on(ids::cudnnBackendFinalize, 107).blas_status() == CUDNN_STATUS_SUCCESS);
+  auto announced = g.fill(107, {});
+  INFO(announced.error());
+  REQUIRE(announced.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto count = real_gpu::count_of(announced);
+  REQUIRE(count > 0);
+  std::vector<uint64_t> configs;
+  for (int64_t i = 0; i < count; ++i) {
+    configs.push_back(200 + static_cast<uint64_t>(i));
+    g.backend(configs.back(), CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  }
+  auto filled = g.fill(107, configs);
+  REQUIRE(filled.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto got = real_gpu::count_of(filled);
+  for (int64_t i = 0; i < got && i < count; ++i) {
+    uint64_t plan = 300 + static_cast<uint64_t>(i);
+    g.backend(plan, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    REQUIRE(g.set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
+                  std::vector<uint64_t>{handle})
+              .blas_status()
+            == 0);
+    REQUIRE(g.set_descriptors(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                              {configs[static_cast<size_t>(i)]})
+              .blas_status()
+            == 0);
+    if (g.on(ids::cudnnBackendFinalize, plan).blas_status() == CUDNN_STATUS_SUCCESS)
+      return plan;
+  }
+  FAIL("no engine configuration of " << got << " finalizes as a plan");
+  return 0;
+}
+
+} // namespace
+
+TEST_CASE("cuDNN on the GPU: a backend convolution and batch-normalization inference give the "
+          "expected values; a short output is refused",
+          "[gpu][executor][cudnn]") {
+  real_gpu g;
+  arg_packer create;
+  create.value(handle_id);
+  g.ok(ids::cudnnCreate, create);
+  auto plan = convolution_plan(g, handle_id);
+  arg_packer size;
+  size.value(plan);
+  size.value(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+  size.value(CUDNN_TYPE_INT64);
+  size.value(int64_t{1});
+  size.value(uint8_t{1});
+  auto ws = g.call(ids::cudnnBackendGetAttribute, size);
+  REQUIRE(ws.blas_status() == CUDNN_STATUS_SUCCESS);
+  REQUIRE(ws.library_outputs().data_size() == 2);
+  int64_t workspace_size = 0;
+  std::memcpy(&workspace_size, ws.library_outputs().data(1).data(), sizeof(workspace_size));
+  auto workspace = workspace_size > 0 ? g.alloc(static_cast<size_t>(workspace_size)) : 0;
+
+  // Small integers: every sum is exact in float.
+  std::vector<float> x(16), w(9, 1.0f), expect(16, 0.0f);
+  for (int i = 0; i < 16; ++i)
+    x[static_cast<size_t>(i)] = static_cast<float>(i);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c)
+      for (int dr = -1; dr <= 1; ++dr)
+        for (int dc = -1; dc <= 1; ++dc)
+          if (r + dr >= 0 && r + dr < 4 && c + dc >= 0 && c + dc < 4)
+            expect[static_cast<size_t>(r * 4 + c)] += x[static_cast<size_t>((r + dr) * 4 + c + dc)];
+  auto dx = g.upload(x.data(), 64), dw = g.upload(w.data(), 36);
+  auto run_with = [&](uint64_t pack, uint64_t y) {
+    g.backend(pack, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    REQUIRE(g.set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                  std::vector<int64_t>{'x', 'w', 'y'})
+              .blas_status()
+            == 0);
+    REQUIRE(g.set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                  std::vector<uint64_t>{dx, dw, y})
+              .blas_status()
+            == 0);
+    REQUIRE(g.set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
+                  std::vector<uint64_t>{workspace})
+              .blas_status()
+            == 0);
+    REQUIRE(g.on(ids::cudnnBackendFinalize, pack).blas_status() == CUDNN_STATUS_SUCCESS);
+    return g.execute(handle_id, plan, pack);
+  };
+  auto dy = g.alloc(64);
+  auto r = run_with(400, dy);
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUDNN_STATUS_SUCCESS);
+  CHECK(g.download<float>(dy, 16) == expect);
+  // An output one element short of the tensor: refused before the library.
+  auto short_y = g.alloc(60);
+  auto refused = run_with(401, short_y);
+  CHECK(refused.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(refused.error(), Catch::Contains("the data pointer of tensor 121"));
+
+  // Batch normalization (inference) of a 1x2x2x2 tensor.
+  auto tensor = [&](uint64_t id, int n, int c, int h, int width) {
+    arg_packer made;
+    made.value(id);
+    g.ok(ids::cudnnCreateTensorDescriptor, made);
+    arg_packer set;
+    set.value(id);
+    set.value(CUDNN_TENSOR_NCHW);
+    set.value(CUDNN_DATA_FLOAT);
+    set.value(n);
+    set.value(c);
+    set.value(h);
+    set.value(width);
+    g.ok(ids::cudnnSetTensor4dDescriptor, set);
+  };
+  tensor(31, 1, 2, 2, 2);
+  tensor(32, 1, 2, 1, 1);
+  std::vector<float> bx{1, 2, 3, 4, 10, 20, 30, 40}, scale{2, 0.5f}, bias{1, -1}, mean{2, 20},
+    var{4, 100}, zero(8, 0.0f);
+  auto up = [&](const std::vector<float>& v) { return g.upload(v.data(), v.size() * 4); };
+  auto by = up(zero);
+  arg_packer p;
+  p.value(handle_id);
+  p.value(CUDNN_BATCHNORM_SPATIAL);
+  float one = 1.0f, nothing = 0.0f;
+  p.bytes(&one, 4);
+  p.bytes(&nothing, 4);
+  p.value(uint64_t{31});
+  p.value(up(bx));
+  p.value(uint64_t{31});
+  p.value(by);
+  p.value(uint64_t{32});
+  p.value(up(scale));
+  p.value(up(bias));
+  p.value(up(mean));
+  p.value(up(var));
+  p.value(1e-5);
+  auto bn = g.call(ids::cudnnBatchNormalizationForwardInference, p);
+  INFO(bn.error());
+  REQUIRE(bn.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto out = g.download<float>(by, 8);
+  std::vector<float> want{0, 1, 2, 3, -1.5f, -1, -0.5f, 0};
+  for (size_t i = 0; i < 8; ++i)
+    CHECK(out[i] == Approx(want[i]).margin(1e-4));
 }
