@@ -132,6 +132,85 @@ struct cudnn_calls : Base {
     return count;
   }
 
+  /// cudnnCreate under client id `id`.
+  void create_handle(uint64_t id) {
+    arg_packer p;
+    p.value(id);
+    ok(ids::cudnnCreate, p);
+  }
+
+  /// cudnnCreateTensorDescriptor under client id `id`, set to NCHW floats
+  /// of n x c x h x w (cudnnSetTensor4dDescriptor).
+  void legacy_tensor(uint64_t id, int n, int c, int h, int w) {
+    arg_packer made;
+    made.value(id);
+    ok(ids::cudnnCreateTensorDescriptor, made);
+    arg_packer set;
+    set.value(id);
+    set.value(CUDNN_TENSOR_NCHW);
+    set.value(CUDNN_DATA_FLOAT);
+    set.value(n);
+    set.value(c);
+    set.value(h);
+    set.value(w);
+    ok(ids::cudnnSetTensor4dDescriptor, set);
+  }
+
+  /// A device allocation holding `v` (MemAlloc, MemcpyHtoD).
+  uint64_t floats(const std::vector<float>& v) {
+    auto r = this->run([&](proto::Op& op) { op.mutable_mem_alloc()->set_size(v.size() * 4); });
+    REQUIRE(r.status() == 0);
+    auto p = r.dptr();
+    auto w = this->run([&](proto::Op& op) {
+      op.mutable_memcpy_htod()->set_dst(p);
+      op.mutable_memcpy_htod()->set_data(
+        std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4));
+    });
+    REQUIRE(w.status() == 0);
+    return p;
+  }
+
+  /// The device operands of a batch-normalization inference.
+  struct bn_operands {
+    uint64_t x, y, scale, bias, mean, var;
+  };
+
+  /// Operands of a 1x2x2x2 batch normalization: x 1, 2, 3, 4 | 10, 20,
+  /// 30, 40, y zeros, scale 2 | 0.5, bias 1 | -1, mean 2 | 20, variance
+  /// 4 | 100: y is 0, 1, 2, 3 | -1.5, -1, -0.5, 0 (epsilon 0).
+  bn_operands example_bn() {
+    return {floats({1, 2, 3, 4, 10, 20, 30, 40}), floats(std::vector<float>(8, 0)),
+            floats({2, 0.5f}), floats({1, -1}), floats({2, 20}), floats({4, 100})};
+  }
+
+  /// cudnnBatchNormalizationForwardInference (spatial, alpha 1 sent as
+  /// `alpha_bytes` bytes, beta 0) on `handle`, x and y of tensor
+  /// descriptor `data`, the parameters of `params`.
+  proto::OpResult bn_inference(uint64_t handle, uint64_t data, uint64_t params,
+                               const bn_operands& o, uint64_t alpha_bytes, double epsilon) {
+    arg_packer p;
+    p.value(handle);
+    p.value(CUDNN_BATCHNORM_SPATIAL);
+    double alpha = 1.0;
+    float alpha_f = 1.0f, beta_f = 0.0f;
+    if (alpha_bytes == 8)
+      p.bytes(&alpha, 8);
+    else
+      p.bytes(&alpha_f, 4);
+    p.bytes(&beta_f, 4);
+    p.value(data);
+    p.value(o.x);
+    p.value(data);
+    p.value(o.y);
+    p.value(params);
+    p.value(o.scale);
+    p.value(o.bias);
+    p.value(o.mean);
+    p.value(o.var);
+    p.value(epsilon);
+    return call(ids::cudnnBatchNormalizationForwardInference, p);
+  }
+
   /// cudnnBackendExecute.
   proto::OpResult execute(uint64_t handle, uint64_t plan, uint64_t pack) {
     arg_packer p;
@@ -173,9 +252,7 @@ std::string bytes_of(const std::vector<T>& v) {
 TEST_CASE("a cuDNN handle lives in the session: created, used, refused once destroyed",
           "[executor][cudnn]") {
   fake_gpu g;
-  arg_packer create;
-  create.value(handle_id);
-  g.ok(ids::cudnnCreate, create);
+  g.create_handle(handle_id);
   REQUIRE(fake_cudnn().handles.size() == 1);
   // An id in use names no new handle.
   arg_packer again;
@@ -245,9 +322,7 @@ TEST_CASE("backend attributes reach the library as the app set them, descriptors
           "mapped to the session's",
           "[executor][cudnn]") {
   fake_gpu g;
-  arg_packer create;
-  create.value(handle_id);
-  g.ok(ids::cudnnCreate, create);
+  g.create_handle(handle_id);
   auto* real_handle = *fake_cudnn().handles.begin();
 
   std::vector<int64_t> dims{1, 2, 4, 4}, strides{32, 16, 4, 1};
@@ -326,9 +401,7 @@ TEST_CASE("cudnnBackendExecute runs only when every pointer of the variant pack 
           "session's, with the extents of the plan's tensors",
           "[executor][cudnn]") {
   fake_gpu g;
-  arg_packer create;
-  create.value(handle_id);
-  g.ok(ids::cudnnCreate, create);
+  g.create_handle(handle_id);
   // Under ids base + 1 .. base + 6: tensor 7 (1x2x4x4 floats, 128 bytes;
   // `by_value`: passed by value), a pointwise operation on it, its graph, a
   // heuristic, the engine configuration the heuristic fills, and a plan of
@@ -444,61 +517,16 @@ TEST_CASE("batch-normalization inference over tensor descriptors: values packed 
           "says, extents from the descriptors",
           "[executor][cudnn]") {
   fake_gpu g;
-  arg_packer create;
-  create.value(handle_id);
-  g.ok(ids::cudnnCreate, create);
-  auto tensor = [&](uint64_t id, int n, int c, int h, int w) {
-    arg_packer made;
-    made.value(id);
-    g.ok(ids::cudnnCreateTensorDescriptor, made);
-    arg_packer set;
-    set.value(id);
-    set.value(CUDNN_TENSOR_NCHW);
-    set.value(CUDNN_DATA_FLOAT);
-    set.value(n);
-    set.value(c);
-    set.value(h);
-    set.value(w);
-    g.ok(ids::cudnnSetTensor4dDescriptor, set);
-  };
-  tensor(31, 1, 2, 2, 2); // x and y: 8 floats
-  tensor(32, 1, 2, 1, 1); // scale, bias, mean, variance: 2 floats
-  auto floats = [&](std::vector<float> v) {
-    auto p = g.alloc(v.size() * sizeof(float));
-    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(p)), v.data(),
-                v.size() * sizeof(float));
-    return p;
-  };
-  auto x = floats({1, 2, 3, 4, 10, 20, 30, 40});
-  auto y = floats(std::vector<float>(8, 0));
-  auto scale = floats({2, 0.5f});
-  auto bias = floats({1, -1});
-  auto mean = floats({2, 20});
-  auto var = floats({4, 100});
+  g.create_handle(handle_id);
+  g.legacy_tensor(31, 1, 2, 2, 2); // x and y: 8 floats
+  g.legacy_tensor(32, 1, 2, 1, 1); // scale, bias, mean, variance: 2 floats
+  auto o = g.example_bn();
+  auto x = o.x, y = o.y;
   auto call = [&](uint64_t x_at, uint64_t alpha_bytes) {
-    arg_packer p;
-    p.value(handle_id);
-    p.value(CUDNN_BATCHNORM_SPATIAL);
-    double alpha = 1.0;
-    float alpha_f = 1.0f, beta_f = 0.0f;
-    if (alpha_bytes == 8)
-      p.bytes(&alpha, 8);
-    else
-      p.bytes(&alpha_f, 4);
-    p.bytes(&beta_f, 4);
-    p.value(uint64_t{31});
-    p.value(x_at);
-    p.value(uint64_t{31});
-    p.value(y);
-    p.value(uint64_t{32});
-    p.value(scale);
-    p.value(bias);
-    p.value(mean);
-    p.value(var);
-    p.value(0.0);
-    return g.call(ids::cudnnBatchNormalizationForwardInference, p);
+    auto at = o;
+    at.x = x_at;
+    return g.bn_inference(handle_id, 31, 32, at, alpha_bytes, 0.0);
   };
-
   auto r = call(x, 4);
   INFO(r.error());
   REQUIRE(r.blas_status() == CUDNN_STATUS_SUCCESS);
@@ -652,9 +680,7 @@ TEST_CASE("cuDNN on the GPU: a backend convolution and batch-normalization infer
           "expected values; a short output is refused",
           "[gpu][executor][cudnn]") {
   real_gpu g;
-  arg_packer create;
-  create.value(handle_id);
-  g.ok(ids::cudnnCreate, create);
+  g.create_handle(handle_id);
   auto plan = convolution_plan(g, handle_id);
   arg_packer size;
   size.value(plan);
@@ -709,45 +735,13 @@ TEST_CASE("cuDNN on the GPU: a backend convolution and batch-normalization infer
   CHECK_THAT(refused.error(), Catch::Contains("the data pointer of tensor 121"));
 
   // Batch normalization (inference) of a 1x2x2x2 tensor.
-  auto tensor = [&](uint64_t id, int n, int c, int h, int width) {
-    arg_packer made;
-    made.value(id);
-    g.ok(ids::cudnnCreateTensorDescriptor, made);
-    arg_packer set;
-    set.value(id);
-    set.value(CUDNN_TENSOR_NCHW);
-    set.value(CUDNN_DATA_FLOAT);
-    set.value(n);
-    set.value(c);
-    set.value(h);
-    set.value(width);
-    g.ok(ids::cudnnSetTensor4dDescriptor, set);
-  };
-  tensor(31, 1, 2, 2, 2);
-  tensor(32, 1, 2, 1, 1);
-  std::vector<float> bx{1, 2, 3, 4, 10, 20, 30, 40}, scale{2, 0.5f}, bias{1, -1}, mean{2, 20},
-    var{4, 100}, zero(8, 0.0f);
-  auto up = [&](const std::vector<float>& v) { return g.upload(v.data(), v.size() * 4); };
-  auto by = up(zero);
-  arg_packer p;
-  p.value(handle_id);
-  p.value(CUDNN_BATCHNORM_SPATIAL);
-  float one = 1.0f, nothing = 0.0f;
-  p.bytes(&one, 4);
-  p.bytes(&nothing, 4);
-  p.value(uint64_t{31});
-  p.value(up(bx));
-  p.value(uint64_t{31});
-  p.value(by);
-  p.value(uint64_t{32});
-  p.value(up(scale));
-  p.value(up(bias));
-  p.value(up(mean));
-  p.value(up(var));
-  p.value(1e-5);
-  auto bn = g.call(ids::cudnnBatchNormalizationForwardInference, p);
+  g.legacy_tensor(31, 1, 2, 2, 2);
+  g.legacy_tensor(32, 1, 2, 1, 1);
+  auto o = g.example_bn();
+  auto bn = g.bn_inference(handle_id, 31, 32, o, 4, 1e-5);
   INFO(bn.error());
   REQUIRE(bn.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto by = o.y;
   auto out = g.download<float>(by, 8);
   std::vector<float> want{0, 1, 2, 3, -1.5f, -1, -0.5f, 0};
   for (size_t i = 0; i < 8; ++i)
