@@ -61,8 +61,9 @@ kill $host_link_pid 2>/dev/null; wait $host_link_pid 2>/dev/null
 # torch_check NAME ARGS...: a Python script of tests/programs locally and
 # through Gleam; stdout must be identical, stderr is kept apart (timings).
 # Both runs use PyTorch's own attention kernels (gleam-run sets
-# TORCH_CUDNN_SDPA_DEPRIORITIZED=1: cuDNN is not remoted), so that they run the
-# same kernels and compare bit for bit.
+# TORCH_CUDNN_SDPA_DEPRIORITIZED=1: cuDNN's attention graphs pass a host
+# scalar by value, which Gleam does not carry), so that they run the same
+# kernels and compare bit for bit.
 # TORCH_CHECK_SERVER overrides where the client connects (a gleam-link);
 # TORCH_CHECK_BEFORE runs just before the Gleam run (starts that link).
 torch_check() {
@@ -90,6 +91,9 @@ if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
   echo "== PyTorch: local vs through Gleam, driver hidden"
   progs="$GLEAM_SOURCE_DIR/tests/programs"
   torch_check torch_smoke "$progs/torch_smoke.py" --linear --blas
+  # cuDNN: ResNet-50 forward in fp32 and fp16, a small CNN's training step
+  # (deterministic cuDNN: bit-identical to the local run).
+  torch_check torch_vision "$progs/torch_vision.py"
   python3 "$progs/torch_generate.py" --size tiny --dir "$out" --save-only
   torch_check torch_generate "$progs/torch_generate.py" --size tiny --dir "$out"
   # The same run with the link cut for 3 s in the middle: the client gets

@@ -8,7 +8,7 @@
 // too.
 #include <algorithm>
 #include <cstring>
-#include <vector>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -27,8 +27,10 @@ namespace fft = wire::fft;
 /// The spec's handle type index of cufftHandle.
 constexpr int32_t plan_type = 0;
 
-/// What a plan's sizes hold (library_handle_entry::sizes).
-enum plan_size : size_t { input_bytes, output_bytes, work_bytes, plan_sizes };
+/// A plan's shape in bytes, kept in its handle entry's note.
+struct plan_shape {
+  uint64_t input = 0, output = 0, work = 0;
+};
 
 /// The shape's arrays in the integer type `T` of the vendor's function.
 template <class T>
@@ -208,7 +210,6 @@ bool run_shape(cufft_api& a, library_call_env& env, uint32_t function, shape_kin
   if (!ok || !in.done())
     return env.malformed(name), true;
   cufftHandle plan = 0;
-  std::vector<uint64_t>* sizes = nullptr;
   if (kind == shape_kind::creates) {
     if (!env.fresh(id, plan_type))
       return true;
@@ -217,8 +218,6 @@ bool run_shape(cufft_api& a, library_call_env& env, uint32_t function, shape_kin
     if (h == nullptr)
       return true;
     plan = value_handle_of<cufftHandle>(h);
-    if (kind == shape_kind::makes)
-      sizes = env.handle_sizes(id, plan_type);
   }
   size_t work = 0;
   size_t* work_out = &work;
@@ -232,31 +231,32 @@ bool run_shape(cufft_api& a, library_call_env& env, uint32_t function, shape_kin
     return env.unavailable(name), true;
   if (st != CUFFT_SUCCESS)
     return env.report(st, name), true;
-  std::vector<uint64_t> shape{fft::bytes(g, true), fft::bytes(g, false), 0};
+  auto shape = std::make_shared<plan_shape>();
+  shape->input = fft::bytes(g, true);
+  shape->output = fft::bytes(g, false);
   if (kind == shape_kind::creates) {
     // cufftPlan* answer no work size: ask the plan.
     if (a.cufftGetSize != nullptr && a.cufftGetSize(plan, &work) == CUFFT_SUCCESS)
-      shape[work_bytes] = work;
+      shape->work = work;
     if (!env.adopt(id, plan_type, value_handle_ptr(plan), false))
       return true;
-    if (auto* kept = env.handle_sizes(id, plan_type); kept != nullptr)
-      *kept = std::move(shape);
-  } else if (sizes != nullptr) {
-    shape[work_bytes] = *work_out;
-    *sizes = std::move(shape);
+    if (auto* note = env.handle_note(id, plan_type); note != nullptr)
+      *note = std::move(shape);
+  } else if (kind == shape_kind::makes) {
+    shape->work = *work_out;
+    if (auto* note = env.handle_note(id, plan_type); note != nullptr)
+      *note = std::move(shape);
   }
   env.report(st, name);
   return true;
 }
 
-/// The plan's kept sizes, or null after failing the call (a plan made by
-/// no plan-making function of this session).
-const std::vector<uint64_t>* shaped(library_call_env& env, uint64_t id, const char* name) {
-  auto* sizes = env.handle_sizes(id, plan_type);
-  if (sizes == nullptr)
-    return nullptr;
-  if (sizes->size() == plan_sizes)
-    return sizes;
+/// The plan's kept shape, or null after failing the call (a plan made by
+/// no plan-making function of this session). Call after library_handle().
+const plan_shape* shaped(library_call_env& env, uint64_t id, const char* name) {
+  auto* note = env.handle_note(id, plan_type);
+  if (note != nullptr && *note != nullptr)
+    return static_cast<const plan_shape*>(note->get());
   env.report(CUFFT_INVALID_PLAN, name);
   return nullptr;
 }
@@ -275,10 +275,10 @@ bool run_exec(cufft_api& a, library_call_env& env, uint32_t function, wire::arg_
   auto* h = env.library_handle(id, plan_type, handle_use::work);
   if (h == nullptr)
     return true;
-  const auto* sizes = shaped(env, id, name);
-  if (sizes == nullptr)
+  const auto* shape = shaped(env, id, name);
+  if (shape == nullptr)
     return true;
-  auto in_bytes = (*sizes)[input_bytes], out_bytes = (*sizes)[output_bytes];
+  auto in_bytes = shape->input, out_bytes = shape->output;
   // In place, one buffer holds both sides.
   if (input == output)
     in_bytes = out_bytes = std::max(in_bytes, out_bytes);
@@ -334,8 +334,8 @@ bool run_work_area(cufft_api& a, library_call_env& env, uint32_t function, wire:
   auto* h = env.library_handle(id, plan_type, handle_use::setting);
   if (h == nullptr)
     return true;
-  const auto* sizes = shaped(env, id, name);
-  if (sizes == nullptr || !env.device(area, (*sizes)[work_bytes], "workArea"))
+  const auto* shape = shaped(env, id, name);
+  if (shape == nullptr || !env.device(area, shape->work, "workArea"))
     return true;
   auto plan = value_handle_of<cufftHandle>(h);
   void* p = reinterpret_cast<void*>(static_cast<uintptr_t>(area));

@@ -30,21 +30,6 @@ void send_table(library_call_env& env, curandStatus_t status, const void* table,
   env.report(status, function);
 }
 
-/// Reads the call's arguments (the set, or nothing) and checks that the
-/// library has `fn`; false after failing the call.
-template <class Fn>
-bool ready(library_call_env& env, wire::arg_reader& in, Fn* fn, const char* function) {
-  if (!in.done()) {
-    env.malformed(function);
-    return false;
-  }
-  if (fn == nullptr) {
-    env.unavailable(function);
-    return false;
-  }
-  return true;
-}
-
 } // namespace
 
 bool run_manual_curand(curand_api& api, library_call_env& env, uint32_t function,
@@ -52,7 +37,7 @@ bool run_manual_curand(curand_api& api, library_call_env& env, uint32_t function
   switch (function) {
     case ids::curandGetDirectionVectors32: {
       auto set = in.value<curandDirectionVectorSet_t>();
-      if (!ready(env, in, api.curandGetDirectionVectors32, "curandGetDirectionVectors32"))
+      if (!arguments_ready(env, in, api.curandGetDirectionVectors32, "curandGetDirectionVectors32"))
         return true;
       curandDirectionVectors32_t* table = nullptr;
       auto status = api.curandGetDirectionVectors32(&table, set);
@@ -61,7 +46,7 @@ bool run_manual_curand(curand_api& api, library_call_env& env, uint32_t function
     }
     case ids::curandGetDirectionVectors64: {
       auto set = in.value<curandDirectionVectorSet_t>();
-      if (!ready(env, in, api.curandGetDirectionVectors64, "curandGetDirectionVectors64"))
+      if (!arguments_ready(env, in, api.curandGetDirectionVectors64, "curandGetDirectionVectors64"))
         return true;
       curandDirectionVectors64_t* table = nullptr;
       auto status = api.curandGetDirectionVectors64(&table, set);
@@ -69,7 +54,8 @@ bool run_manual_curand(curand_api& api, library_call_env& env, uint32_t function
       return true;
     }
     case ids::curandGetScrambleConstants32: {
-      if (!ready(env, in, api.curandGetScrambleConstants32, "curandGetScrambleConstants32"))
+      if (!arguments_ready(env, in, api.curandGetScrambleConstants32,
+                           "curandGetScrambleConstants32"))
         return true;
       unsigned int* table = nullptr;
       auto status = api.curandGetScrambleConstants32(&table);
@@ -77,7 +63,8 @@ bool run_manual_curand(curand_api& api, library_call_env& env, uint32_t function
       return true;
     }
     case ids::curandGetScrambleConstants64: {
-      if (!ready(env, in, api.curandGetScrambleConstants64, "curandGetScrambleConstants64"))
+      if (!arguments_ready(env, in, api.curandGetScrambleConstants64,
+                           "curandGetScrambleConstants64"))
         return true;
       unsigned long long* table = nullptr;
       auto status = api.curandGetScrambleConstants64(&table);

@@ -98,8 +98,7 @@ void* library_call_env::library_handle(uint64_t id, int32_t, handle_use) {
   return nullptr;
 }
 
-std::vector<uint64_t>* library_call_env::handle_sizes(uint64_t id, int32_t) {
-  invalid(fmt::format("handle {}: this library has no declared handle types", id));
+std::shared_ptr<void>* library_call_env::handle_note(uint64_t, int32_t) {
   return nullptr;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -111,15 +112,22 @@ public:
   /// after failing the call.
   virtual CUstream stream(uint64_t id, bool work);
 
+  /// The note slot of the session's handle `id` of `type`
+  /// (library_handle_entry::note), valid until the call ends; null when the
+  /// session has no such handle (the call is not failed: look the handle up
+  /// with library_handle() where it must exist).
+  virtual std::shared_ptr<void>* handle_note(uint64_t id, int32_t type);
+
+  /// Fails the call with the library's invalid status and `detail` (what
+  /// was wrong, with what value, and what to do).
+  void refuse(std::string detail) {
+    invalid(std::move(detail));
+  }
+
   /// Records that handle `handle_id` of `type` now works on client stream
   /// `stream_id`, driver stream `stream` (its type's stream function
   /// succeeded).
   virtual void stream_set(uint64_t handle_id, int32_t type, uint64_t stream_id, CUstream stream);
-
-  /// The sizes hand-written server code keeps for handle `id` of `type`
-  /// (library_handle_entry::sizes; empty until set), or null after failing
-  /// the call (unknown handle: the library's NOT_INITIALIZED).
-  virtual std::vector<uint64_t>* handle_sizes(uint64_t id, int32_t type);
 
   /// Reads the next 'dev_or_host' parameter.
   placement_arg placement(wire::arg_reader& in);
@@ -200,6 +208,24 @@ private:
   /// Host outputs: memory and size, in parameter order.
   std::vector<std::pair<void*, uint64_t>> outputs_;
 };
+
+/// For a hand-written server side of a function with an id: true when its
+/// arguments `in` were read to their end and the loaded library has the
+/// function (`fn`, its pointer); else fails the call as malformed or
+/// unavailable, naming `function`.
+template <class Fn>
+bool arguments_ready(library_call_env& env, const wire::arg_reader& in, Fn* fn,
+                     const char* function) {
+  if (!in.done()) {
+    env.malformed(function);
+    return false;
+  }
+  if (fn == nullptr) {
+    env.unavailable(function);
+    return false;
+  }
+  return true;
+}
 
 /// Runs generated cuBLAS function `function` (its spec id) with the
 /// arguments in `in`; false when no generated function has that id.

@@ -2,9 +2,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
-#include <vector>
 
 #include <cuda.h>
 
@@ -54,14 +54,15 @@ struct library_handle_entry {
   bool host = false;
   /// Client handle of the stream the app set (0: the legacy default stream).
   uint64_t stream = 0;
-  /// Sizes the library's hand-written server code keeps for the handle
-  /// (cuFFT: a plan's input, output and work-area bytes), to check later
-  /// calls' device ranges with.
-  std::vector<uint64_t> sizes;
   /// The driver stream the library handle works on now; null until the first
   /// work on it (the library's own default, which the session never uses:
   /// the context's legacy stream is shared by every session).
   CUstream bound = nullptr;
+  /// What a library's hand-written server code keeps about the handle
+  /// (cuDNN: a backend descriptor's attributes, executor/cudnn_backend.cpp;
+  /// cuFFT: a plan's shape in bytes, executor/cufft_plans.cpp); freed with
+  /// the entry.
+  std::shared_ptr<void> note;
 };
 
 /// A value handle (an integer the library made, e.g. a cufftHandle) as the

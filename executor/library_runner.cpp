@@ -16,10 +16,11 @@ namespace gleam::executor {
 extern const library_descriptor curand_library;
 extern const library_descriptor cufft_library;
 extern const library_descriptor nvml_library;
+extern const library_descriptor cudnn_library;
 
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept {
-  static const library_descriptor* const all[] = {&curand_library, &cufft_library,
-                                                  &nvml_library};
+  static const library_descriptor* const all[] = {&curand_library, &cufft_library, &nvml_library,
+                                                  &cudnn_library};
   for (const auto* d : all)
     if (d->library == library)
       return d;
@@ -163,9 +164,9 @@ public:
     return e->handle;
   }
 
-  std::vector<uint64_t>* handle_sizes(uint64_t id, int32_t type) override {
-    auto* e = find(id, type);
-    return e == nullptr ? nullptr : &e->sizes;
+  std::shared_ptr<void>* handle_note(uint64_t id, int32_t type) override {
+    auto i = s_.library_handles.find(key(id, type));
+    return i == s_.library_handles.end() ? nullptr : &i->second.note;
   }
 
   bool fresh(uint64_t id, int32_t type) override {
@@ -393,8 +394,10 @@ void run_library_op(blas_api* blas, driver_api& driver, session& s, const proto:
 
 size_t release_library_handles(session& s) {
   size_t failed = 0;
-  for (auto& kv : s.library_handles)
-    if (generic_env::destroy_entry(s.graves, kv.second) != 0)
+  // Later handle types first (the spec's order): what a library's handle
+  // made (cuDNN's descriptors and plans) goes before the handle itself.
+  for (auto i = s.library_handles.rbegin(); i != s.library_handles.rend(); ++i)
+    if (generic_env::destroy_entry(s.graves, i->second) != 0)
       ++failed;
   s.library_handles.clear();
   s.library_held.clear();

@@ -60,7 +60,8 @@ struct library_descriptor {
   caf::expected<void*> (*shared)();
 };
 
-/// The descriptors of the libraries the generic runner serves (cuRAND, NVML).
+/// The descriptors of the libraries the generic runner serves (cuRAND,
+/// cuFFT, NVML, cuDNN).
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept;
 
 /// Loaded libraries to use instead of each library's shared() one, by
@@ -81,7 +82,9 @@ void run_library_op(blas_api* blas, driver_api& driver, session& s, const proto:
                     proto::OpResult& r);
 
 /// Destroys every handle in s.library_handles with its type's destroy
-/// function (through s.graves when set) and forgets the held outputs.
+/// function (through s.graves when set), the spec's later handle types
+/// first (a library's handle after what was made with it), and forgets the
+/// held outputs.
 /// Returns the number of destructions that failed.
 size_t release_library_handles(session& s);
 

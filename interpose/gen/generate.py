@@ -3,7 +3,8 @@
 
 One spec per library (--library or --surface, default: the spec's file name
 stem): cudart (libcudart.so.13), cuda (libcuda.so.1, the driver-level
-surface), cublas (libcublas.so.13), cublasLt (libcublasLt.so.13). Writes, into
+surface), cublas (libcublas.so.13), cublasLt (libcublasLt.so.13), curand
+(libcurand.so.10), cudnn (libcudnn.so.9). Writes, into
 --out-dir (the build directory, never the source tree), with <lib> the
 library's name:
   <lib>.map                   GNU ld version script: every spec name, version
@@ -252,6 +253,79 @@ LIBRARIES = {
                 ("NVML_ERROR_ARGUMENT_VERSION_MISMATCH", "CUDA_ERROR_INVALID_VALUE"),
                 ("NVML_ERROR_UNKNOWN", "CUDA_ERROR_UNKNOWN"),
             ])),
+    # libcudnn.so.9 (cuDNN 9): handles declared in the spec, the generic
+    # client and server pieces, the backend API's attribute calls
+    # hand-written on both sides. A handle the app does not hold is
+    # CUDNN_STATUS_BAD_PARAM, as the vendor answers.
+    "cudnn": library(
+        "cudnn", ["cudnn.h"],
+        {"cudnnStatus_t": "CUDNN_STATUS_NOT_SUPPORTED",
+         "const char *": '"unsupported by gleam"', "size_t": "0"},
+        "gleam::interpose::report_library_unsupported", "interpose/library_call.hpp",
+        "cudnn_export.hpp", version="libcudnn.so.9",
+        generated=generated_calls(
+            "cudnnStatus_t", "CUDNN", "CUDNN_STATUS_BAD_PARAM",
+            "CUDNN_STATUS_BAD_PARAM", "CUDNN_STATUS_NOT_SUPPORTED",
+            "interpose/cudnn/library.hpp", "gleam::interpose::cudnn",
+            "cudnn_api", "executor/cudnn_api.hpp", "run_generated_cudnn",
+            success="CUDNN_STATUS_SUCCESS", display="cuDNN",
+            alloc_failed="CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED",
+            internal="CUDNN_STATUS_INTERNAL_ERROR",
+            client_traits="gleam::interpose::cudnn::traits",
+            manual_server="run_manual_cudnn",
+            expression_words=("api", "cudnn_tensor_bytes", "cudnn_filter_bytes",
+                              "cudnn_scaling_bytes", "cudnn_value_bytes", "cudnn_variant_pack"),
+            client_api="gleam::interpose::cudnn::client_descriptors",
+            statuses=[
+                ("CUDNN_STATUS_SUCCESS", "CUDA_SUCCESS"),
+                ("CUDNN_STATUS_NOT_INITIALIZED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_DEPRECATED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_LICENSE_ERROR", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_RUNTIME_IN_PROGRESS", "CUDA_ERROR_NOT_READY"),
+                ("CUDNN_STATUS_RUNTIME_FP_OVERFLOW", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_BAD_PARAM", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_NULL_POINTER", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_STREAM_MISMATCH", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_DUPLICATED_ENTRIES", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_CUDA_GRAPH_MISMATCH", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUDNN_STATUS_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_SHAPE", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_LAYOUT", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_PADDING", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUDNN_STATUS_INTERNAL_ERROR", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED", "CUDA_ERROR_OUT_OF_MEMORY"),
+                ("CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED", "CUDA_ERROR_OUT_OF_MEMORY"),
+                ("CUDNN_STATUS_INTERNAL_ERROR_BAD_LAUNCH_PARAM", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_EXECUTION_FAILED", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_EXECUTION_FAILED_CUBLAS", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_EXECUTION_FAILED_CUDART", "CUDA_ERROR_UNKNOWN"),
+                ("CUDNN_STATUS_EXECUTION_FAILED_CURAND", "CUDA_ERROR_UNKNOWN"),
+            ])),
 }
 
 PRIVATE_VERSION = "GLEAM_PRIVATE_1"
@@ -284,6 +358,8 @@ class param:
         self.length = length
         # Generated entries: see library_calls.POINTER_KINDS / VALUE_KINDS.
         self.kind = kind
+        # '| optional': a handle value the function takes as NULL.
+        self.optional = False
         # 'out handle host'; the declared handle type of a handle parameter.
         self.host_handle = False
         self.handle = None
@@ -326,6 +402,11 @@ class function:
         self.params = []
         self.id = None
         self.checks = []
+        # 'remember <handle>.<field> = <param>' lines: (handle, field, param).
+        self.remember = []
+        # 'async <condition>': a sync entry that does not wait when the
+        # condition holds at the call (None: always as 'call' says).
+        self.async_when = None
         # Legacy entries: the function they forward to, and explicit
         # "<target param>=<expression>" arguments.
         self.forward = None
@@ -453,6 +534,17 @@ def parse(path):
                     raise spec_error("%s: forward argument '%s' is not <param>=<expr>"
                                      % (where, w))
                 current.forward_args[target] = expr
+        elif key == "async":
+            if not rest:
+                raise spec_error("%s: async needs the condition under which the call does "
+                                 "not wait" % where)
+            current.async_when = rest
+        elif key == "remember":
+            # remember <handle param>.<field> = <param>
+            m = re.match(r"^(\w+)\.(\w+)\s*=\s*(\w+)$", rest)
+            if not m:
+                raise spec_error("%s: remember takes '<handle>.<field> = <param>'" % where)
+            current.remember.append(m.groups())
         elif key == "check":
             # check <condition> [else <status>]
             condition, _, status = rest.partition(" else ")
@@ -510,13 +602,15 @@ def validate(fn, path):
         raise spec_error("%s: 'reason' and 'fail' belong to unsupported entries only" % where)
     if fn.cls == "generated":
         library_calls.validate_generated(fn, where, LIB, LIB.handles, spec_error)
-    elif fn.checks:
-        raise spec_error("%s: 'check' belongs to generated entries only" % where)
+    elif fn.checks or fn.remember or fn.async_when:
+        raise spec_error("%s: 'check', 'remember' and 'async' belong to generated entries only"
+                         % where)
     elif fn.id is not None and (fn.cls != "manual" or LIB.generated is None):
         raise spec_error("%s: 'id' belongs to generated entries and to manual entries of "
                          "libraries with generated calls (their hand-written server side)"
                          % where)
     names = {p.name for p in fn.params}
+    words = EXPRESSION_WORDS + (LIB.generated.expression_words if LIB.generated else ())
     for p in fn.params:
         if p.kind is not None and fn.cls != "generated":
             raise spec_error("%s: '%s %s' annotations belong to generated entries only"
@@ -524,13 +618,14 @@ def validate(fn, path):
         if p.length is None or p.length in ("opaque", "cstr"):
             continue
         for ident in re.findall(r"[A-Za-z_]\w*", p.length):
-            if ident not in names and ident not in EXPRESSION_WORDS \
+            if ident not in names and ident not in words \
                     and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: length '%s' of %s names no parameter '%s'"
                                  % (where, p.length, p.name, ident))
-    for check, _ in fn.checks:
+    conditions = [c for c, _ in fn.checks] + ([fn.async_when] if fn.async_when else [])
+    for check in conditions:
         for ident in re.findall(r"[A-Za-z_]\w*", check):
-            if ident not in names and ident not in EXPRESSION_WORDS \
+            if ident not in names and ident not in words \
                     and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: check '%s' names no parameter '%s'"
                                  % (where, check, ident))

@@ -115,7 +115,7 @@ class generated_calls:
                  client_header, client_namespace, api_class, api_header, server_function,
                  handle=None, success=None, statuses=None, display=None, manual_server=None,
                  alloc_failed=None, internal=None, client_traits=None, legacy_header=None,
-                 precondition=None):
+                 precondition=None, expression_words=(), client_api=None):
         # The C type of the legacy handle every generated entry takes first
         # (cuBLAS: ns::state_of, ns::library_call, env.handle(id)); None for
         # libraries whose handle types the spec declares.
@@ -155,6 +155,11 @@ class generated_calls:
         # checks first, returning it when it is not success (NVML: the
         # library is initialized); None: no such check.
         self.precondition = precondition
+        # Helpers the spec's extents and checks may call besides
+        # wire/library_args.hpp's, and what 'api' names in a client stub
+        # (on the server it is the loaded library); None: no 'api'.
+        self.expression_words = tuple(expression_words)
+        self.client_api = client_api
 
     def legacy(self):
         return self.handle is not None
@@ -165,6 +170,10 @@ class generated_calls:
 def parse_note(decl, name, note, where, spec_error, make_param):
     """The generated-call annotation of a parameter, or None for others."""
     words = note.split()
+    if words == ["optional"]:
+        p = make_param(decl, name, None, None, None)
+        p.optional = True
+        return p
     if words in (["destroys"], ["stream"]):
         return make_param(decl, name, None, None, words[0])
     if len(words) < 2 or words[1] not in POINTER_KINDS:
@@ -275,6 +284,18 @@ def validate_generated(fn, where, lib, handles, spec_error):
             raise spec_error("%s: void scalar %s needs its size in bytes" % (where, p.name))
         if p.kind in POINTER_KINDS and p.direction != "in" and p.ctype().startswith("const"):
             raise spec_error("%s: %s is const but annotated %s" % (where, p.name, p.direction))
+    for p in fn.params:
+        if p.optional and p.kind != "handle_value":
+            raise spec_error("%s: '| optional' marks a by-value handle, not %s" % (where, p.name))
+    by_name = {p.name: p for p in fn.params}
+    for handle, field, value in fn.remember:
+        h = by_name.get(handle)
+        if h is None or h.kind not in ("handle_value", "handle") or h.handle.kind != "object" \
+                or h.optional:
+            raise spec_error("%s: remember: %s is no required object handle of the entry"
+                             % (where, handle))
+        if value not in by_name:
+            raise spec_error("%s: remember: %s is no parameter" % (where, value))
     values = [p for p in fn.params if p.kind in ("handle_value", "destroys")]
     if any(p.kind == "dev_or_host" for p in fn.params) and \
             not any(p.handle.kind == "object" for p in values):
@@ -284,10 +305,20 @@ def validate_generated(fn, where, lib, handles, spec_error):
     if addresses and len(host_outputs(fn)) != 1:
         raise spec_error("%s: an entry that creates an address handle has no other host "
                          "output" % where)
-    want = "sync" if host_outputs(fn) else "async"
-    if fn.call != want:
-        raise spec_error("%s: a generated entry %s host outputs: 'call %s'"
-                         % (where, "with" if want == "sync" else "without", want))
+    # Without host outputs a call may still wait for its status ('call
+    # sync'): one the app acts on at once; 'async <condition>' lets such a
+    # call (or one that only creates an object handle) go without waiting
+    # when the condition holds at the call.
+    if fn.async_when is not None:
+        made = [p for p in fn.params if p.kind == "handle"]
+        if fn.call != "sync" or any(p.handle.kind != "object" for p in made) \
+                or len(host_outputs(fn)) != len(made):
+            raise spec_error("%s: 'async <condition>' belongs to a 'call sync' entry whose only "
+                             "host output is a new object handle" % where)
+    if host_outputs(fn) and fn.call != "sync":
+        raise spec_error("%s: a generated entry with host outputs: 'call sync'" % where)
+    if fn.call not in ("sync", "async"):
+        raise spec_error("%s: a generated entry is 'call sync' or 'call async'" % where)
 
 
 def host_outputs(fn):
@@ -356,7 +387,10 @@ def release_handle(p, expr, traits):
     if p.handle.kind == "value":
         return "gleam::interpose::release_value_handle(%s, %d, %s)" % (
             traits, p.handle.index, expr)
-    return "gleam::interpose::release_library_handle(%s)" % expr
+    # Typed as the client struct: some handle types are void * to the app
+    # (cudnnBackendDescriptor_t).
+    return "gleam::interpose::release_library_handle(static_cast<%s*>(%s))" % (
+        p.handle.struct, expr)
 
 
 def client_stub(fn, lib):
@@ -371,6 +405,8 @@ def client_stub(fn, lib):
     if g.precondition is not None:
         out.append("    if (auto st_ = %s; st_ != %s)\n      return st_;\n"
                    % (g.precondition, g.success))
+    if g.client_api is not None:
+        out.append("    [[maybe_unused]] const auto& api = %s;\n" % g.client_api)
     owner = None
     # Handles first: a handle the app does not hold is NOT_INITIALIZED
     # before any other check, as the vendor's.
@@ -379,6 +415,10 @@ def client_stub(fn, lib):
             if p.handle.client_object():
                 out.append("    auto* %s_ = gleam::interpose::library_handle_of(%s, %s, %d);\n"
                            % (p.name, p.name, traits, p.handle.index))
+                if p.optional:
+                    out.append("    if (%s != nullptr && %s_ == nullptr)\n      return %s;\n"
+                               % (p.name, p.name, g.not_initialized))
+                    continue
                 out.append("    if (%s_ == nullptr)\n      return %s;\n"
                            % (p.name, g.not_initialized))
                 if owner is None and p.handle.kind == "object":
@@ -400,7 +440,10 @@ def client_stub(fn, lib):
     created = None
     for p in fn.params:
         if p.kind in ("handle_value", "destroys"):
-            if p.handle.client_object():
+            if p.handle.kind == "object" and p.optional:
+                out.append("    if (%s_ != nullptr)\n      call_.handle(*%s_);\n"
+                           "    else\n      call_.handle_id(0);\n" % (p.name, p.name))
+            elif p.handle.client_object():
                 out.append("    call_.handle(*%s_);\n" % p.name)
             elif p.handle.kind == "value":
                 out.append("    call_.handle_id(static_cast<uint64_t>(%s));\n" % p.name)
@@ -437,7 +480,17 @@ def client_stub(fn, lib):
                        "      return st_;\n" % (p.name, byte_count(p), owner.name, g.success))
         else:
             out.append("    call_.value(%s);\n" % p.name)
-    wait = "true" if any(p.kind == "handle" for p in fn.params) else "false"
+    wait = "true" if any(p.kind == "handle" for p in fn.params) or fn.call == "sync" else "false"
+    if fn.async_when is not None:
+        wait = "!(%s)" % fn.async_when
+    by_name = {p.name: p for p in fn.params}
+    for handle, field, value in fn.remember:
+        if by_name[handle].kind == "handle":
+            # The object the call creates.
+            out.append("    %s_->%s = %s;\n" % (handle, field, value))
+        else:
+            out.append("    reinterpret_cast<%s*>(%s)->%s = %s;\n"
+                       % (by_name[handle].handle.struct, handle, field, value))
     if created is not None:
         out.append("    auto st_ = call_.finish(%s);\n" % wait)
         out.append("    if (st_ == %s)\n      *%s = %s_;\n    else\n      %s;\n"
@@ -631,9 +684,16 @@ def server_case(fn, lib):
     for p in fn.params:
         if p.kind == "handle_value":
             purpose = "setting" if setter and p.handle in setter else "work"
-            out.append("      auto* %s_h_ = env.library_handle(%s_, %d, handle_use::%s);\n"
-                       % (p.name, p.name, p.handle.index, purpose))
-            out.append("      if (%s_h_ == nullptr)\n        return true;\n" % p.name)
+            lookup = "env.library_handle(%s_, %d, handle_use::%s)" % (
+                p.name, p.handle.index, purpose)
+            if p.optional:
+                out.append("      auto* %s_h_ = %s_ == 0 ? nullptr : %s;\n"
+                           % (p.name, p.name, lookup))
+                out.append("      if (%s_ != 0 && %s_h_ == nullptr)\n        return true;\n"
+                           % (p.name, p.name))
+            else:
+                out.append("      auto* %s_h_ = %s;\n" % (p.name, lookup))
+                out.append("      if (%s_h_ == nullptr)\n        return true;\n" % p.name)
             out.append("      auto %s = %s;\n" % (p.name, from_table(p.handle, "%s_h_" % p.name)))
     for p in fn.params:
         if p.kind == "stream":
@@ -838,4 +898,4 @@ def api_list(functions, banner, handles=()):
     return banner + "".join("X(%s)\n" % n for n in names)
 
 
-EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML)_\w+$")
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN)_\w+$")

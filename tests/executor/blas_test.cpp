@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/executor/fake_device.hpp"
+#include "tests/executor/real_gpu.hpp"
 #include <cuda_fp16.h>
 
 #include <cstdlib>
@@ -707,79 +708,7 @@ TEST_CASE("cuBLASLt: heuristic results pass through, descriptors are cached by c
 
 namespace {
 
-struct real_gpu {
-  std::unique_ptr<driver_api> driver;
-  std::unique_ptr<executor> exec;
-};
-
-executor& real_executor() {
-  static real_gpu g = [] {
-    real_gpu out;
-    auto api = driver_api::load();
-    if (!api)
-      FAIL("driver_api::load: " << caf::to_string(api.error()));
-    out.driver = std::move(*api);
-    auto ex = executor::make(*out.driver, 0);
-    if (!ex)
-      FAIL("executor::make: " << caf::to_string(ex.error()));
-    out.exec = std::move(*ex);
-    return out;
-  }();
-  return *g.exec;
-}
-
-struct real_client {
-  executor& ex = real_executor();
-  uint64_t session = 0;
-  uint64_t seq = 0;
-
-  real_client() {
-    proto::OpenSession req;
-    req.set_client_id("gpu-test:1");
-    auto opened = ex.open_session(req);
-    REQUIRE(opened);
-    session = opened->session();
-  }
-
-  ~real_client() {
-    ex.close_session(session);
-  }
-
-  proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
-    proto::OpBatch batch;
-    batch.set_session(session);
-    auto* op = batch.add_ops();
-    op->set_seq(++seq);
-    fill(*op);
-    auto reply = ex.execute(batch);
-    REQUIRE(reply.results_size() == 1);
-    return reply.results(0);
-  }
-
-  uint64_t upload(const void* data, size_t n) {
-    auto r = run([&](proto::Op& op) { op.mutable_mem_alloc()->set_size(n); });
-    REQUIRE(r.status() == 0);
-    auto p = r.dptr();
-    auto w = run([&](proto::Op& op) {
-      op.mutable_memcpy_htod()->set_dst(p);
-      op.mutable_memcpy_htod()->set_data(std::string(static_cast<const char*>(data), n));
-    });
-    REQUIRE(w.status() == 0);
-    return p;
-  }
-
-  template <class T>
-  std::vector<T> download(uint64_t p, size_t count) {
-    auto r = run([&](proto::Op& op) {
-      op.mutable_memcpy_dtoh()->set_src(p);
-      op.mutable_memcpy_dtoh()->set_size(count * sizeof(T));
-    });
-    REQUIRE(r.status() == 0);
-    std::vector<T> out(count);
-    std::memcpy(out.data(), r.data().data(), count * sizeof(T));
-    return out;
-  }
-};
+using gleam::test::real_client;
 
 } // namespace
 

@@ -19,18 +19,11 @@
 
 namespace {
 
-using gleam::test::lines_of;
-using gleam::test::read_file;
-using gleam::test::spec::exported_by;
 using gleam::test::spec::names_of;
 using gleam::test::spec::read_spec;
 
 constexpr const char* version = "libcurand.so.10";
 const std::string vendor = "/usr/local/cuda/lib64/libcurand.so.10";
-
-std::vector<std::string> committed_names() {
-  return lines_of(read_file(gleam::test::source_path("interpose/spec/libcurand.so.10.symbols")));
-}
 
 std::string built() {
   return gleam::test::build_path("lib/libcurand.so.10");
@@ -41,7 +34,7 @@ std::string built() {
 TEST_CASE("curand.spec names every vendor export once, each remoted",
           "[interpose][spec][curand]") {
   auto spec = read_spec("curand");
-  auto names = committed_names();
+  auto names = gleam::test::spec::committed_names(version);
   // libcurand.so.10 of CUDA 13.0 exports 27 functions.
   CHECK(names.size() == 27);
   CHECK(names_of(spec) == std::set<std::string>(names.begin(), names.end()));
@@ -63,50 +56,16 @@ TEST_CASE("curand.spec names every vendor export once, each remoted",
 
 TEST_CASE("the committed cuRAND name list matches the installed vendor library",
           "[interpose][spec][curand]") {
-  if (!std::ifstream{vendor}.good()) {
-    WARN("no vendor " << vendor << " to compare with; skipped");
-    return;
-  }
-  auto exported = exported_by(vendor, version);
-  auto committed = committed_names();
-  CHECK(std::set<std::string>(exported.versioned.begin(), exported.versioned.end())
-        == std::set<std::string>(committed.begin(), committed.end()));
-  // The vendor versions every export: so must we.
-  CHECK(exported.other.empty());
+  gleam::test::spec::check_vendor_list(vendor, version);
 }
 
 TEST_CASE("the generated cuRAND name lists follow the spec", "[interpose][spec][curand]") {
-  auto spec = read_spec("curand");
-  auto names = names_of(spec);
-  auto symbols = lines_of(read_file(gleam::test::build_path("interpose/curand_symbols.txt")));
-  CHECK(symbols == std::vector<std::string>(names.begin(), names.end()));
-  std::set<std::string> manual, generated;
-  for (const auto& e : spec)
-    (e.classes.front() == "manual" ? manual : generated).insert(e.name);
-  auto listed = lines_of(read_file(gleam::test::build_path("interpose/curand_manual.txt")));
-  CHECK(listed == std::vector<std::string>(manual.begin(), manual.end()));
-  CHECK(read_file(gleam::test::build_path("interpose/curand_unsupported.txt")).empty());
-  std::set<std::string> listed_generated;
-  for (const auto& line :
-       lines_of(read_file(gleam::test::build_path("interpose/curand_generated.txt"))))
-    listed_generated.insert(line.substr(0, line.find('\t')));
-  CHECK(listed_generated == generated);
+  gleam::test::spec::check_generated_lists("curand");
 }
 
 TEST_CASE("the built libcurand.so.10 exports exactly the spec's names, versioned",
           "[interpose][library][curand]") {
-  auto exported = exported_by(built(), version);
-  auto names = names_of(read_spec("curand"));
-  std::set<std::string> unique(exported.versioned.begin(), exported.versioned.end());
-  CHECK(exported.versioned.size() == unique.size());
-  CHECK(unique == names);
-  INFO("first unexpected export: " << (exported.other.empty() ? "" : exported.other.front()));
-  CHECK(exported.other.empty());
-  auto map = read_file(gleam::test::build_path("interpose/curand.map"));
-  CHECK(map.find(std::string{version} + " {") != std::string::npos);
-  std::string out;
-  REQUIRE(gleam::test::run_command("readelf -d '" + built() + "'", out) == 0);
-  CHECK(out.find("Library soname: [libcurand.so.10]") != std::string::npos);
+  gleam::test::spec::check_built_exports("curand", version);
 }
 
 TEST_CASE("cuRAND calls answered at the call need no server", "[interpose][library][curand]") {
@@ -163,36 +122,12 @@ TEST_CASE("cuRAND calls answered at the call need no server", "[interpose][libra
 
 TEST_CASE("a cuRAND program binds to our library and fails cleanly without a server",
           "[interpose][library][curand]") {
-  auto program = gleam::test::build_path("tests/programs/curand_host");
-  if (!std::ifstream{program}.good()) {
-    WARN("tests/programs/curand_host is not built (no nvcc); skipped");
-    return;
-  }
-  auto dir = gleam::test::build_path("tests/interpose_spec_test.d");
-  std::string out;
-  REQUIRE(gleam::test::run_command("mkdir -p '" + dir + "'", out) == 0);
-  // Port 1 on the loopback refuses at once: the first call that needs the
-  // server (curandGetVersion) says the library could not be initialized.
-  auto rc = gleam::test::run_command(
-    "GLEAM_SERVER=127.0.0.1:1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='" + dir + "/curand' "
-      + "LD_LIBRARY_PATH='" + gleam::test::build_path("lib") + "' '" + program + "' 2>&1",
-    out);
-  INFO(out);
-  CHECK(rc == 1);
-  CHECK(out.find("curandGetVersion(&v) failed: curandStatus_t "
-                 + std::to_string(CURAND_STATUS_INITIALIZATION_FAILED))
-        != std::string::npos);
-  std::string bindings;
-  REQUIRE(gleam::test::run_command("cat '" + dir + "'/curand.* && rm -f '" + dir + "'/curand.*",
-                                   bindings)
-          == 0);
-  auto at = bindings.find("`curandGetVersion'");
-  REQUIRE(at != std::string::npos);
-  auto start = bindings.rfind('\n', at);
-  auto line = bindings.substr(start + 1, bindings.find('\n', at) - start - 1);
-  INFO(line);
-  CHECK(line.find(built()) != std::string::npos);
-  CHECK(line.find("[libcurand.so.10]") != std::string::npos);
+  // The first call that needs the server (curandGetVersion) says the
+  // library could not be initialized.
+  gleam::test::spec::check_program_binds(
+    "curand_host", version, "curandGetVersion",
+    "curandGetVersion(&v) failed: curandStatus_t "
+      + std::to_string(CURAND_STATUS_INITIALIZATION_FAILED));
 }
 
 TEST_CASE("the generator checks the annotations of generated library calls",

@@ -22,15 +22,11 @@
 #include <cuda_runtime_api.h>
 #include <curand.h>
 
+#include "probe_bind.hpp"
+
 namespace {
 
-template <class F>
-bool bind(void* lib, const char* name, F& out) {
-  out = reinterpret_cast<F>(::dlsym(lib, name));
-  if (out == nullptr)
-    std::fprintf(stderr, "dlsym %s: %s\n", name, ::dlerror());
-  return out != nullptr;
-}
+using gleam::test::bind;
 
 const char* status(curandStatus_t s) {
   switch (s) {

@@ -151,6 +151,8 @@ void fake_library_call(const fake_memory& memory, const proto::LibraryCall& op,
                        proto::OpResult& r) {
   if (op.library() == proto::LibraryCall::CURAND)
     return fake_curand_call(memory, op, r);
+  if (op.library() == proto::LibraryCall::CUDNN)
+    return fake_cudnn_call(memory, op, r);
   current = &memory;
   device_scalars = op.device_scalars();
   fake_env env(memory, op.device_scalars(), r);

@@ -65,6 +65,26 @@ def op_conv2d():
     return F.conv2d(randn(2, 3, 16, 16), randn(8, 3, 3, 3, seed=1), padding=1)
 
 
+def op_conv2d_half():
+    torch.backends.cudnn.deterministic = True
+    return F.conv2d(randn(2, 8, 16, 16, dtype=torch.float16),
+                    randn(16, 8, 3, 3, seed=1, dtype=torch.float16), padding=1)
+
+
+def op_batch_norm():
+    # cuDNN's batch normalization: a training forward and backward, then an
+    # inference forward with the running statistics it updated.
+    torch.backends.cudnn.deterministic = True
+    x = randn(4, 8, 12, 12).requires_grad_()
+    bn = torch.nn.BatchNorm2d(8).cuda().train()
+    y = bn(x)
+    y.backward(randn(4, 8, 12, 12, seed=1))
+    bn.eval()
+    with torch.no_grad():
+        z = bn(randn(4, 8, 12, 12, seed=2))
+    return [y, x.grad, bn.weight.grad, bn.running_mean, bn.running_var, z]
+
+
 def op_resnet18():
     import torchvision
     torch.manual_seed(0)
@@ -125,9 +145,12 @@ def op_pynvml():
 
 OPS = [(n[3:], f) for n, f in sorted(globals().items()) if n.startswith("op_")]
 
-if __name__ == "__main__":
-    wanted = set(sys.argv[1:])
-    for name, fn in OPS:
+
+def run(checks, wanted, width=160):
+    """Runs each (name, function) of `checks` whose name is in `wanted`
+    (empty: all), printing "NAME ok <checksum>" or "NAME error <exception
+    type>: <first line, at most `width` characters>", then "done"."""
+    for name, fn in checks:
         if wanted and name not in wanted:
             continue
         try:
@@ -136,5 +159,9 @@ if __name__ == "__main__":
             print(name, "ok", checksum(out), flush=True)
         except Exception as e:  # one failing operation must not hide the others
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            print(name, "error", type(e).__name__ + ":", first[:160], flush=True)
+            print(name, "error", type(e).__name__ + ":", first[:width], flush=True)
     print("done")
+
+
+if __name__ == "__main__":
+    run(OPS, set(sys.argv[1:]))

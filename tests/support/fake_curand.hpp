@@ -1,7 +1,7 @@
 #pragma once
 
 // A fake cuRAND for the CPU tests (tests/executor/curand_test.cpp, the fake
-// GPU server's tests/interpose_runtime/fake_curand_calls.cpp): generators
+// GPU server's tests/interpose_runtime/fake_generic_calls.cpp): generators
 // whose values are computed from their seed and offset and written where
 // the library would write them, distributions, the version and one host
 // table; every call logged. Header-only: the entry points are plain

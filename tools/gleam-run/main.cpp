@@ -6,8 +6,8 @@
 // directory of our libcudart.so.13 (<exe dir>/../lib) first on
 // LD_LIBRARY_PATH, preloads that library, our libcuda.so.1 from lib/driver
 // and, where the bundle has them, our libcublasLt.so.13, libcublas.so.13,
-// libcurand.so.10, libcufft.so.12 and libnvidia-ml.so.1 (pynvml and PyTorch
-// dlopen NVML by that SONAME)
+// libcurand.so.10, libcufft.so.12, libcudnn.so.9 and libnvidia-ml.so.1
+// (pynvml and PyTorch dlopen NVML by that SONAME)
 // (so they win over copies that an app finds through its own RPATH, as
 // PyTorch wheels do, and over the real driver: a preloaded object answers
 // every later request for its SONAME), and execs the program.
@@ -102,20 +102,21 @@ int main(int argc, char** argv) {
     return 127;
   }
   // Preloaded in this order: libcudart, the driver surface, then the
-  // library surfaces (BLAS, cuRAND, cuFFT, NVML).
+  // library surfaces (BLAS, cuRAND, cuFFT, cuDNN, NVML).
   std::string preload = lib + ":" + driver;
   for (const char* extra : {"libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10",
-                            "libcufft.so.12", "libnvidia-ml.so.1"}) {
+                            "libcufft.so.12", "libcudnn.so.9", "libnvidia-ml.so.1"}) {
     auto path = lib_dir + "/" + extra;
     if (::access(path.c_str(), R_OK) == 0)
       preload += ":" + path;
   }
   prepend_env("LD_PRELOAD", preload, ':');
-  // cuDNN is not remoted (DESIGN.md: its surface is a later one): PyTorch
-  // >= 2.9 prefers cuDNN attention on sm_90/sm_100 when a recent cuDNN is
-  // installed, which then fails. This PyTorch knob keeps its own flash /
-  // memory-efficient attention kernels first, which run through Gleam. An
-  // explicit setting of the app's environment wins.
+  // PyTorch >= 2.9 prefers cuDNN attention on sm_90/sm_100 when a recent
+  // cuDNN is installed; its graphs pass the attention scale by value (a
+  // host pointer in the variant pack), which Gleam's cuDNN refuses. This
+  // PyTorch knob keeps its own flash / memory-efficient attention kernels
+  // first, which run through Gleam. An explicit setting of the app's
+  // environment wins.
   ::setenv("TORCH_CUDNN_SDPA_DEPRIORITIZED", "1", 0);
   ::execvp(argv[i], argv + i);
   std::fprintf(stderr, "gleam-run: cannot run '%s': %s\n", argv[i], std::strerror(errno));

@@ -1,0 +1,246 @@
+// interpose_cudnn_probe LIB SCENARIO: loads LIB (a libcudart.so.13) and the
+// libcudnn.so.9 next to it with dlopen, as an app would, and runs one
+// scenario against a server (fake_gpu_server in the CPU tests, whose fake
+// cuDNN keeps backend attributes as they arrive and computes batch
+// normalization). Prints one "key=value" line per observation; exit code 0
+// unless the libraries could not be used.
+//
+//   cudnn   a handle on an app stream (cudnnGetStream answered locally),
+//           the versions, tensor descriptors and a batch-normalization
+//           inference read back; backend descriptors: attributes set and
+//           read back, descriptor elements, a heuristic filling the app's
+//           engine configuration, a plan's workspace size, an execution
+//           with its pointers in the session's memory and one with a host
+//           pointer (refused by the server: the next synchronizing call's
+//           error); a handle the app does not hold; the destroys
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "probe_bind.hpp"
+
+namespace {
+
+using gleam::test::bind;
+
+struct cuda {
+  cudaError_t (*malloc)(void**, size_t);
+  cudaError_t (*memcpy)(void*, const void*, size_t, cudaMemcpyKind);
+  cudaError_t (*stream_create)(cudaStream_t*);
+  cudaError_t (*synchronize)();
+  const char* (*error_name)(cudaError_t);
+};
+
+/// The cuDNN functions the probe binds.
+#define GLEAM_PROBE_CUDNN_FUNCTIONS(X)                                          \
+  X(cudnnGetErrorString)                                                        \
+  X(cudnnGetVersion)                                                            \
+  X(cudnnGetProperty)                                                           \
+  X(cudnnCreate)                                                                \
+  X(cudnnDestroy)                                                               \
+  X(cudnnSetStream)                                                             \
+  X(cudnnGetStream)                                                             \
+  X(cudnnCreateTensorDescriptor)                                                \
+  X(cudnnDestroyTensorDescriptor)                                               \
+  X(cudnnSetTensor4dDescriptor)                                                 \
+  X(cudnnGetTensorSizeInBytes)                                                  \
+  X(cudnnBatchNormalizationForwardInference)                                    \
+  X(cudnnBackendCreateDescriptor)                                               \
+  X(cudnnBackendDestroyDescriptor)                                              \
+  X(cudnnBackendFinalize)                                                       \
+  X(cudnnBackendSetAttribute)                                                   \
+  X(cudnnBackendGetAttribute)                                                   \
+  X(cudnnBackendExecute)
+
+struct dnn {
+#define GLEAM_PROBE_MEMBER(name) decltype(&::name) name;
+  GLEAM_PROBE_CUDNN_FUNCTIONS(GLEAM_PROBE_MEMBER)
+#undef GLEAM_PROBE_MEMBER
+};
+
+int run(const cuda& c, const dnn& d) {
+  auto st = [&](cudnnStatus_t s) { return d.cudnnGetErrorString(s); };
+  std::printf("version=%zu\n", d.cudnnGetVersion());
+  // Each call is made before its results are printed: the arguments of one
+  // printf are evaluated in no set order.
+  int major = -1;
+  auto status = d.cudnnGetProperty(MAJOR_VERSION, &major);
+  std::printf("major=%s %d\n", st(status), major);
+  cudaStream_t stream = nullptr;
+  if (c.stream_create(&stream) != cudaSuccess)
+    return 1;
+  cudnnHandle_t h = nullptr;
+  std::printf("create=%s\n", st(d.cudnnCreate(&h)));
+  std::printf("set_stream=%s\n", st(d.cudnnSetStream(h, stream)));
+  cudaStream_t got = nullptr;
+  status = d.cudnnGetStream(h, &got);
+  std::printf("get_stream=%s same=%d\n", st(status), got == stream);
+
+  // Batch normalization over two NCHW float tensors: x and y 1x2x2x2, the
+  // per-channel parameters 1x2x1x1.
+  cudnnTensorDescriptor_t x_desc = nullptr, bn_desc = nullptr;
+  std::printf("tensors=%s", st(d.cudnnCreateTensorDescriptor(&x_desc)));
+  std::printf(",%s", st(d.cudnnCreateTensorDescriptor(&bn_desc)));
+  std::printf(",%s", st(d.cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                                      1, 2, 2, 2)));
+  std::printf(",%s\n", st(d.cudnnSetTensor4dDescriptor(bn_desc, CUDNN_TENSOR_NCHW,
+                                                        CUDNN_DATA_FLOAT, 1, 2, 1, 1)));
+  size_t bytes = 0;
+  status = d.cudnnGetTensorSizeInBytes(x_desc, &bytes);
+  std::printf("size=%s %zu\n", st(status), bytes);
+  auto device = [&](std::vector<float> v) {
+    void* p = nullptr;
+    c.malloc(&p, v.size() * sizeof(float));
+    c.memcpy(p, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice);
+    return p;
+  };
+  void* x = device({1, 2, 3, 4, 10, 20, 30, 40});
+  void* y = device(std::vector<float>(8, 0));
+  void* scale = device({2, 0.5f});
+  void* bias = device({1, -1});
+  void* mean = device({2, 20});
+  void* var = device({4, 100});
+  float one = 1, zero = 0;
+  std::printf("batch_norm=%s\n",
+              st(d.cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero,
+                                                           x_desc, x, x_desc, y, bn_desc, scale,
+                                                           bias, mean, var, 0.0)));
+  float out[8] = {};
+  auto copied = c.memcpy(out, y, sizeof(out), cudaMemcpyDeviceToHost);
+  std::printf("y=%s", c.error_name(copied));
+  for (float v : out)
+    std::printf(" %g", v);
+  std::printf("\n");
+
+  // Backend: a tensor whose attributes come back as set.
+  auto create = [&](cudnnBackendDescriptorType_t type) {
+    cudnnBackendDescriptor_t b = nullptr;
+    auto s = d.cudnnBackendCreateDescriptor(type, &b);
+    if (s != CUDNN_STATUS_SUCCESS)
+      std::printf("create_descriptor=%s\n", st(s));
+    return b;
+  };
+  auto tensor = create(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  int64_t dims[4] = {1, 2, 4, 4}, strides[4] = {32, 16, 4, 1}, uid = 7;
+  cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  std::printf("tensor_set=%s", st(d.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS,
+                                                              CUDNN_TYPE_INT64, 4, dims)));
+  std::printf(",%s", st(d.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_STRIDES,
+                                                    CUDNN_TYPE_INT64, 4, strides)));
+  std::printf(",%s", st(d.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID,
+                                                    CUDNN_TYPE_INT64, 1, &uid)));
+  std::printf(",%s\n", st(d.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_DATA_TYPE,
+                                                      CUDNN_TYPE_DATA_TYPE, 1, &type)));
+  int64_t back[4] = {}, count = 0;
+  status = d.cudnnBackendGetAttribute(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4,
+                                      &count, back);
+  std::printf("tensor_get=%s count=%lld dims=%lld,%lld,%lld,%lld\n", st(status),
+              static_cast<long long>(count), static_cast<long long>(back[0]),
+              static_cast<long long>(back[1]), static_cast<long long>(back[2]),
+              static_cast<long long>(back[3]));
+  // An operation on it, its graph, a heuristic that fills the app's engine
+  // configuration, a plan of that configuration.
+  auto op = create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  auto graph = create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  auto heuristic = create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  auto config = create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  auto plan = create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  std::printf("graph=%s", st(d.cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+                                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                                         &tensor)));
+  std::printf(",%s", st(d.cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op)));
+  std::printf(",%s", st(d.cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE,
+                                                    CUDNN_TYPE_HANDLE, 1, &h)));
+  std::printf(",%s\n", st(d.cudnnBackendSetAttribute(heuristic,
+                                                      CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph)));
+  count = 0;
+  status = d.cudnnBackendGetAttribute(heuristic, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &config);
+  std::printf("heuristic=%s count=%lld\n", st(status), static_cast<long long>(count));
+  std::printf("plan=%s",
+              st(d.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config)));
+  std::printf(",%s\n", st(d.cudnnBackendFinalize(plan)));
+  int64_t workspace_size = 0;
+  status = d.cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                      CUDNN_TYPE_INT64, 1, &count, &workspace_size);
+  std::printf("workspace=%s %lld\n", st(status), static_cast<long long>(workspace_size));
+  // A descriptor the app does not hold is refused at the call.
+  int not_a_descriptor[16] = {};
+  void* foreign = not_a_descriptor;
+  std::printf("foreign_element=%s\n",
+              st(d.cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
+                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &foreign)));
+
+  void* data = nullptr;
+  void* workspace = nullptr;
+  c.malloc(&data, 128);
+  c.malloc(&workspace, static_cast<size_t>(workspace_size));
+  auto pack = [&](void* pointer) {
+    auto p = create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    d.cudnnBackendSetAttribute(p, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 1, &uid);
+    d.cudnnBackendSetAttribute(p, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 1,
+                               &pointer);
+    d.cudnnBackendSetAttribute(p, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                               &workspace);
+    d.cudnnBackendFinalize(p);
+    return p;
+  };
+  auto good = pack(data);
+  std::printf("execute=%s\n", st(d.cudnnBackendExecute(h, plan, good)));
+  std::printf("sync=%s\n", c.error_name(c.synchronize()));
+  float host[32];
+  auto bad = pack(host);
+  std::printf("execute_host_pointer=%s\n", st(d.cudnnBackendExecute(h, plan, bad)));
+  std::printf("sync_after=%s\n", c.error_name(c.synchronize()));
+  std::printf("sync_again=%s\n", c.error_name(c.synchronize()));
+
+  int not_a_handle[16] = {};
+  std::printf("foreign_handle=%s\n",
+              st(d.cudnnSetStream(reinterpret_cast<cudnnHandle_t>(not_a_handle), stream)));
+  for (auto b : {good, bad, plan, config, heuristic, graph, op, tensor})
+    d.cudnnBackendDestroyDescriptor(b);
+  std::printf("destroy=%s", st(d.cudnnDestroyTensorDescriptor(x_desc)));
+  std::printf(",%s", st(d.cudnnDestroyTensorDescriptor(bn_desc)));
+  std::printf(",%s\n", st(d.cudnnDestroy(h)));
+  std::printf("final_sync=%s\n", c.error_name(c.synchronize()));
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 || std::string(argv[2]) != "cudnn") {
+    std::fprintf(stderr, "usage: %s LIBCUDART cudnn\n", argv[0]);
+    return 2;
+  }
+  std::string cudart = argv[1];
+  auto* rt = ::dlopen(cudart.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  auto dir = cudart.substr(0, cudart.rfind('/'));
+  auto* lib = ::dlopen((dir + "/libcudnn.so.9").c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (rt == nullptr || lib == nullptr) {
+    std::fprintf(stderr, "dlopen: %s\n", ::dlerror());
+    return 2;
+  }
+  cuda c{};
+  dnn d{};
+  bool ok = bind(rt, "cudaMalloc", c.malloc) && bind(rt, "cudaMemcpy", c.memcpy)
+            && bind(rt, "cudaStreamCreate", c.stream_create)
+            && bind(rt, "cudaDeviceSynchronize", c.synchronize)
+            && bind(rt, "cudaGetErrorName", c.error_name);
+#define GLEAM_PROBE_BIND(name) ok = ok && bind(lib, #name, d.name);
+  GLEAM_PROBE_CUDNN_FUNCTIONS(GLEAM_PROBE_BIND)
+#undef GLEAM_PROBE_BIND
+  if (!ok)
+    return 2;
+  return run(c, d);
+}
