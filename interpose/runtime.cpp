@@ -40,6 +40,7 @@
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
 #include "interpose/message_size.hpp"
+#include "interpose/mirror.hpp"
 #include "interpose/upload.hpp"
 #include "interpose/wait_report.hpp"
 
@@ -854,8 +855,14 @@ size_t payload_bytes(const proto::Op& op) {
   }
 }
 
+/// Set while this thread sends the dirty pages of host mirrors: those
+/// uploads write what the host holds, so they leave the mirrors current.
+thread_local bool uploading_mirrors = false;
+
 /// Appends `op` to the queue under the next seq and returns that seq.
 uint64_t enqueue(client& c, proto::Op&& op) {
+  if (!uploading_mirrors)
+    mirror_note_op(op);
   auto seq = c.next_seq++;
   op.set_seq(seq);
   // Capture rules (capture_state.hpp), judged on the app's calling thread:
@@ -992,8 +999,40 @@ const proto::SessionOpened& session() {
   return the_client->opened;
 }
 
+namespace {
+
+/// Sends the dirty pages of host mirrors (interpose/mirror.hpp) ahead of
+/// the op about to be queued, each upload an op of its own so that bulk
+/// stays in bounded batches; their errors arrive like any async op's.
+void upload_mirrors() {
+  if (!mirrors_active() || uploading_mirrors)
+    return;
+  uploading_mirrors = true;
+  internal_ops internal;
+  proto::Op op;
+  while (mirror_next_upload(op)) {
+    static_cast<void>(submit(std::move(op))); // errors: deferred, as for any async op
+    op = proto::Op{};
+  }
+  uploading_mirrors = false;
+}
+
+/// Declared before a function's client lock: once the lock is released,
+/// host mirrors learn that a round trip completed.
+struct round_trip_end {
+  bool armed = true;
+  ~round_trip_end() {
+    if (armed)
+      mirror_after_round_trip();
+  }
+};
+
+} // namespace
+
 cudaError_t run_ops(std::vector<proto::Op>& ops,
                     std::vector<proto::OpResult>* results) {
+  upload_mirrors();
+  round_trip_end end;
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto& c = get_client();
   if (c.state != cudaSuccess)
@@ -1031,11 +1070,14 @@ cudaError_t run_op(proto::Op op, proto::OpResult* result) {
 }
 
 cudaError_t submit(proto::Op op) {
+  upload_mirrors();
+  round_trip_end end{false};
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto& c = get_client();
   if (c.state != cudaSuccess)
     return c.state;
   if (!c.async) {
+    end.armed = true;
     cudaError_t status = cudaSuccess;
     auto reason = op_name(op);
     auto seq = enqueue(c, std::move(op));
@@ -1086,6 +1128,8 @@ cudaError_t submit_on(cudaStream_t stream, proto::Op op) {
 
 cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& make,
                           const result_sink& sink) {
+  upload_mirrors();
+  round_trip_end end;
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto& c = get_client();
   if (c.state != cudaSuccess)
@@ -1105,6 +1149,8 @@ cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& 
 }
 
 cudaError_t flush() {
+  upload_mirrors();
+  round_trip_end end;
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto& c = get_client();
   if (c.state != cudaSuccess)
@@ -1277,16 +1323,31 @@ bool fits_allocation(const void* p, size_t count) {
   return count <= i->first + i->second - addr;
 }
 
+cudaMemcpyKind effective_kind(const void* dst, const void* src, cudaMemcpyKind kind) {
+  if (kind == cudaMemcpyDefault) {
+    bool d = classify(dst) == pointer_kind::device;
+    bool s = classify(src) == pointer_kind::device;
+    return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+             : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+  }
+  auto unified = [](const void* p) {
+    auto m = mirror_at_host(p);
+    return m && m->refresh == mirror_refresh::lazy;
+  };
+  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost
+      && kind != cudaMemcpyHostToHost)
+    return kind;
+  bool d = kind == cudaMemcpyHostToDevice || unified(dst);
+  bool s = kind == cudaMemcpyDeviceToHost || unified(src);
+  return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+           : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+}
+
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                  cudaStream_t stream, bool async) {
   if (count == 0)
     return cudaSuccess;
-  if (kind == cudaMemcpyDefault) {
-    bool d_dev = classify(dst) == pointer_kind::device;
-    bool s_dev = classify(src) == pointer_kind::device;
-    kind = d_dev ? (s_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
-                 : (s_dev ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-  }
+  kind = effective_kind(dst, src, kind);
   auto s = wire_stream(stream);
   if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice)
     if (!fits_allocation(src, count))

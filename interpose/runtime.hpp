@@ -285,6 +285,12 @@ pointer_kind classify(const void* p) noexcept;
 /// later through the deferred error.
 bool fits_allocation(const void* p, size_t count);
 
+/// The kind of a copy from `src` to `dst`: cudaMemcpyDefault inferred
+/// from where each pointer lives, and a side in managed memory or in mapped
+/// memory of cudaHostAlloc (one address on both sides, interpose/mirror.hpp)
+/// counted as device memory whatever `kind` says.
+cudaMemcpyKind effective_kind(const void* dst, const void* src, cudaMemcpyKind kind);
+
 /// Copies `count` bytes by `kind` (cudaMemcpyDefault inferred); `stream`
 /// and `async` go on the wire for device-side copies.
 cudaError_t copy(void* dst, const void* src, size_t count,

@@ -39,7 +39,8 @@
 // The device reports every CUdevice_attribute as 100000 + its number (but
 // 1024 threads per block, warp 32, 4 multiprocessors). A ModuleLoad finds
 // every function it names (no parameters, but "kp" takes a pointer and an
-// int); each LaunchKernel is written to
+// int: a launch adds 1 to each of that many bytes at the pointer); each
+// LaunchKernel is written to
 // STATS_FILE as "launch FUNCTION [cooperative] ID:FIELDS..." (describe_launch).
 // Memory pools keep the attributes set on them, UsedMemCurrent counts their
 // live allocations, an allocation from an unknown pool fails.
@@ -391,9 +392,22 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       }
       return;
     }
-    case proto::Op::kLaunchKernel:
-      st.launches.push_back(describe_launch(op.launch_kernel()));
+    case proto::Op::kLaunchKernel: {
+      const auto& l = op.launch_kernel();
+      st.launches.push_back(describe_launch(l));
+      // "kp" adds 1 to each of its int's bytes at its pointer (when the
+      // fake backs them), so that tests see a kernel's writes.
+      if (l.function() == "kp" && l.params().size() >= 12) {
+        uint64_t p = 0;
+        int32_t n = 0;
+        std::memcpy(&p, l.params().data(), 8);
+        std::memcpy(&n, l.params().data() + 8, 4);
+        if (auto* bytes = n > 0 ? at(st, p, static_cast<uint64_t>(n), &known) : nullptr)
+          for (int32_t i = 0; i < n; ++i)
+            ++bytes[i];
+      }
       return;
+    }
     case proto::Op::kGraphAddMemAllocNode:
       allocate(st, op.graph_add_mem_alloc_node().size(), r);
       return;

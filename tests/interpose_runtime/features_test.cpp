@@ -1,7 +1,8 @@
 // The built libcudart.so.13 (and lib/driver/libcuda.so.1) against the
 // GPU-less fake server (interpose_features_probe, features_probe.cpp):
 // extended launches with every attribute kind; the full device properties;
-// stream-ordered memory pools; queries and clones of explicit graphs.
+// stream-ordered memory pools; queries and clones of explicit graphs;
+// managed and mapped memory on host mirrors.
 #include <catch2/catch.hpp>
 
 #include <cuda.h>
@@ -318,4 +319,113 @@ TEST_CASE("explicit graphs are queried from the client's record; clones copy it"
     INFO(key);
     CHECK(kv[key] == value);
   }
+}
+
+namespace {
+
+void check_all(const std::map<std::string, std::string>& kv,
+               const std::map<std::string, std::string>& expected) {
+  for (const auto& [key, value] : expected) {
+    INFO(key);
+    auto i = kv.find(key);
+    CHECK((i != kv.end() ? i->second : "(missing)") == value);
+  }
+}
+
+} // namespace
+
+TEST_CASE("managed memory: host writes, kernel, sync, host reads through the mirror",
+          "[interpose][managed]") {
+  fake_server server;
+  auto kv = parse(features(server, "managed"));
+  check_all(kv, {
+    {"null_ptr", "cudaErrorInvalidValue"},
+    {"zero_size", "cudaErrorInvalidValue"},
+    {"bad_flags", "cudaErrorInvalidValue"},
+    {"alloc", "cudaSuccess"},
+    {"fresh", "00000000"},
+    {"attributes", "cudaSuccess"},
+    {"attributes_values", "1 1 1"},
+    {"launch", "cudaSuccess"},
+    {"launch_tail", "cudaSuccess"},
+    {"sync", "cudaSuccess"},
+    // The host's bytes reached the kernel, the kernel's came back.
+    {"after_kernel", "0111213141516171"},
+    {"after_kernel_tail", "41"},
+    {"after_second", "7111"},
+    {"host_only", "5a"},
+    {"copy_in_default", "cudaSuccess"},
+    {"copied_in", "01020304"},
+    {"copy_in_htod", "cudaSuccess"},
+    {"copied_in_htod", "01020304"},
+    {"copy_out_dtoh", "cudaSuccess"},
+    {"copied_out", "9"},
+    {"copy_hth", "cudaSuccess"},
+    {"copied_hth", "01020304"},
+    {"copy_dtod", "cudaSuccess"},
+    {"memset", "cudaSuccess"},
+    {"copy_back", "cudaSuccess"},
+    {"memset_and_copy", "33330102"},
+    {"prefetch_device", "cudaSuccess"},
+    {"prefetch_host", "cudaSuccess"},
+    {"prefetch_too_long", "cudaErrorInvalidValue"},
+    {"prefetch_flags", "cudaErrorInvalidValue"},
+    {"prefetch_not_managed", "cudaErrorInvalidValue"},
+    {"prefetch_bad_device", "cudaErrorInvalidDevice"},
+    {"advise", "cudaSuccess"},
+    {"advise_read_mostly", "cudaSuccess"},
+    {"advise_bad", "cudaErrorInvalidValue"},
+    {"advise_bad_device", "cudaErrorInvalidDevice"},
+    {"attach", "cudaSuccess"},
+    {"attach_length", "cudaErrorInvalidValue"},
+    {"attach_flags", "cudaErrorInvalidValue"},
+    {"after_hints", "7111"},
+    {"free_inner", "cudaErrorInvalidValue"},
+    {"free", "cudaSuccess"},
+    {"free_device", "cudaSuccess"},
+    {"final_sync", "cudaSuccess"},
+  });
+}
+
+TEST_CASE("mapped host memory: cudaHostAlloc and cudaHostRegister with device pointers",
+          "[interpose][mapped]") {
+  fake_server server;
+  auto kv = parse(features(server, "mapped"));
+  check_all(kv, {
+    {"bad_flags", "cudaErrorInvalidValue"},
+    {"alloc", "cudaSuccess"},
+    {"device_pointer", "cudaSuccess"},
+    {"device_pointer_same", "1"},
+    {"device_pointer_flags", "cudaErrorInvalidValue"},
+    {"flags", "cudaSuccess"},
+    {"flags_value", "2"},
+    {"attributes", "cudaSuccess"},
+    {"attributes_host", "1"},
+    {"launch", "cudaSuccess"},
+    {"sync", "cudaSuccess"},
+    {"after_kernel", "02030405"},
+    {"free_wrong", "cudaErrorInvalidValue"},
+    {"free", "cudaSuccess"},
+    {"pinned", "cudaSuccess"},
+    {"pinned_device_pointer", "cudaErrorNotSupported"},
+    {"pageable_device_pointer", "cudaErrorInvalidValue"},
+    {"free_pinned", "cudaSuccess"},
+    {"register_bad_flags", "cudaErrorInvalidValue"},
+    {"register", "cudaSuccess"},
+    {"register_twice", "cudaErrorHostMemoryAlreadyRegistered"},
+    {"registered_pointer", "cudaSuccess"},
+    {"launch_registered", "cudaSuccess"},
+    {"launch_registered_start", "cudaSuccess"},
+    {"sync_registered", "cudaSuccess"},
+    // Host writes reached the kernels; their writes came back, and a byte
+    // next to the registration stayed the app's.
+    {"registered_after", "31 21 00"},
+    {"registered_attributes", "cudaSuccess"},
+    {"registered_attributes_values", "1 1"},
+    {"free_registered_device", "cudaErrorInvalidValue"},
+    {"unregister", "cudaSuccess"},
+    {"unregister_again", "cudaErrorHostMemoryNotRegistered"},
+    {"registered_final", "44"},
+    {"final_sync", "cudaSuccess"},
+  });
 }

@@ -34,12 +34,6 @@ int attr32(cudaMemPool_t pool, cudaMemPoolAttr a) {
   return v;
 }
 
-void code(const char* what, cudaError_t e, gleam_program::checksum& sum) {
-  std::printf("%s -> %s\n", what, cudaGetErrorName(e));
-  sum.add_value(static_cast<int>(e));
-  cudaGetLastError();
-}
-
 } // namespace
 
 int main() {
@@ -135,12 +129,12 @@ int main() {
 
   // Refused calls.
   uint64_t one = 1;
-  code("set UsedMemCurrent", cudaMemPoolSetAttribute(mine, cudaMemPoolAttrUsedMemCurrent, &one), sum);
-  code("set UsedMemHigh to 1", cudaMemPoolSetAttribute(mine, cudaMemPoolAttrUsedMemHigh, &one), sum);
-  code("destroy the default pool", cudaMemPoolDestroy(def), sum);
+  gleam_program::print_code("set UsedMemCurrent", cudaMemPoolSetAttribute(mine, cudaMemPoolAttrUsedMemCurrent, &one), sum);
+  gleam_program::print_code("set UsedMemHigh to 1", cudaMemPoolSetAttribute(mine, cudaMemPoolAttrUsedMemHigh, &one), sum);
+  gleam_program::print_code("destroy the default pool", cudaMemPoolDestroy(def), sum);
   cudaMemPool_t none = nullptr;
-  code("default pool of device 64", cudaDeviceGetDefaultMemPool(&none, 64), sum);
-  code("set pool of device 64", cudaDeviceSetMemPool(64, mine), sum);
+  gleam_program::print_code("default pool of device 64", cudaDeviceGetDefaultMemPool(&none, 64), sum);
+  gleam_program::print_code("set pool of device 64", cudaDeviceSetMemPool(64, mine), sum);
 
   GLEAM_PROGRAM_CHECK(cudaMemPoolDestroy(mine));
   GLEAM_PROGRAM_CHECK(cudaDeviceGetMemPool(&current, 0));

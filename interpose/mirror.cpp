@@ -1,0 +1,432 @@
+#include "interpose/mirror.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "actors/log.hpp"
+#include "interpose/capture_state.hpp"
+#include "interpose/message_size.hpp"
+#include "interpose/runtime.hpp"
+
+namespace gleam::interpose {
+
+namespace {
+
+using actors::log;
+using actors::log_level;
+
+enum page_state : uint8_t {
+  /// The device may hold newer bytes (lazy mirrors only): PROT_NONE.
+  page_invalid = 0,
+  /// Host and device agree: PROT_READ.
+  page_clean = 1,
+  /// The host wrote since the last upload: read-write.
+  page_dirty = 2,
+};
+
+/// Bytes fetched around a faulting address of a lazy mirror.
+constexpr size_t fetch_window = size_t{256} << 10;
+
+size_t page_size() noexcept {
+  static const auto size = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+struct mirror {
+  mirror_info info;
+  /// The page-aligned host range the mirror protects.
+  uintptr_t begin = 0;
+  size_t pages = 0;
+  /// Lazy mirrors: the private read-write view of the same memory.
+  char* shadow = nullptr;
+  std::vector<uint8_t> state;
+
+  uintptr_t page_addr(size_t p) const noexcept { return begin + p * page_size(); }
+  /// The mirror's bytes inside pages [a, b): [lo, hi) in host addresses.
+  std::pair<uintptr_t, uintptr_t> bytes(size_t a, size_t b) const noexcept {
+    return {std::max(page_addr(a), info.host), std::min(page_addr(b), info.host + info.size)};
+  }
+  uint64_t device_of(uintptr_t host) const noexcept { return info.device + (host - info.host); }
+};
+
+std::mutex table_mutex;
+/// Mirrors by first host page.
+std::map<uintptr_t, mirror> table;
+std::atomic<int> active{0};
+std::atomic<bool> any_dirty{false};
+std::atomic<bool> device_written{false};
+/// Set while this thread reads mirrors back (their own round trip).
+thread_local bool refreshing = false;
+struct sigaction previous_action {};
+
+mirror* containing(uintptr_t a) {
+  auto i = table.upper_bound(a);
+  if (i == table.begin())
+    return nullptr;
+  --i;
+  return a < i->second.page_addr(i->second.pages) ? &i->second : nullptr;
+}
+
+void protect(const mirror& m, size_t a, size_t b, int prot) {
+  if (b > a && ::mprotect(reinterpret_cast<void*>(m.page_addr(a)), (b - a) * page_size(), prot)
+                   != 0)
+    log(log_level::error, "mprotect of a host mirror failed: {}", std::strerror(errno));
+}
+
+/// Sets pages [a, b) whose state is `from` to `to` with protection `prot`,
+/// a run of consecutive pages at a time.
+void transition(mirror& m, size_t a, size_t b, uint8_t from, uint8_t to, int prot) {
+  size_t p = a;
+  while (p < b) {
+    if (m.state[p] != from) {
+      ++p;
+      continue;
+    }
+    size_t q = p;
+    while (q < b && m.state[q] == from)
+      m.state[q++] = to;
+    protect(m, p, q, prot);
+    p = q;
+  }
+}
+
+/// Writes fetched bytes (host range [lo, lo + data.size())) into the pages
+/// of [a, b) that are still `from`, which become clean. Call with the lock.
+void install(mirror& m, size_t a, size_t b, uintptr_t lo, const std::string& data,
+             uint8_t from) {
+  for (size_t p = a; p < b; ++p) {
+    if (m.state[p] != from)
+      continue;
+    auto [plo, phi] = m.bytes(p, p + 1);
+    plo = std::max(plo, lo);
+    phi = std::min<uintptr_t>(phi, lo + data.size());
+    if (phi <= plo)
+      continue;
+    if (m.shadow != nullptr) {
+      std::memcpy(m.shadow + (plo - m.begin), data.data() + (plo - lo), phi - plo);
+    } else {
+      protect(m, p, p + 1, PROT_READ | PROT_WRITE);
+      std::memcpy(reinterpret_cast<void*>(plo), data.data() + (plo - lo), phi - plo);
+    }
+    m.state[p] = page_clean;
+    protect(m, p, p + 1, PROT_READ);
+  }
+}
+
+/// Reads device bytes [device, device + n) back; false when the server
+/// refused. Never call with the lock held.
+bool fetch(uint64_t device, size_t n, std::string& out) {
+  internal_ops internal;
+  std::vector<proto::Op> ops;
+  // Every earlier kernel finished, on whatever stream (a capture has none
+  // running, and a CtxSynchronize would break it).
+  bool sync = !captures().any();
+  if (sync)
+    ops.emplace_back().mutable_ctx_synchronize();
+  for (size_t off = 0; off < n; off += max_message_payload) {
+    auto* c = ops.emplace_back().mutable_memcpy_dtoh();
+    c->set_src(device + off);
+    c->set_size(std::min(max_message_payload, n - off));
+    c->set_stream(2); // the per-thread stream: never one the app captures on
+  }
+  std::vector<proto::OpResult> results;
+  auto count = ops.size(); // run_ops takes the ops
+  refreshing = true;
+  auto err = run_ops(ops, &results);
+  refreshing = false;
+  if (err != cudaSuccess || results.size() != count)
+    return false;
+  out.clear();
+  for (size_t i = sync ? 1 : 0; i < results.size(); ++i)
+    out += results[i].data();
+  return out.size() == n;
+}
+
+void report_fetch_failure() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    log(log_level::error, "reading managed or mapped memory back from the server failed; "
+                          "the host sees its last copy (check the earlier CUDA error)");
+  });
+}
+
+/// A fault in a mirror page: true when handled (the access is retried).
+bool handle_fault(uintptr_t a) {
+  std::unique_lock<std::mutex> lock{table_mutex};
+  auto* m = containing(a);
+  if (m == nullptr)
+    return false;
+  auto p = (a - m->begin) / page_size();
+  if (m->state[p] == page_clean) { // a write
+    m->state[p] = page_dirty;
+    any_dirty = true;
+    protect(*m, p, p + 1, PROT_READ | PROT_WRITE);
+    return true;
+  }
+  if (m->state[p] == page_dirty)
+    return true; // opened by another thread meanwhile
+  auto window_pages = fetch_window / page_size();
+  auto a_page = p / window_pages * window_pages;
+  auto b_page = std::min(m->pages, a_page + window_pages);
+  auto [lo, hi] = m->bytes(a_page, b_page);
+  auto begin = m->begin;
+  auto device = m->device_of(lo);
+  lock.unlock();
+  std::string data;
+  bool ok = fetch(device, hi - lo, data);
+  lock.lock();
+  m = containing(a);
+  if (m == nullptr || m->begin != begin)
+    return true;
+  if (!ok) {
+    report_fetch_failure();
+    data.assign(hi - lo, '\0');
+    if (m->shadow != nullptr) // keep the mirror's own bytes
+      data.assign(m->shadow + (lo - m->begin), hi - lo);
+  }
+  install(*m, a_page, b_page, lo, data, page_invalid);
+  return true;
+}
+
+void on_fault(int sig, siginfo_t* info, void* context) {
+  auto saved = errno;
+  bool handled = handle_fault(reinterpret_cast<uintptr_t>(info->si_addr));
+  errno = saved;
+  if (handled)
+    return;
+  // Not ours: whatever handled SIGSEGV before us.
+  if ((previous_action.sa_flags & SA_SIGINFO) != 0 && previous_action.sa_sigaction != nullptr) {
+    previous_action.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (previous_action.sa_handler == SIG_IGN)
+    return;
+  if (previous_action.sa_handler != SIG_DFL && previous_action.sa_handler != nullptr) {
+    previous_action.sa_handler(sig);
+    return;
+  }
+  // The default action: the access faults again and kills the process.
+  ::signal(sig, SIG_DFL);
+}
+
+void install_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction action {};
+    action.sa_sigaction = on_fault;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGSEGV, &action, &previous_action);
+  });
+}
+
+void add(mirror m) {
+  install_handler();
+  std::lock_guard<std::mutex> guard{table_mutex};
+  auto begin = m.begin;
+  table.emplace(begin, std::move(m));
+  ++active;
+}
+
+/// Whether an op may write device memory (anything not listed here does).
+bool may_write(const proto::Op& op) noexcept {
+  using k = proto::Op::KindCase;
+  switch (op.kind_case()) {
+    case k::kMemAlloc:
+    case k::kMemcpyDtoh:
+    case k::kMemGetInfo:
+    case k::kMemAllocPitch:
+    case k::kModuleLoad:
+    case k::kFuncSetAttribute:
+    case k::kFuncSetCacheConfig:
+    case k::kOccupancyMaxActiveBlocks:
+    case k::kStreamCreate:
+    case k::kStreamDestroy:
+    case k::kStreamSynchronize:
+    case k::kStreamQuery:
+    case k::kStreamWaitEvent:
+    case k::kEventCreate:
+    case k::kEventDestroy:
+    case k::kEventRecord:
+    case k::kEventSynchronize:
+    case k::kEventQuery:
+    case k::kEventElapsedTime:
+    case k::kCtxSynchronize:
+    case k::kCtxGetLimit:
+    case k::kStreamCaptureInfo:
+      return false;
+    case k::kMemcpy2D:
+      return op.memcpy_2d().kind() != proto::Memcpy2D::DTOH;
+    default:
+      return true;
+  }
+}
+
+} // namespace
+
+cudaError_t mirror_map(uint64_t device, size_t size, bool managed, unsigned flags) {
+  auto page = page_size();
+  if (device % page != 0)
+    return cudaErrorMemoryAllocation;
+  auto length = (std::max<size_t>(size, 1) + page - 1) / page * page;
+  int fd = ::memfd_create("gleam-mirror", MFD_CLOEXEC);
+  if (fd < 0)
+    return cudaErrorMemoryAllocation;
+  if (::ftruncate(fd, static_cast<off_t>(length)) != 0) {
+    ::close(fd);
+    return cudaErrorMemoryAllocation;
+  }
+  auto* want = reinterpret_cast<void*>(static_cast<uintptr_t>(device));
+  void* view = ::mmap(want, length, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+  if (view == MAP_FAILED || view != want) {
+    if (view != MAP_FAILED) // a kernel without MAP_FIXED_NOREPLACE put it elsewhere
+      ::munmap(view, length);
+    ::close(fd);
+    return cudaErrorMemoryAllocation;
+  }
+  void* shadow = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (shadow == MAP_FAILED) {
+    ::munmap(view, length);
+    return cudaErrorMemoryAllocation;
+  }
+  mirror m;
+  m.info = {static_cast<uintptr_t>(device), device, size, mirror_refresh::lazy, managed, flags};
+  m.begin = static_cast<uintptr_t>(device);
+  m.pages = length / page;
+  m.shadow = static_cast<char*>(shadow);
+  // Fresh pages read zero on both sides (the caller zeroes the device's).
+  m.state.assign(m.pages, page_clean);
+  add(std::move(m));
+  return cudaSuccess;
+}
+
+cudaError_t mirror_register(uintptr_t host, uint64_t device, size_t size, unsigned flags) {
+  auto page = page_size();
+  mirror m;
+  m.info = {host, device, size, mirror_refresh::eager, false, flags};
+  m.begin = host / page * page;
+  m.pages = (host + size - m.begin + page - 1) / page;
+  m.state.assign(m.pages, page_dirty);
+  add(std::move(m));
+  any_dirty = true;
+  return cudaSuccess;
+}
+
+std::optional<mirror_info> mirror_remove(uintptr_t host) {
+  std::lock_guard<std::mutex> guard{table_mutex};
+  auto* m = containing(host);
+  if (m == nullptr || m->info.host != host)
+    return std::nullopt;
+  auto info = m->info;
+  auto length = m->pages * page_size();
+  if (m->shadow != nullptr) {
+    ::munmap(reinterpret_cast<void*>(m->begin), length);
+    ::munmap(m->shadow, length);
+  } else {
+    protect(*m, 0, m->pages, PROT_READ | PROT_WRITE);
+  }
+  table.erase(m->begin);
+  --active;
+  return info;
+}
+
+std::optional<mirror_info> mirror_at_host(const void* p) {
+  if (active == 0)
+    return std::nullopt;
+  std::lock_guard<std::mutex> guard{table_mutex};
+  auto a = reinterpret_cast<uintptr_t>(p);
+  auto* m = containing(a);
+  if (m == nullptr || a < m->info.host || a >= m->info.host + m->info.size)
+    return std::nullopt;
+  return m->info;
+}
+
+std::optional<mirror_info> mirror_at_device(uint64_t p) {
+  if (active == 0)
+    return std::nullopt;
+  std::lock_guard<std::mutex> guard{table_mutex};
+  for (const auto& kv : table) {
+    const auto& i = kv.second.info;
+    if (p >= i.device && p < i.device + i.size)
+      return i;
+  }
+  return std::nullopt;
+}
+
+bool mirrors_active() noexcept {
+  return active.load(std::memory_order_relaxed) != 0;
+}
+
+void mirror_note_op(const proto::Op& op) noexcept {
+  if (mirrors_active() && !refreshing && may_write(op))
+    device_written = true;
+}
+
+bool mirror_next_upload(proto::Op& op) {
+  if (!any_dirty.load())
+    return false;
+  std::lock_guard<std::mutex> guard{table_mutex};
+  auto limit = std::max<size_t>(1, max_message_payload / page_size());
+  for (auto& kv : table) {
+    auto& m = kv.second;
+    auto first = std::find(m.state.begin(), m.state.end(), uint8_t{page_dirty});
+    if (first == m.state.end())
+      continue;
+    auto a = static_cast<size_t>(first - m.state.begin());
+    auto b = a;
+    while (b < m.pages && b - a < limit && m.state[b] == page_dirty)
+      ++b;
+    // Closed before the bytes are read: a write from now on faults again.
+    transition(m, a, b, page_dirty, page_clean, PROT_READ);
+    auto [lo, hi] = m.bytes(a, b);
+    auto* c = op.mutable_memcpy_htod();
+    c->set_dst(m.device_of(lo));
+    if (m.shadow != nullptr)
+      c->set_data(m.shadow + (lo - m.begin), hi - lo);
+    else
+      c->set_data(reinterpret_cast<const char*>(lo), hi - lo);
+    c->set_stream(2);
+    c->set_async(false);
+    return true;
+  }
+  any_dirty = false;
+  return false;
+}
+
+void mirror_after_round_trip() {
+  if (!mirrors_active() || refreshing || !device_written.exchange(false))
+    return;
+  std::vector<mirror_info> eager;
+  {
+    std::lock_guard<std::mutex> guard{table_mutex};
+    for (auto& kv : table) {
+      auto& m = kv.second;
+      if (m.info.refresh == mirror_refresh::lazy)
+        transition(m, 0, m.pages, page_clean, page_invalid, PROT_NONE);
+      else
+        eager.push_back(m.info);
+    }
+  }
+  for (const auto& info : eager) {
+    std::string data;
+    if (!fetch(info.device, info.size, data)) {
+      report_fetch_failure();
+      continue;
+    }
+    std::lock_guard<std::mutex> guard{table_mutex};
+    auto* m = containing(info.host);
+    if (m != nullptr && m->info.host == info.host)
+      install(*m, 0, m->pages, info.host, data, page_clean);
+  }
+}
+
+} // namespace gleam::interpose
