@@ -39,6 +39,7 @@
 #include "interpose/capture_state.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
+#include "interpose/host_copies.hpp"
 #include "interpose/message_size.hpp"
 #include "interpose/mirror.hpp"
 #include "interpose/upload.hpp"
@@ -237,6 +238,11 @@ caf::behavior client_proxy(caf::stateful_actor<client_proxy_state>* self,
     [=](actors::host_call_atom a, uint64_t session, uint64_t callback, uint64_t invocation) {
       return self->delegate(host_runner, a, session, callback, invocation);
     },
+    // A memcpy node's host end (interpose/host_copies.hpp), on the same thread.
+    [=](actors::host_copy_atom a, uint64_t session, uint64_t copy, uint64_t offset,
+        std::string& data, uint64_t want) {
+      return self->delegate(host_runner, a, session, copy, offset, std::move(data), want);
+    },
   };
 }
 
@@ -251,6 +257,16 @@ caf::behavior host_call_runner(caf::event_based_actor*) {
                                   "host function " + std::to_string(callback)
                                     + " was never registered in this process");
       return true;
+    },
+    [](actors::host_copy_atom, uint64_t, uint64_t copy, uint64_t offset, std::string& data,
+       uint64_t want) -> caf::result<std::string> {
+      std::string out;
+      if (!serve_host_copy(copy, offset, data, want, &out))
+        return actors::make_error(actors::error_code::no_host_function,
+                                  "host copy " + std::to_string(copy)
+                                    + " was never registered in this process, or the "
+                                      "server asked past its bytes");
+      return out;
     },
   };
 }
@@ -1355,18 +1371,11 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
   if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice)
     if (!fits_allocation(dst, count))
       return cudaErrorInvalidValue;
-  if (async && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyHostToHost
-      && captures().status(s) != cudaStreamCaptureStatusNone) {
-    // The host side of the copy is in this process, not on the server where
-    // the graph replays: refused (the server refuses it too), and the
-    // capture is invalidated so that no graph silently lacks the copy.
-    report_unsupported("cudaMemcpyAsync between host and device during capture",
-                       "copies of host memory cannot be captured through "
-                       "gleam; copy into a device buffer outside the captured "
-                       "region");
-    captures().invalidate(s);
-    return cudaErrorStreamCaptureUnsupported;
-  }
+  // Captured between device and host memory: nodes that carry the bytes
+  // across at every replay (interpose/host_copies.hpp).
+  if (async && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost)
+      && captures().status(s) != cudaStreamCaptureStatusNone)
+    return capture_host_copy(stream, dst, count, src, count, count, 1, kind);
   switch (kind) {
     case cudaMemcpyHostToHost:
       if (async && captures().status(s) != cudaStreamCaptureStatusNone) {

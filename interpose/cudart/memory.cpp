@@ -15,6 +15,7 @@
 #include "interpose/capture_state.hpp"
 #include "interpose/cudart/managed.hpp"
 #include "interpose/cudart/pools.hpp"
+#include "interpose/host_copies.hpp"
 #include "interpose/mirror.hpp"
 #include "interpose/runtime.hpp"
 
@@ -225,6 +226,11 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch,
   if (width == 0 || height == 0)
     return cudaSuccess;
   kind = effective_kind(dst, src, kind);
+  // Captured between device and host memory: nodes that carry the bytes
+  // across at every replay (interpose/host_copies.hpp).
+  if (async && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost)
+      && capturing(stream))
+    return capture_host_copy(stream, dst, dpitch, src, spitch, width, height, kind);
   proto::Op op;
   auto* m = op.mutable_memcpy_2d();
   m->set_width(width);

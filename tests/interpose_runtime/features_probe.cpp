@@ -22,6 +22,11 @@
 //   managed    cudaMallocManaged: host writes, kernel "kp" (the fake adds 1
 //              to its bytes), sync, host reads; copies of every kind;
 //              prefetch, advice and attachment checks; the refusals
+//   graph_copies memcpy nodes (host to device, device to device, device
+//              to host) replayed with the host's bytes of each replay,
+//              their parameters read, set on the graph and the exec;
+//              memset node parameters; the refusals; cudaMemcpyAsync and
+//              cudaMemcpy2DAsync with pageable memory captured and replayed
 //   mapped     cudaHostAlloc(Mapped) and cudaHostRegister(Mapped) with
 //              cudaHostGetDevicePointer: host writes seen by "kp", its
 //              writes seen after a sync; pinned and pageable memory refused
@@ -564,6 +569,130 @@ void mapped() {
   print("final_sync", cudaDeviceSynchronize_());
 }
 
+void graph_copies() {
+  GLEAM_PROBE_FN(cudaMalloc);
+  GLEAM_PROBE_FN(cudaGraphCreate);
+  GLEAM_PROBE_FN(cudaGraphAddMemcpyNode);
+  GLEAM_PROBE_FN(cudaGraphAddMemcpyNode1D);
+  GLEAM_PROBE_FN(cudaGraphAddMemsetNode);
+  GLEAM_PROBE_FN(cudaGraphMemcpyNodeGetParams);
+  GLEAM_PROBE_FN(cudaGraphMemcpyNodeSetParams1D);
+  GLEAM_PROBE_FN(cudaGraphExecMemcpyNodeSetParams1D);
+  GLEAM_PROBE_FN(cudaGraphMemsetNodeGetParams);
+  GLEAM_PROBE_FN(cudaGraphMemsetNodeSetParams);
+  GLEAM_PROBE_FN(cudaGraphExecMemsetNodeSetParams);
+  GLEAM_PROBE_FN(cudaGraphNodeGetType);
+  GLEAM_PROBE_FN(cudaGraphInstantiate);
+  GLEAM_PROBE_FN(cudaGraphLaunch);
+  GLEAM_PROBE_FN(cudaStreamSynchronize);
+  GLEAM_PROBE_FN(cudaStreamCreate);
+  GLEAM_PROBE_FN(cudaStreamBeginCapture);
+  GLEAM_PROBE_FN(cudaStreamEndCapture);
+  GLEAM_PROBE_FN(cudaMemcpyAsync);
+  GLEAM_PROBE_FN(cudaMemcpy2DAsync);
+  GLEAM_PROBE_FN(cudaGraphDestroy);
+  GLEAM_PROBE_FN(cudaGraphExecDestroy);
+  char* d = nullptr;
+  print("malloc", cudaMalloc_(reinterpret_cast<void**>(&d), 256));
+  static char in[16], out[16], out_b[16];
+  for (int i = 0; i < 16; ++i)
+    in[i] = static_cast<char>(i + 1);
+  cudaGraph_t g = nullptr;
+  print("create", cudaGraphCreate_(&g, 0));
+  cudaGraphNode_t h2d = nullptr, d2d = nullptr, d2h = nullptr, ms = nullptr;
+  print("add_h2d", cudaGraphAddMemcpyNode1D_(&h2d, g, nullptr, 0, d, in, 16,
+                                            cudaMemcpyHostToDevice));
+  cudaMemcpy3DParms p3{};
+  p3.srcPtr = cudaPitchedPtr{d, 16, 16, 1};
+  p3.dstPtr = cudaPitchedPtr{d + 32, 16, 16, 1};
+  p3.extent = cudaExtent{16, 1, 1};
+  p3.kind = cudaMemcpyDeviceToDevice;
+  print("add_d2d", cudaGraphAddMemcpyNode_(&d2d, g, &h2d, 1, &p3));
+  print("add_d2h", cudaGraphAddMemcpyNode1D_(&d2h, g, &d2d, 1, out, d + 32, 16,
+                                            cudaMemcpyDefault));
+  cudaMemsetParams mp{};
+  mp.dst = d + 128;
+  mp.value = 7;
+  mp.elementSize = 1;
+  mp.width = 16;
+  mp.height = 1;
+  print("add_memset", cudaGraphAddMemsetNode_(&ms, g, nullptr, 0, &mp));
+  cudaGraphNode_t bad = nullptr;
+  print("add_bad_kind", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, d, in, 16,
+                                                 static_cast<cudaMemcpyKind>(7)));
+  print("add_zero", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, d, in, 0,
+                                             cudaMemcpyHostToDevice));
+  print("add_host_to_host", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, out_b, in, 16,
+                                                     cudaMemcpyHostToHost));
+  auto* nowhere = reinterpret_cast<char*>(uintptr_t{0x1000});
+  print("add_outside", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, nowhere, in, 16,
+                                                cudaMemcpyHostToDevice));
+  cudaGraphNodeType type = cudaGraphNodeTypeCount;
+  print("type", cudaGraphNodeGetType_(d2h, &type));
+  std::printf("type_memcpy=%d\n", type == cudaGraphNodeTypeMemcpy);
+  cudaMemcpy3DParms got{};
+  print("get", cudaGraphMemcpyNodeGetParams_(d2h, &got));
+  std::printf("get_values=%d %zu %zu %d\n", got.dstPtr.ptr == out, got.extent.width,
+              got.extent.height, static_cast<int>(got.kind));
+  print("get_memset_as_memcpy", cudaGraphMemcpyNodeGetParams_(ms, &got));
+  cudaMemsetParams mgot{};
+  print("memset_get", cudaGraphMemsetNodeGetParams_(ms, &mgot));
+  std::printf("memset_values=%u %zu\n", mgot.value, mgot.width);
+  mp.value = 9;
+  print("memset_set", cudaGraphMemsetNodeSetParams_(ms, &mp));
+  print("memset_get2", cudaGraphMemsetNodeGetParams_(ms, &mgot));
+  std::printf("memset_values2=%u\n", mgot.value);
+  mp.elementSize = 3;
+  print("memset_set_bad", cudaGraphMemsetNodeSetParams_(ms, &mp));
+  mp.elementSize = 1;
+
+  cudaGraphExec_t e = nullptr;
+  print("instantiate", cudaGraphInstantiate_(&e, g, 0));
+  print("launch1", cudaGraphLaunch_(e, nullptr));
+  print("sync1", cudaStreamSynchronize_(nullptr));
+  print_bytes("out1", out, 16);
+  // Every replay carries the host bytes of that moment.
+  for (int i = 0; i < 16; ++i)
+    in[i] = static_cast<char>(0x40 + i);
+  print("launch2", cudaGraphLaunch_(e, nullptr));
+  print("sync2", cudaStreamSynchronize_(nullptr));
+  print_bytes("out2", out, 16);
+  print("exec_set", cudaGraphExecMemcpyNodeSetParams1D_(e, d2h, out_b, d + 32, 16,
+                                                       cudaMemcpyDeviceToHost));
+  print("exec_memset_set", cudaGraphExecMemsetNodeSetParams_(e, ms, &mp));
+  in[0] = 0x7f;
+  print("launch3", cudaGraphLaunch_(e, nullptr));
+  print("sync3", cudaStreamSynchronize_(nullptr));
+  print_bytes("out_b", out_b, 4);
+  print_bytes("out_kept", out, 4);
+  print("graph_set", cudaGraphMemcpyNodeSetParams1D_(h2d, d, out_b, 8,
+                                                     cudaMemcpyHostToDevice));
+  print("get_after_set", cudaGraphMemcpyNodeGetParams_(h2d, &got));
+  std::printf("get_after_set_width=%zu\n", got.extent.width);
+  print("exec_destroy", cudaGraphExecDestroy_(e));
+  print("destroy", cudaGraphDestroy_(g));
+
+  // Captured copies between device and pageable host memory.
+  cudaStream_t s = nullptr;
+  cudaStreamCreate_(&s);
+  static char cin[8], cout_[8];
+  print("begin", cudaStreamBeginCapture_(s, cudaStreamCaptureModeGlobal));
+  print("capture_h2d", cudaMemcpyAsync_(d + 64, cin, 8, cudaMemcpyHostToDevice, s));
+  print("capture_d2h", cudaMemcpy2DAsync_(cout_, 4, d + 64, 4, 4, 2, cudaMemcpyDeviceToHost,
+                                          s));
+  cudaGraph_t cg = nullptr;
+  print("end", cudaStreamEndCapture_(s, &cg));
+  cudaGraphExec_t ce = nullptr;
+  print("captured_instantiate", cudaGraphInstantiate_(&ce, cg, 0));
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 8; ++i)
+      cin[i] = static_cast<char>(0x10 * round + i);
+    print(round == 0 ? "captured_launch1" : "captured_launch2", cudaGraphLaunch_(ce, s));
+    print(round == 0 ? "captured_sync1" : "captured_sync2", cudaStreamSynchronize_(s));
+    print_bytes(round == 0 ? "captured_out1" : "captured_out2", cout_, 8);
+  }
+}
+
 void graphs() {
   GLEAM_PROBE_FN(cudaGraphCreate);
   GLEAM_PROBE_FN(cudaGraphAddKernelNode);
@@ -702,6 +831,8 @@ int main(int argc, char** argv) {
     graphs();
   else if (scenario == "managed")
     managed();
+  else if (scenario == "graph_copies")
+    graph_copies();
   else if (scenario == "mapped")
     mapped();
   else {
