@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/executor/client_bytes.hpp"
 #include "tests/executor/fake_driver.hpp"
 
 #include <cstdlib>
@@ -652,20 +653,11 @@ struct recording_port final : gleam::executor::host_call_port {
   void call(uint64_t session, uint64_t callback) override {
     calls.emplace_back(session, callback);
   }
-  /// Host ends of copies: copy id -> the client's packed bytes.
-  std::map<uint64_t, std::string> client;
+  /// Host ends of copies, as the client holds them.
+  gleam::test::client_bytes client;
   bool copy(uint64_t, uint64_t copy, uint64_t offset, const std::string& to_client,
             uint64_t want, std::string* from_client) override {
-    auto& bytes = client[copy];
-    if (!to_client.empty()) {
-      bytes.resize(std::max<size_t>(bytes.size(), offset + to_client.size()));
-      bytes.replace(offset, to_client.size(), to_client);
-      return true;
-    }
-    if (offset + want > bytes.size())
-      return false;
-    *from_client = bytes.substr(offset, want);
-    return true;
+    return client.serve(copy, offset, to_client, want, from_client);
   }
   void end(uint64_t session) override {
     ended.push_back(session);
@@ -1058,7 +1050,7 @@ TEST_CASE("executor over a fake driver: memcpy nodes, a host end carried through
     CHECK(given.children == 0);
   }
   SECTION("to the device: the host node fetches the client's bytes into the staging buffer") {
-    port->client[4] = "0123456789abcdef";
+    port->client.bytes[4] = "0123456789abcdef";
     REQUIRE(add(0x7000, 4, true, dev, 0, 16).status() == CUDA_SUCCESS);
     REQUIRE(given.hosts.size() == 1);
     REQUIRE(given.copies.size() == 1);
@@ -1069,7 +1061,7 @@ TEST_CASE("executor over a fake driver: memcpy nodes, a host end carried through
     given.hosts[0].fn(given.hosts[0].userData);
     CHECK(std::string(static_cast<const char*>(copy.srcHost), 16) == "0123456789abcdef");
     // Every replay reads the client's bytes of that moment.
-    port->client[4] = "fedcba9876543210";
+    port->client.bytes[4] = "fedcba9876543210";
     given.hosts[0].fn(given.hosts[0].userData);
     CHECK(std::string(static_cast<const char*>(copy.srcHost), 16) == "fedcba9876543210");
   }
@@ -1081,7 +1073,7 @@ TEST_CASE("executor over a fake driver: memcpy nodes, a host end carried through
     CHECK(copy.dstMemoryType == CU_MEMORYTYPE_HOST);
     std::memcpy(copy.dstHost, "replayed", 8);
     given.hosts[0].fn(given.hosts[0].userData);
-    CHECK(port->client[6] == "replayed");
+    CHECK(port->client.bytes[6] == "replayed");
   }
   gpu.exec->close_session(c.session);
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "executor/error.hpp"
+#include "tests/executor/client_bytes.hpp"
 #include "tests/support/gpu_probe.hpp"
 
 namespace proto = gleam::proto;
@@ -1078,21 +1079,12 @@ struct gated_port final : gleam::executor::host_call_port {
     calls.emplace_back(session, callback);
     changed.wait(lock, [&] { return open || ended.count(session) != 0; });
   }
-  /// Host ends of copies: copy id -> the client's packed bytes.
-  std::map<uint64_t, std::string> client;
+  /// Host ends of copies, as the client holds them.
+  gleam::test::client_bytes client;
   bool copy(uint64_t, uint64_t copy, uint64_t offset, const std::string& to_client,
             uint64_t want, std::string* from_client) override {
     std::lock_guard<std::mutex> guard{mutex};
-    auto& bytes = client[copy];
-    if (!to_client.empty()) {
-      bytes.resize(std::max<size_t>(bytes.size(), offset + to_client.size()));
-      bytes.replace(offset, to_client.size(), to_client);
-      return true;
-    }
-    if (offset + want > bytes.size())
-      return false;
-    *from_client = bytes.substr(offset, want);
-    return true;
+    return client.serve(copy, offset, to_client, want, from_client);
   }
   void end(uint64_t session) override {
     std::lock_guard<std::mutex> guard{mutex};
@@ -1215,8 +1207,8 @@ TEST_CASE("memcpy nodes with host ends carry the client's bytes at every replay,
     for (char round : {'a', 'b'}) {
       {
         std::lock_guard<std::mutex> guard{port->mutex};
-        port->client[1] = std::string(n, round);
-        port->client.erase(2);
+        port->client.bytes[1] = std::string(n, round);
+        port->client.bytes.erase(2);
       }
       REQUIRE(ok(c.run([](proto::Op& op) {
         op.mutable_graph_launch()->set_exec(0x6100);
@@ -1225,7 +1217,7 @@ TEST_CASE("memcpy nodes with host ends carry the client's bytes at every replay,
       REQUIRE(
         ok(c.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5000); })));
       std::lock_guard<std::mutex> guard{port->mutex};
-      CHECK(port->client[2] == std::string(n, round));
+      CHECK(port->client.bytes[2] == std::string(n, round));
     }
     // The same two copies captured on the stream.
     REQUIRE(ok(c.run([](proto::Op& op) {
@@ -1249,7 +1241,7 @@ TEST_CASE("memcpy nodes with host ends carry the client's bytes at every replay,
     })));
     {
       std::lock_guard<std::mutex> guard{port->mutex};
-      port->client[3] = std::string(n, 'c');
+      port->client.bytes[3] = std::string(n, 'c');
     }
     REQUIRE(ok(c.run([](proto::Op& op) {
       op.mutable_graph_launch()->set_exec(0x6300);
@@ -1257,7 +1249,7 @@ TEST_CASE("memcpy nodes with host ends carry the client's bytes at every replay,
     })));
     REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5000); })));
     std::lock_guard<std::mutex> guard{port->mutex};
-    CHECK(port->client[4] == std::string(n, 'c'));
+    CHECK(port->client.bytes[4] == std::string(n, 'c'));
   }
   the_executor().set_host_calls(nullptr);
 }
