@@ -13,6 +13,7 @@
 
 #include "actors/log.hpp"
 #include "interpose/capture_state.hpp"
+#include "interpose/host_calls.hpp"
 #include "interpose/message_size.hpp"
 #include "interpose/runtime.hpp"
 
@@ -153,8 +154,9 @@ bool fetch(uint64_t device, size_t n, std::string& out) {
 void report_fetch_failure() {
   static std::once_flag once;
   std::call_once(once, [] {
-    log(log_level::error, "reading managed or mapped memory back from the server failed; "
-                          "the host sees its last copy (check the earlier CUDA error)");
+    log(log_level::error, "reading managed or mapped memory back from the server failed, "
+                          "or was asked by a graph's host node (which cannot wait for the "
+                          "server); the host sees its last copy");
   });
 }
 
@@ -181,7 +183,9 @@ bool handle_fault(uintptr_t a) {
   auto device = m->device_of(lo);
   lock.unlock();
   std::string data;
-  bool ok = fetch(device, hi - lo, data);
+  // A graph's host node runs while the server's stream waits for it: a
+  // round trip from here could wait on that stream for ever.
+  bool ok = !in_host_call() && fetch(device, hi - lo, data);
   lock.lock();
   m = containing(a);
   if (m == nullptr || m->begin != begin)
@@ -321,22 +325,42 @@ cudaError_t mirror_register(uintptr_t host, uint64_t device, size_t size, unsign
   return cudaSuccess;
 }
 
+namespace {
+
+/// Gives the app its view back (unmapping a lazy mirror) and drops `m`;
+/// call with the lock held.
+mirror_info drop(mirror& m) {
+  auto info = m.info;
+  auto length = m.pages * page_size();
+  if (m.shadow != nullptr) {
+    ::munmap(reinterpret_cast<void*>(m.begin), length);
+    ::munmap(m.shadow, length);
+  } else {
+    protect(m, 0, m.pages, PROT_READ | PROT_WRITE);
+  }
+  table.erase(m.begin);
+  --active;
+  return info;
+}
+
+} // namespace
+
 std::optional<mirror_info> mirror_remove(uintptr_t host) {
   std::lock_guard<std::mutex> guard{table_mutex};
   auto* m = containing(host);
   if (m == nullptr || m->info.host != host)
     return std::nullopt;
-  auto info = m->info;
-  auto length = m->pages * page_size();
-  if (m->shadow != nullptr) {
-    ::munmap(reinterpret_cast<void*>(m->begin), length);
-    ::munmap(m->shadow, length);
-  } else {
-    protect(*m, 0, m->pages, PROT_READ | PROT_WRITE);
-  }
-  table.erase(m->begin);
-  --active;
-  return info;
+  return drop(*m);
+}
+
+std::vector<mirror_info> mirror_clear() {
+  std::lock_guard<std::mutex> guard{table_mutex};
+  std::vector<mirror_info> out;
+  while (!table.empty())
+    out.push_back(drop(table.begin()->second));
+  any_dirty = false;
+  device_written = false;
+  return out;
 }
 
 std::optional<mirror_info> mirror_at_host(const void* p) {

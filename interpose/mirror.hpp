@@ -44,7 +44,11 @@ namespace gleam::interpose {
 /// Limits: a system call that writes into a mirror page that is not
 /// writable (read(2) into managed memory) fails with EFAULT instead of
 /// faulting; an app's own SIGSEGV handler installed after the first mirror
-/// must chain to the previous one.
+/// must chain to the previous one; a graph's host node runs while the
+/// server's stream waits for it, so a page it touches that the device may
+/// have written since the last synchronization is not fetched (the host
+/// sees its last copy; logged once); a child after fork() shares the
+/// parent's lazy mirrors' pages and has none of their device memory.
 ///
 /// Thread safety: every function is thread-safe; the fault handler runs on
 /// the faulting thread. No function touches a protected page while holding
@@ -88,6 +92,10 @@ cudaError_t mirror_register(uintptr_t host, uint64_t device, size_t size, unsign
 /// Removes the mirror that starts at host address `host` (restoring the
 /// app's protection, unmapping a lazy one); its description, or nothing.
 std::optional<mirror_info> mirror_remove(uintptr_t host);
+
+/// Removes every mirror (cudaDeviceReset: their device memory is gone);
+/// their descriptions.
+std::vector<mirror_info> mirror_clear();
 
 /// The mirror whose host range holds `p`.
 std::optional<mirror_info> mirror_at_host(const void* p);

@@ -501,6 +501,21 @@ void managed() {
   print("free_inner", cudaFree_(m + 1));
   print("free", cudaFree_(m));
   print("free_device", cudaFree_(d));
+  // A device reset takes managed memory with it; new allocations work.
+  GLEAM_PROBE_FN(cudaDeviceReset);
+  char* r = nullptr;
+  print("alloc_before_reset", cudaMallocManaged_(reinterpret_cast<void**>(&r), 64,
+                                                 cudaMemAttachGlobal));
+  r[0] = 1;
+  print("reset", cudaDeviceReset_());
+  print("attributes_after_reset", cudaPointerGetAttributes_(&attr, r));
+  std::printf("after_reset_unregistered=%d\n", attr.type == cudaMemoryTypeUnregistered);
+  print("alloc_after_reset", cudaMallocManaged_(reinterpret_cast<void**>(&r), 64,
+                                                cudaMemAttachGlobal));
+  r[1] = 2;
+  print("launch_after_reset", launch_kp(r, 2));
+  print("sync_after_reset", cudaDeviceSynchronize_());
+  print_bytes("after_reset", r, 2);
   print("final_sync", cudaDeviceSynchronize_());
 }
 

@@ -386,6 +386,13 @@ TEST_CASE("managed memory: host writes, kernel, sync, host reads through the mir
       {"free_inner", "cudaErrorInvalidValue"},
       {"free", "cudaSuccess"},
       {"free_device", "cudaSuccess"},
+      {"alloc_before_reset", "cudaSuccess"},
+      {"reset", "cudaSuccess"},
+      {"attributes_after_reset", "cudaSuccess"},
+      {"after_reset_unregistered", "1"},
+      {"alloc_after_reset", "cudaSuccess"},
+      {"launch_after_reset", "cudaSuccess"},
+      {"after_reset", "0103"},
       {"final_sync", "cudaSuccess"},
     });
   }
