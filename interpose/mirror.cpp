@@ -59,6 +59,35 @@ struct mirror {
 };
 
 std::mutex table_mutex;
+/// Whether this thread holds table_mutex: a fault while it does comes from
+/// Gleam's own code (an allocation whose heap metadata sits in a page of
+/// registered app memory) and must not wait for the lock.
+thread_local bool holding_table = false;
+
+/// table_mutex, noting in holding_table that this thread has it.
+class table_lock {
+public:
+  table_lock() : lock_(table_mutex) {
+    holding_table = true;
+  }
+  ~table_lock() {
+    if (lock_.owns_lock())
+      holding_table = false;
+  }
+  table_lock(const table_lock&) = delete;
+  table_lock& operator=(const table_lock&) = delete;
+  void unlock() {
+    holding_table = false;
+    lock_.unlock();
+  }
+  void lock() {
+    lock_.lock();
+    holding_table = true;
+  }
+
+private:
+  std::unique_lock<std::mutex> lock_;
+};
 /// Mirrors by first host page.
 std::map<uintptr_t, mirror> table;
 std::atomic<int> active{0};
@@ -160,9 +189,27 @@ void report_fetch_failure() {
   });
 }
 
+/// A fault of this thread while it holds the table (a write to a clean
+/// page of registered app memory by the allocator): the page opens for
+/// writing, without the lock.
+bool handle_own_fault(uintptr_t a) {
+  auto* m = containing(a);
+  if (m == nullptr)
+    return false;
+  auto p = (a - m->begin) / page_size();
+  if (m->state[p] == page_invalid)
+    return false; // Gleam's code never touches a page it has not fetched
+  m->state[p] = page_dirty;
+  any_dirty = true;
+  protect(*m, p, p + 1, PROT_READ | PROT_WRITE);
+  return true;
+}
+
 /// A fault in a mirror page: true when handled (the access is retried).
 bool handle_fault(uintptr_t a) {
-  std::unique_lock<std::mutex> lock{table_mutex};
+  if (holding_table)
+    return handle_own_fault(a);
+  table_lock lock;
   auto* m = containing(a);
   if (m == nullptr)
     return false;
@@ -234,7 +281,7 @@ void install_handler() {
 
 void add(mirror m) {
   install_handler();
-  std::lock_guard<std::mutex> guard{table_mutex};
+  table_lock guard;
   auto begin = m.begin;
   table.emplace(begin, std::move(m));
   ++active;
@@ -346,7 +393,7 @@ mirror_info drop(mirror& m) {
 } // namespace
 
 std::optional<mirror_info> mirror_remove(uintptr_t host) {
-  std::lock_guard<std::mutex> guard{table_mutex};
+  table_lock guard;
   auto* m = containing(host);
   if (m == nullptr || m->info.host != host)
     return std::nullopt;
@@ -354,7 +401,7 @@ std::optional<mirror_info> mirror_remove(uintptr_t host) {
 }
 
 std::vector<mirror_info> mirror_clear() {
-  std::lock_guard<std::mutex> guard{table_mutex};
+  table_lock guard;
   std::vector<mirror_info> out;
   while (!table.empty())
     out.push_back(drop(table.begin()->second));
@@ -366,7 +413,7 @@ std::vector<mirror_info> mirror_clear() {
 std::optional<mirror_info> mirror_at_host(const void* p) {
   if (active == 0)
     return std::nullopt;
-  std::lock_guard<std::mutex> guard{table_mutex};
+  table_lock guard;
   auto a = reinterpret_cast<uintptr_t>(p);
   auto* m = containing(a);
   if (m == nullptr || a < m->info.host || a >= m->info.host + m->info.size)
@@ -377,7 +424,7 @@ std::optional<mirror_info> mirror_at_host(const void* p) {
 std::optional<mirror_info> mirror_at_device(uint64_t p) {
   if (active == 0)
     return std::nullopt;
-  std::lock_guard<std::mutex> guard{table_mutex};
+  table_lock guard;
   for (const auto& kv : table) {
     const auto& i = kv.second.info;
     if (p >= i.device && p < i.device + i.size)
@@ -398,7 +445,7 @@ void mirror_note_op(const proto::Op& op) noexcept {
 bool mirror_next_upload(proto::Op& op) {
   if (!any_dirty.load())
     return false;
-  std::lock_guard<std::mutex> guard{table_mutex};
+  table_lock guard;
   auto limit = std::max<size_t>(1, max_message_payload / page_size());
   for (auto& kv : table) {
     auto& m = kv.second;
@@ -431,7 +478,7 @@ void mirror_after_round_trip() {
     return;
   std::vector<mirror_info> eager;
   {
-    std::lock_guard<std::mutex> guard{table_mutex};
+    table_lock guard;
     for (auto& kv : table) {
       auto& m = kv.second;
       if (m.info.refresh == mirror_refresh::lazy)
@@ -446,7 +493,7 @@ void mirror_after_round_trip() {
       report_fetch_failure();
       continue;
     }
-    std::lock_guard<std::mutex> guard{table_mutex};
+    table_lock guard;
     auto* m = containing(info.host);
     if (m != nullptr && m->info.host == info.host)
       install(*m, 0, m->pages, info.host, data, page_clean);

@@ -581,6 +581,25 @@ void mapped() {
   print("unregister_again", cudaHostUnregister_(buffer + 8));
   buffer[9] = 0x44; // the app's memory again, unprotected
   std::printf("registered_final=%02x\n", buffer[9] & 0xff);
+
+  // Heap memory registered: the allocator's own data shares its pages and
+  // changes while the mirror protects them.
+  std::vector<char> heap(6000, 0);
+  print("register_heap", cudaHostRegister_(heap.data() + 1, 5000, cudaHostRegisterMapped));
+  void* hp = nullptr;
+  print("heap_pointer", cudaHostGetDevicePointer_(&hp, heap.data() + 1, 0));
+  cudaError_t heap_rounds = cudaSuccess;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::string> churn(50, std::string(100, 'x'));
+    heap[1 + round] = static_cast<char>(round);
+    if (auto e = launch_kp(static_cast<char*>(hp) + round, 1); e != cudaSuccess)
+      heap_rounds = e;
+    if (auto e = cudaDeviceSynchronize_(); e != cudaSuccess)
+      heap_rounds = e;
+  }
+  print("heap_rounds", heap_rounds);
+  print_bytes("heap_after", heap.data() + 1, 20);
+  print("unregister_heap", cudaHostUnregister_(heap.data() + 1));
   print("final_sync", cudaDeviceSynchronize_());
 }
 

@@ -440,6 +440,11 @@ TEST_CASE("mapped host memory: cudaHostAlloc and cudaHostRegister with device po
       {"unregister", "cudaSuccess"},
       {"unregister_again", "cudaErrorHostMemoryNotRegistered"},
       {"registered_final", "44"},
+      {"register_heap", "cudaSuccess"},
+      {"heap_pointer", "cudaSuccess"},
+      {"heap_rounds", "cudaSuccess"},
+      {"heap_after", "0102030405060708090a0b0c0d0e0f1011121314"},
+      {"unregister_heap", "cudaSuccess"},
       {"final_sync", "cudaSuccess"},
     });
   }
