@@ -31,7 +31,17 @@ enum page_state : uint8_t {
   page_clean = 1,
   /// The host wrote since the last upload: read-write.
   page_dirty = 2,
+  /// Registered app memory whose bytes never went up: read-write, uploaded
+  /// whole.
+  page_new = 3,
+  /// Dirty, and the device may have written the page since the host last
+  /// saw it: read-write, uploaded as the bytes that differ from the twin.
+  page_stale = 4,
 };
+
+bool writable(uint8_t state) noexcept {
+  return state == page_dirty || state == page_new || state == page_stale;
+}
 
 /// Bytes fetched around a faulting address of a lazy mirror.
 constexpr size_t fetch_window = size_t{256} << 10;
@@ -48,6 +58,12 @@ struct mirror {
   size_t pages = 0;
   /// Lazy mirrors: the private read-write view of the same memory.
   char* shadow = nullptr;
+  /// The bytes the device holds as far as the host knows (its last fetch
+  /// or upload), at the same offsets from `begin`: an upload while the
+  /// device may have written the page sends only what the host changed, so
+  /// that a host write to other bytes of a page (the allocator's data next
+  /// to registered memory) never undoes a kernel's.
+  char* twin = nullptr;
   std::vector<uint8_t> state;
 
   uintptr_t page_addr(size_t p) const noexcept { return begin + p * page_size(); }
@@ -92,7 +108,16 @@ private:
 std::map<uintptr_t, mirror> table;
 std::atomic<int> active{0};
 std::atomic<bool> any_dirty{false};
-std::atomic<bool> device_written{false};
+/// Ops queued that may write device memory, and how many of them the
+/// mirrors have caught up with (their invalidation and read-back done):
+/// while they differ, an upload sends only the bytes the host changed.
+std::atomic<uint64_t> device_writes{0};
+std::atomic<uint64_t> writes_seen{0};
+
+/// Whether the device may hold bytes the host has not taken in.
+bool device_ahead() noexcept {
+  return device_writes.load() != writes_seen.load();
+}
 /// Set while this thread reads mirrors back (their own round trip).
 thread_local bool refreshing = false;
 struct sigaction previous_action {};
@@ -140,6 +165,7 @@ void install(mirror& m, size_t a, size_t b, uintptr_t lo, const std::string& dat
     phi = std::min<uintptr_t>(phi, lo + data.size());
     if (phi <= plo)
       continue;
+    std::memcpy(m.twin + (plo - m.begin), data.data() + (plo - lo), phi - plo);
     if (m.shadow != nullptr) {
       std::memcpy(m.shadow + (plo - m.begin), data.data() + (plo - lo), phi - plo);
     } else {
@@ -148,6 +174,31 @@ void install(mirror& m, size_t a, size_t b, uintptr_t lo, const std::string& dat
     }
     m.state[p] = page_clean;
     protect(m, p, p + 1, PROT_READ);
+  }
+}
+
+/// Takes fetched bytes (host range [lo, lo + data.size())) into the dirty
+/// and stale pages of [a, b): a byte the host did not change since the
+/// twin takes the device's value, one it changed keeps the host's; the
+/// twin becomes the device's bytes, and the page dirty (its upload then
+/// sends the host's own changes on top of the device's). Call with the
+/// lock.
+void merge(mirror& m, size_t a, size_t b, uintptr_t lo, const std::string& data) {
+  for (size_t p = a; p < b; ++p) {
+    if (m.state[p] != page_stale && m.state[p] != page_dirty)
+      continue;
+    auto [plo, phi] = m.bytes(p, p + 1);
+    plo = std::max(plo, lo);
+    phi = std::min<uintptr_t>(phi, lo + data.size());
+    auto* host = m.shadow != nullptr ? m.shadow + (plo - m.begin) : reinterpret_cast<char*>(plo);
+    auto* twin = m.twin + (plo - m.begin);
+    const auto* device = data.data() + (plo - lo);
+    for (uintptr_t i = 0; plo + i < phi; ++i) {
+      if (host[i] == twin[i])
+        host[i] = device[i];
+      twin[i] = device[i];
+    }
+    m.state[p] = page_dirty;
   }
 }
 
@@ -199,9 +250,11 @@ bool handle_own_fault(uintptr_t a) {
   auto p = (a - m->begin) / page_size();
   if (m->state[p] == page_invalid)
     return false; // Gleam's code never touches a page it has not fetched
-  m->state[p] = page_dirty;
-  any_dirty = true;
-  protect(*m, p, p + 1, PROT_READ | PROT_WRITE);
+  if (m->state[p] == page_clean) {
+    m->state[p] = page_dirty;
+    any_dirty = true;
+    protect(*m, p, p + 1, PROT_READ | PROT_WRITE);
+  }
   return true;
 }
 
@@ -220,7 +273,7 @@ bool handle_fault(uintptr_t a) {
     protect(*m, p, p + 1, PROT_READ | PROT_WRITE);
     return true;
   }
-  if (m->state[p] == page_dirty)
+  if (writable(m->state[p]))
     return true; // opened by another thread meanwhile
   auto window_pages = fetch_window / page_size();
   auto a_page = p / window_pages * window_pages;
@@ -233,6 +286,8 @@ bool handle_fault(uintptr_t a) {
   // A graph's host node runs while the server's stream waits for it: a
   // round trip from here could wait on that stream for ever.
   bool ok = !in_host_call() && fetch(device, hi - lo, data);
+  if (!ok)
+    data.reserve(hi - lo); // filled under the lock without allocating
   lock.lock();
   m = containing(a);
   if (m == nullptr || m->begin != begin)
@@ -281,9 +336,14 @@ void install_handler() {
 
 void add(mirror m) {
   install_handler();
-  table_lock guard;
+  // The table's node is made before the lock: nothing allocates while it is
+  // held, so a thread that faulted inside the allocator never waits on one
+  // that waits for the allocator.
+  std::map<uintptr_t, mirror> node;
   auto begin = m.begin;
-  table.emplace(begin, std::move(m));
+  node.emplace(begin, std::move(m));
+  table_lock guard;
+  table.insert(node.extract(begin));
   ++active;
 }
 
@@ -323,6 +383,17 @@ bool may_write(const proto::Op& op) noexcept {
 
 } // namespace
 
+namespace {
+
+/// A twin of `length` bytes (zero; pages are only backed once written).
+char* new_twin(size_t length) {
+  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+}
+
+} // namespace
+
 cudaError_t mirror_map(uint64_t device, size_t size, bool managed, unsigned flags) {
   auto page = page_size();
   if (device % page != 0)
@@ -345,8 +416,13 @@ cudaError_t mirror_map(uint64_t device, size_t size, bool managed, unsigned flag
   }
   void* shadow = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
-  if (shadow == MAP_FAILED) {
+  auto* twin = new_twin(length);
+  if (shadow == MAP_FAILED || twin == nullptr) {
     ::munmap(view, length);
+    if (shadow != MAP_FAILED)
+      ::munmap(shadow, length);
+    if (twin != nullptr)
+      ::munmap(twin, length);
     return cudaErrorMemoryAllocation;
   }
   mirror m;
@@ -354,6 +430,7 @@ cudaError_t mirror_map(uint64_t device, size_t size, bool managed, unsigned flag
   m.begin = static_cast<uintptr_t>(device);
   m.pages = length / page;
   m.shadow = static_cast<char*>(shadow);
+  m.twin = twin;
   // Fresh pages read zero on both sides (the caller zeroes the device's).
   m.state.assign(m.pages, page_clean);
   add(std::move(m));
@@ -366,7 +443,10 @@ cudaError_t mirror_register(uintptr_t host, uint64_t device, size_t size, unsign
   m.info = {host, device, size, mirror_refresh::eager, false, flags};
   m.begin = host / page * page;
   m.pages = (host + size - m.begin + page - 1) / page;
-  m.state.assign(m.pages, page_dirty);
+  m.twin = new_twin(m.pages * page);
+  if (m.twin == nullptr)
+    return cudaErrorMemoryAllocation;
+  m.state.assign(m.pages, page_new);
   add(std::move(m));
   any_dirty = true;
   return cudaSuccess;
@@ -374,39 +454,48 @@ cudaError_t mirror_register(uintptr_t host, uint64_t device, size_t size, unsign
 
 namespace {
 
-/// Gives the app its view back (unmapping a lazy mirror) and drops `m`;
-/// call with the lock held.
-mirror_info drop(mirror& m) {
-  auto info = m.info;
+/// Gives the app its view back: unmaps a lazy mirror, opens an eager
+/// one's pages. Call with the lock held.
+void release_view(mirror& m) {
   auto length = m.pages * page_size();
+  ::munmap(m.twin, length);
   if (m.shadow != nullptr) {
     ::munmap(reinterpret_cast<void*>(m.begin), length);
     ::munmap(m.shadow, length);
   } else {
     protect(m, 0, m.pages, PROT_READ | PROT_WRITE);
   }
-  table.erase(m.begin);
-  --active;
-  return info;
 }
 
 } // namespace
 
 std::optional<mirror_info> mirror_remove(uintptr_t host) {
+  std::map<uintptr_t, mirror>::node_type gone;
   table_lock guard;
   auto* m = containing(host);
   if (m == nullptr || m->info.host != host)
     return std::nullopt;
-  return drop(*m);
+  release_view(*m);
+  --active;
+  gone = table.extract(m->begin); // destroyed after the lock, like every node
+  guard.unlock();
+  return gone.mapped().info;
 }
 
 std::vector<mirror_info> mirror_clear() {
-  table_lock guard;
+  std::map<uintptr_t, mirror> gone;
+  {
+    table_lock guard;
+    for (auto& kv : table)
+      release_view(kv.second);
+    gone.swap(table);
+    active = 0;
+    any_dirty = false;
+    writes_seen = device_writes.load();
+  }
   std::vector<mirror_info> out;
-  while (!table.empty())
-    out.push_back(drop(table.begin()->second));
-  any_dirty = false;
-  device_written = false;
+  for (const auto& kv : gone)
+    out.push_back(kv.second.info);
   return out;
 }
 
@@ -439,34 +528,64 @@ bool mirrors_active() noexcept {
 
 void mirror_note_op(const proto::Op& op) noexcept {
   if (mirrors_active() && !refreshing && may_write(op))
-    device_written = true;
+    ++device_writes;
 }
 
-bool mirror_next_upload(proto::Op& op) {
+bool mirror_next_upload(std::vector<proto::Op>& ops) {
   if (!any_dirty.load())
     return false;
+  // Filled under the lock without allocating (see add).
+  std::string bytes, before;
+  bytes.reserve(max_message_payload);
+  before.reserve(max_message_payload);
   table_lock guard;
   auto limit = std::max<size_t>(1, max_message_payload / page_size());
   for (auto& kv : table) {
     auto& m = kv.second;
-    auto first = std::find(m.state.begin(), m.state.end(), uint8_t{page_dirty});
+    auto first = std::find_if(m.state.begin(), m.state.end(), writable);
     if (first == m.state.end())
       continue;
     auto a = static_cast<size_t>(first - m.state.begin());
+    auto state = *first;
     auto b = a;
-    while (b < m.pages && b - a < limit && m.state[b] == page_dirty)
+    while (b < m.pages && b - a < limit && m.state[b] == state)
       ++b;
+    // Whole pages while the device holds what the twin says; else only the
+    // bytes the host changed.
+    bool whole = state == page_new || (state == page_dirty && !device_ahead());
     // Closed before the bytes are read: a write from now on faults again.
-    transition(m, a, b, page_dirty, page_clean, PROT_READ);
+    transition(m, a, b, state, page_clean, PROT_READ);
     auto [lo, hi] = m.bytes(a, b);
-    auto* c = op.mutable_memcpy_htod();
-    c->set_dst(m.device_of(lo));
-    if (m.shadow != nullptr)
-      c->set_data(m.shadow + (lo - m.begin), hi - lo);
-    else
-      c->set_data(reinterpret_cast<const char*>(lo), hi - lo);
-    c->set_stream(2);
-    c->set_async(false);
+    auto dst = m.device_of(lo);
+    const char* now = m.shadow != nullptr ? m.shadow + (lo - m.begin)
+                                          : reinterpret_cast<const char*>(lo);
+    bytes.assign(now, hi - lo);
+    if (!whole)
+      before.assign(m.twin + (lo - m.begin), hi - lo);
+    std::memcpy(m.twin + (lo - m.begin), bytes.data(), bytes.size());
+    guard.unlock();
+    auto add_op = [&](size_t from, size_t n) {
+      auto* c = ops.emplace_back().mutable_memcpy_htod();
+      c->set_dst(dst + from);
+      c->set_data(bytes.data() + from, n);
+      c->set_stream(2);
+      c->set_async(false);
+    };
+    if (whole) {
+      add_op(0, bytes.size());
+      return true;
+    }
+    for (size_t x = 0; x < bytes.size();) {
+      if (bytes[x] == before[x]) {
+        ++x;
+        continue;
+      }
+      auto y = x;
+      while (y < bytes.size() && bytes[y] != before[y])
+        ++y;
+      add_op(x, y - x);
+      x = y;
+    }
     return true;
   }
   any_dirty = false;
@@ -474,29 +593,66 @@ bool mirror_next_upload(proto::Op& op) {
 }
 
 void mirror_after_round_trip() {
-  if (!mirrors_active() || refreshing || !device_written.exchange(false))
+  if (!mirrors_active() || refreshing)
     return;
-  std::vector<mirror_info> eager;
+  auto writes = device_writes.load();
+  if (writes == writes_seen.load())
+    return;
+  // What to read back: an eager mirror whole; of a lazy one the pages the
+  // host is writing (the device may have written other bytes of theirs).
+  struct job {
+    uintptr_t begin; // the mirror's
+    uintptr_t lo;    // host bytes [lo, lo + n)
+    uint64_t device;
+    size_t n;
+  };
+  std::vector<job> jobs;
+  jobs.reserve(static_cast<size_t>(active.load()) + 64); // no allocation under the lock
   {
     table_lock guard;
     for (auto& kv : table) {
       auto& m = kv.second;
-      if (m.info.refresh == mirror_refresh::lazy)
-        transition(m, 0, m.pages, page_clean, page_invalid, PROT_NONE);
-      else
-        eager.push_back(m.info);
+      transition(m, 0, m.pages, page_dirty, page_stale, PROT_READ | PROT_WRITE);
+      if (m.info.refresh == mirror_refresh::eager) {
+        if (jobs.size() < jobs.capacity())
+          jobs.push_back({m.begin, m.info.host, m.info.device, m.info.size});
+        continue;
+      }
+      transition(m, 0, m.pages, page_clean, page_invalid, PROT_NONE);
+      for (size_t p = 0; p < m.pages && jobs.size() < jobs.capacity();) {
+        if (m.state[p] != page_stale) {
+          ++p;
+          continue;
+        }
+        auto q = p;
+        while (q < m.pages && m.state[q] == page_stale)
+          ++q;
+        auto [lo, hi] = m.bytes(p, q);
+        jobs.push_back({m.begin, lo, m.device_of(lo), hi - lo});
+        p = q;
+      }
     }
   }
-  for (const auto& info : eager) {
+  // A page left stale (a failed read) still uploads only what the host
+  // changed.
+  for (const auto& j : jobs) {
     std::string data;
-    if (!fetch(info.device, info.size, data)) {
+    if (!fetch(j.device, j.n, data)) {
       report_fetch_failure();
       continue;
     }
     table_lock guard;
-    auto* m = containing(info.host);
-    if (m != nullptr && m->info.host == info.host)
-      install(*m, 0, m->pages, info.host, data, page_clean);
+    auto* m = containing(j.lo);
+    if (m == nullptr || m->begin != j.begin)
+      continue;
+    auto a = (j.lo - m->begin) / page_size();
+    auto b = (j.lo + j.n - m->begin + page_size() - 1) / page_size();
+    install(*m, a, b, j.lo, data, page_clean);
+    merge(*m, a, b, j.lo, data);
+  }
+  // Caught up with those writes (a later one keeps uploads to diffs).
+  auto seen = writes_seen.load();
+  while (seen < writes && !writes_seen.compare_exchange_weak(seen, writes)) {
   }
 }
 

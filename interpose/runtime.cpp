@@ -1025,10 +1025,11 @@ void upload_mirrors() {
     return;
   uploading_mirrors = true;
   internal_ops internal;
-  proto::Op op;
-  while (mirror_next_upload(op)) {
-    static_cast<void>(submit(std::move(op))); // errors: deferred, as for any async op
-    op = proto::Op{};
+  std::vector<proto::Op> ops;
+  while (mirror_next_upload(ops)) {
+    for (auto& op : ops)
+      static_cast<void>(submit(std::move(op))); // errors: deferred, as for any async op
+    ops.clear();
   }
   uploading_mirrors = false;
 }
