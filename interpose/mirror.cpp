@@ -286,14 +286,15 @@ bool handle_fault(uintptr_t a) {
   // A graph's host node runs while the server's stream waits for it: a
   // round trip from here could wait on that stream for ever.
   bool ok = !in_host_call() && fetch(device, hi - lo, data);
-  if (!ok)
+  if (!ok) {
+    report_fetch_failure();
     data.reserve(hi - lo); // filled under the lock without allocating
+  }
   lock.lock();
   m = containing(a);
   if (m == nullptr || m->begin != begin)
     return true;
   if (!ok) {
-    report_fetch_failure();
     data.assign(hi - lo, '\0');
     if (m->shadow != nullptr) // keep the mirror's own bytes
       data.assign(m->shadow + (lo - m->begin), hi - lo);
