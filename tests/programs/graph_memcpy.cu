@@ -10,6 +10,9 @@
 // parameters.
 #include "common.cuh"
 
+using gleam_program::print_code;
+using gleam_program::print_ints;
+
 namespace {
 
 __global__ void twice_plus(const int* in, int* out, int n, int add) {
@@ -57,9 +60,9 @@ int main() {
 
   cudaMemcpy3DParms got{};
   GLEAM_PROGRAM_CHECK(cudaGraphMemcpyNodeGetParams(d2h, &got));
-  std::printf("d2h node: dst is out %d, src is c %d, extent %zu x %zu x %zu, kind %d\n",
+  std::printf("d2h node: dst is out %d, src is c %d, extent %zu x %zu x %zu\n",
               got.dstPtr.ptr == out.data(), got.srcPtr.ptr == c, got.extent.width,
-              got.extent.height, got.extent.depth, static_cast<int>(got.kind));
+              got.extent.height, got.extent.depth);
   cudaMemsetParams mgot{};
   GLEAM_PROGRAM_CHECK(cudaGraphMemsetNodeGetParams(ms, &mgot));
   std::printf("memset node: value %u, element %u, width %zu, height %zu\n", mgot.value,
@@ -84,7 +87,7 @@ int main() {
   }
   std::printf("100 replays, total %lld\n", total);
   sum.add_value(total);
-  gleam_program::print_ints("last replay", out.data() + 6, 6, sum);
+  print_ints("last replay", out.data() + 6, 6, sum);
 
   // Parameters of the executable graph.
   mp.value = 0x01010101;
@@ -95,12 +98,12 @@ int main() {
     in[i] = -i;
   GLEAM_PROGRAM_CHECK(cudaGraphLaunch(e, nullptr));
   GLEAM_PROGRAM_CHECK(cudaStreamSynchronize(nullptr));
-  gleam_program::print_ints("exec parameters: out_b", out_b.data() + 6, 6, sum);
-  gleam_program::print_ints("exec parameters: out kept", out.data() + 6, 6, sum);
+  print_ints("exec parameters: out_b", out_b.data() + 6, 6, sum);
+  print_ints("exec parameters: out kept", out.data() + 6, 6, sum);
 
   // Parameters of the graph, then a new instantiation.
-  GLEAM_PROGRAM_CHECK(cudaGraphMemcpyNodeSetParams1D(h2d, a, out_b.data(), bytes / 2,
-                                                     cudaMemcpyHostToDevice));
+  GLEAM_PROGRAM_CHECK(
+    cudaGraphMemcpyNodeSetParams1D(h2d, a, out_b.data(), bytes / 2, cudaMemcpyHostToDevice));
   GLEAM_PROGRAM_CHECK(cudaGraphMemcpyNodeGetParams(h2d, &got));
   std::printf("h2d node after set: extent %zu, src is out_b %d\n", got.extent.width,
               got.srcPtr.ptr == out_b.data());
@@ -108,8 +111,8 @@ int main() {
   GLEAM_PROGRAM_CHECK(cudaGraphInstantiate(&e2, g, 0));
   GLEAM_PROGRAM_CHECK(cudaGraphLaunch(e2, nullptr));
   GLEAM_PROGRAM_CHECK(cudaStreamSynchronize(nullptr));
-  gleam_program::print_ints("after graph set", out.data() + 6, 6, sum);
-  gleam_program::print_ints("after graph set, second half", out.data() + n / 2, 4, sum);
+  print_ints("after graph set", out.data() + 6, 6, sum);
+  print_ints("after graph set, second half", out.data() + n / 2, 4, sum);
 
   // A 2D memcpy node into pitched device memory and back.
   constexpr int w = 100, h = 20;
@@ -139,8 +142,8 @@ int main() {
   GLEAM_PROGRAM_CHECK(cudaGraphInstantiate(&e3, g2, 0));
   GLEAM_PROGRAM_CHECK(cudaGraphLaunch(e3, nullptr));
   GLEAM_PROGRAM_CHECK(cudaStreamSynchronize(nullptr));
-  gleam_program::print_ints("2D row 0", grid_back.data(), 6, sum);
-  gleam_program::print_ints("2D row 9", grid_back.data() + 9 * w, 6, sum);
+  print_ints("2D row 0", grid_back.data(), 6, sum);
+  print_ints("2D row 9", grid_back.data() + 9 * w, 6, sum);
   sum.add(grid_back.data(), grid_back.size() * sizeof(int));
 
   // cudaMemcpyAsync with pageable memory captured around a kernel.
@@ -170,15 +173,12 @@ int main() {
 
   // Refused parameters.
   cudaGraphNode_t bad;
-  gleam_program::print_code("memcpy node of 0 bytes",
-       cudaGraphAddMemcpyNode1D(&bad, g, nullptr, 0, a, in.data(), 0, cudaMemcpyHostToDevice),
-       sum);
-  gleam_program::print_code("memcpy node kind 7",
-       cudaGraphAddMemcpyNode1D(&bad, g, nullptr, 0, a, b, 16, static_cast<cudaMemcpyKind>(7)),
-       sum);
+  print_code(
+    "memcpy node kind 7",
+    cudaGraphAddMemcpyNode1D(&bad, g, nullptr, 0, a, b, 16, static_cast<cudaMemcpyKind>(7)), sum);
   mp.elementSize = 3;
-  gleam_program::print_code("memset node element size 3", cudaGraphMemsetNodeSetParams(ms, &mp), sum);
-  gleam_program::print_code("memcpy parameters of a memset node", cudaGraphMemcpyNodeGetParams(ms, &got), sum);
+  print_code("memset node element size 3", cudaGraphMemsetNodeSetParams(ms, &mp), sum);
+  print_code("memcpy parameters of a memset node", cudaGraphMemcpyNodeGetParams(ms, &got), sum);
 
   GLEAM_PROGRAM_CHECK(cudaGraphExecDestroy(ce));
   GLEAM_PROGRAM_CHECK(cudaGraphDestroy(cg));

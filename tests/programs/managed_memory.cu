@@ -7,6 +7,9 @@
 // attributes; a large allocation written by the host across many pages.
 #include "common.cuh"
 
+using gleam_program::print_code;
+using gleam_program::print_ints;
+
 namespace {
 
 __global__ void scale_add(int* p, int n, int mul, int add) {
@@ -40,8 +43,8 @@ int main() {
   scale_add<<<(n + 255) / 256, 256>>>(m, n, 3, 1);
   GLEAM_PROGRAM_CHECK_LAUNCH();
   GLEAM_PROGRAM_CHECK(cudaDeviceSynchronize());
-  gleam_program::print_ints("host, kernel, host", m, 8, sum);
-  gleam_program::print_ints("tail", m + n - 4, 4, sum);
+  print_ints("host, kernel, host", m, 8, sum);
+  print_ints("tail", m + n - 4, 4, sum);
   for (int i = 0; i < n; ++i)
     GLEAM_PROGRAM_EXPECT(m[i] == 3 * i + 1, "kernel result on managed memory");
 
@@ -51,7 +54,7 @@ int main() {
   fill<<<(n + 255) / 256, 256>>>(k, n, 100);
   scale_add<<<(n + 255) / 256, 256>>>(k, n, 2, 0);
   GLEAM_PROGRAM_CHECK(cudaDeviceSynchronize());
-  gleam_program::print_ints("kernels only", k, 8, sum);
+  print_ints("kernels only", k, 8, sum);
 
   // Host only.
   int* h = nullptr;
@@ -77,14 +80,14 @@ int main() {
   GLEAM_PROGRAM_CHECK(cudaMemcpy(m + 48, d, 16 * sizeof(int), cudaMemcpyDefault));
   std::vector<int> back(16);
   GLEAM_PROGRAM_CHECK(cudaMemcpy(back.data(), m + 40, 16 * sizeof(int), cudaMemcpyDeviceToHost));
-  gleam_program::print_ints("copied back", back.data(), 16, sum);
+  print_ints("copied back", back.data(), 16, sum);
   GLEAM_PROGRAM_CHECK(cudaMemcpy(back.data(), m + 16, 16 * sizeof(int), cudaMemcpyDefault));
-  gleam_program::print_ints("copied back (default)", back.data(), 16, sum);
+  print_ints("copied back (default)", back.data(), 16, sum);
   GLEAM_PROGRAM_CHECK(cudaDeviceSynchronize());
-  gleam_program::print_ints("managed after copies", m, 64, sum);
+  print_ints("managed after copies", m, 64, sum);
   GLEAM_PROGRAM_CHECK(cudaMemset(m + 64, 0x7f, 4 * sizeof(int)));
   GLEAM_PROGRAM_CHECK(cudaDeviceSynchronize());
-  gleam_program::print_ints("after memset", m + 62, 8, sum);
+  print_ints("after memset", m + 62, 8, sum);
 
   // A stream of its own, with an attachment and prefetches.
   cudaStream_t s;
@@ -102,19 +105,19 @@ int main() {
   scale_add<<<(n + 255) / 256, 256, 0, s>>>(k, n, 1, 5);
   GLEAM_PROGRAM_CHECK(cudaMemPrefetchAsync(k, n * sizeof(int), host_location, 0, s));
   GLEAM_PROGRAM_CHECK(cudaStreamSynchronize(s));
-  gleam_program::print_ints("own stream", k + n - 8, 8, sum);
+  print_ints("own stream", k + n - 8, 8, sum);
 
   // Refused calls.
   int* bad = nullptr;
-  gleam_program::print_code("cudaMallocManaged size 0", cudaMallocManaged(&bad, 0), sum);
-  gleam_program::print_code("cudaMallocManaged flags 4", cudaMallocManaged(&bad, 64, 4), sum);
-  gleam_program::print_code("cudaMemAdvise advice 99",
-       cudaMemAdvise(m, 64, static_cast<cudaMemoryAdvise>(99), device), sum);
-  gleam_program::print_code("cudaMemPrefetchAsync flags 1", cudaMemPrefetchAsync(m, 64, device, 1, nullptr), sum);
-  gleam_program::print_code("cudaStreamAttachMemAsync length", cudaStreamAttachMemAsync(s, k, 12, cudaMemAttachHost),
-       sum);
-  gleam_program::print_code("cudaStreamAttachMemAsync flags 8", cudaStreamAttachMemAsync(s, k, 0, 8), sum);
-  gleam_program::print_code("cudaFree inside", cudaFree(m + 1), sum);
+  print_code("cudaMallocManaged size 0", cudaMallocManaged(&bad, 0), sum);
+  print_code("cudaMallocManaged flags 4", cudaMallocManaged(&bad, 64, 4), sum);
+  print_code("cudaMemAdvise advice 99",
+             cudaMemAdvise(m, 64, static_cast<cudaMemoryAdvise>(99), device), sum);
+  print_code("cudaMemPrefetchAsync flags 1", cudaMemPrefetchAsync(m, 64, device, 1, nullptr), sum);
+  print_code("cudaStreamAttachMemAsync length",
+             cudaStreamAttachMemAsync(s, k, 12, cudaMemAttachHost), sum);
+  print_code("cudaStreamAttachMemAsync flags 8", cudaStreamAttachMemAsync(s, k, 0, 8), sum);
+  print_code("cudaFree inside", cudaFree(m + 1), sum);
 
   // A large allocation written by the host across many pages, summed by
   // a kernel-free read back after a kernel scaled it.

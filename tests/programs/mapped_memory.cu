@@ -6,6 +6,9 @@
 // attributes; the codes of refused calls.
 #include "common.cuh"
 
+using gleam_program::print_code;
+using gleam_program::print_ints;
+
 namespace {
 
 __global__ void scale_add(int* p, int n, int mul, int add) {
@@ -47,7 +50,7 @@ int main() {
     GLEAM_PROGRAM_CHECK(cudaDeviceSynchronize());
     char label[32];
     std::snprintf(label, sizeof(label), "round %d", round);
-    gleam_program::print_ints(label, h + n - 6, 6, sum);
+    print_ints(label, h + n - 6, 6, sum);
     for (int i = 0; i < n; ++i)
       GLEAM_PROGRAM_EXPECT(h[i] == 2 * (i + round) + round, "kernel result on mapped memory");
   }
@@ -64,7 +67,7 @@ int main() {
   scale_add<<<1, 32>>>(d, 32, 1, 1000);
   std::vector<int> back(4);
   GLEAM_PROGRAM_CHECK(cudaMemcpy(back.data(), d, 4 * sizeof(int), cudaMemcpyDefault));
-  gleam_program::print_ints("copied from mapped", back.data(), 4, sum);
+  print_ints("copied from mapped", back.data(), 4, sum);
 
   // Registered app memory, mapped.
   std::vector<int> app(3000);
@@ -76,19 +79,19 @@ int main() {
   GLEAM_PROGRAM_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&rd), app.data(), 0));
   scale_add<<<(3000 + 255) / 256, 256>>>(rd, 3000, 1, 7);
   GLEAM_PROGRAM_CHECK(cudaDeviceSynchronize());
-  gleam_program::print_ints("registered", app.data() + 1000, 4, sum);
+  print_ints("registered", app.data() + 1000, 4, sum);
   app[5] = -5;
   scale_add<<<1, 32>>>(rd, 8, -1, 0);
   GLEAM_PROGRAM_CHECK(cudaDeviceSynchronize());
-  gleam_program::print_ints("registered again", app.data(), 8, sum);
+  print_ints("registered again", app.data(), 8, sum);
   GLEAM_PROGRAM_CHECK(cudaHostUnregister(app.data()));
 
   // Refused calls.
   void* p = nullptr;
-  gleam_program::print_code("cudaHostAlloc flags 0x100", cudaHostAlloc(&p, 64, 0x100), sum);
-  gleam_program::print_code("cudaHostGetDevicePointer flags 1",
-       cudaHostGetDevicePointer(reinterpret_cast<void**>(&rd), h, 1), sum);
-  gleam_program::print_code("cudaHostUnregister again", cudaHostUnregister(app.data()), sum);
+  print_code("cudaHostAlloc flags 0x100", cudaHostAlloc(&p, 64, 0x100), sum);
+  print_code("cudaHostGetDevicePointer flags 1",
+             cudaHostGetDevicePointer(reinterpret_cast<void**>(&rd), h, 1), sum);
+  print_code("cudaHostUnregister again", cudaHostUnregister(app.data()), sum);
 
   GLEAM_PROGRAM_CHECK(cudaFree(out));
   GLEAM_PROGRAM_CHECK(cudaFreeHost(h));
