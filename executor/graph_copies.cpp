@@ -21,7 +21,8 @@ uint64_t packed_size(const proto::MemcpyNodeParams& c) {
   uint64_t rows = 0, bytes = 0;
   auto height = std::max<uint64_t>(c.height(), 1);
   auto depth = std::max<uint64_t>(c.depth(), 1);
-  if (__builtin_mul_overflow(height, depth, &rows) || __builtin_mul_overflow(rows, c.width(), &bytes))
+  if (__builtin_mul_overflow(height, depth, &rows)
+      || __builtin_mul_overflow(rows, c.width(), &bytes))
     return 0;
   return bytes;
 }
