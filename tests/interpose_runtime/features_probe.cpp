@@ -501,6 +501,17 @@ void managed() {
   print("free_inner", cudaFree_(m + 1));
   print("free", cudaFree_(m));
   print("free_device", cudaFree_(d));
+  // The host writes one byte of a page while a kernel writes another: the
+  // upload sends only the host's byte, and both survive.
+  char* shared = nullptr;
+  print("alloc_shared", cudaMallocManaged_(reinterpret_cast<void**>(&shared), 64,
+                                           cudaMemAttachGlobal));
+  shared[0] = 0x10;
+  print("launch_shared", launch_kp(shared + 1, 1));
+  shared[0] = 0x20;
+  print("sync_shared", cudaDeviceSynchronize_());
+  print_bytes("shared_page", shared, 2);
+  print("free_shared", cudaFree_(shared));
   // A device reset takes managed memory with it; new allocations work.
   GLEAM_PROBE_FN(cudaDeviceReset);
   char* r = nullptr;
