@@ -1300,6 +1300,20 @@ cudaError_t resolve_variable(const void* host, variable_record** out) {
   return cudaSuccess;
 }
 
+cudaError_t symbol_end(const void* symbol, size_t offset, size_t count, cudaMemcpyKind kind,
+                       bool to_symbol, void** out) {
+  auto host_side = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (kind != host_side && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  variable_record* v = nullptr;
+  if (auto err = resolve_variable(symbol, &v); err != cudaSuccess)
+    return err;
+  if (offset > v->size || count > v->size - offset)
+    return cudaErrorInvalidValue;
+  *out = reinterpret_cast<void*>(static_cast<uintptr_t>(v->dptr + offset));
+  return cudaSuccess;
+}
+
 pointer_kind classify(const void* p) noexcept {
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};

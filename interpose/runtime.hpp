@@ -251,6 +251,14 @@ cudaError_t resolve_function(const void* host, function_record** out);
 /// Looks up a variable by host address; loads its module if needed.
 cudaError_t resolve_variable(const void* host, variable_record** out);
 
+/// The device address of `count` bytes at `offset` into variable `symbol`,
+/// the device end of a copy of `kind` to the variable (`to_symbol`) or
+/// from it; as cudaMemcpyToSymbol / FromSymbol answer:
+/// cudaErrorInvalidMemcpyDirection for a kind such a copy cannot have,
+/// cudaErrorInvalidSymbol, cudaErrorInvalidValue past the variable's end.
+cudaError_t symbol_end(const void* symbol, size_t offset, size_t count, cudaMemcpyKind kind,
+                       bool to_symbol, void** out);
+
 /// Packs launch arguments by `params` (offset/size each): a buffer of size
 /// last offset + last size with each args[i] copied to its offset.
 std::string pack_arguments(const std::vector<proto::ParamInfo>& params,

@@ -67,6 +67,17 @@ cudaMemcpy3DParms one_d(void* dst, const void* src, size_t count, cudaMemcpyKind
   return p;
 }
 
+/// The 1D description of a copy to (`to_symbol`) or from a variable.
+cudaError_t symbol_copy(void* ptr, const void* symbol, size_t count, size_t offset,
+                        cudaMemcpyKind kind, bool to_symbol, cudaMemcpy3DParms* out) {
+  void* device = nullptr;
+  if (auto err = symbol_end(symbol, offset, count, kind, to_symbol, &device);
+      err != cudaSuccess)
+    return err;
+  *out = to_symbol ? one_d(device, ptr, count, kind) : one_d(ptr, device, count, kind);
+  return cudaSuccess;
+}
+
 bool memcpy_node(cudaGraphNode_t node) {
   auto& t = tables();
   std::lock_guard<std::mutex> guard{t.mutex};
@@ -177,6 +188,77 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGr
   return guarded([&] {
     auto p = one_d(dst, src, count, kind);
     return add_memcpy(pGraphNode, graph, pDependencies, numDependencies, &p);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(
+  cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+  size_t numDependencies, const void* symbol, const void* src, size_t count, size_t offset,
+  enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    cudaMemcpy3DParms p{};
+    if (auto err = symbol_copy(const_cast<void*>(src), symbol, count, offset, kind, true, &p);
+        err != cudaSuccess)
+      return err;
+    return add_memcpy(pGraphNode, graph, pDependencies, numDependencies, &p);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(
+  cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+  size_t numDependencies, void* dst, const void* symbol, size_t count, size_t offset,
+  enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    cudaMemcpy3DParms p{};
+    if (auto err = symbol_copy(dst, symbol, count, offset, kind, false, &p); err != cudaSuccess)
+      return err;
+    return add_memcpy(pGraphNode, graph, pDependencies, numDependencies, &p);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(
+  cudaGraphNode_t node, const void* symbol, const void* src, size_t count, size_t offset,
+  enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    cudaMemcpy3DParms p{};
+    if (auto err = symbol_copy(const_cast<void*>(src), symbol, count, offset, kind, true, &p);
+        err != cudaSuccess)
+      return err;
+    return set_memcpy(node, &p);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(
+  cudaGraphNode_t node, void* dst, const void* symbol, size_t count, size_t offset,
+  enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    cudaMemcpy3DParms p{};
+    if (auto err = symbol_copy(dst, symbol, count, offset, kind, false, &p); err != cudaSuccess)
+      return err;
+    return set_memcpy(node, &p);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(
+  cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void* symbol, const void* src,
+  size_t count, size_t offset, enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    cudaMemcpy3DParms p{};
+    if (auto err = symbol_copy(const_cast<void*>(src), symbol, count, offset, kind, true, &p);
+        err != cudaSuccess)
+      return err;
+    return exec_set_memcpy(hGraphExec, node, &p);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(
+  cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst, const void* symbol,
+  size_t count, size_t offset, enum cudaMemcpyKind kind) {
+  return guarded([&] {
+    cudaMemcpy3DParms p{};
+    if (auto err = symbol_copy(dst, symbol, count, offset, kind, false, &p); err != cudaSuccess)
+      return err;
+    return exec_set_memcpy(hGraphExec, node, &p);
   });
 }
 

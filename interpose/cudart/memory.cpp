@@ -303,41 +303,22 @@ cudaError_t memset_op(void* dst, int value, size_t count, size_t pitch,
   return submit_on(stream, std::move(op));
 }
 
-cudaError_t symbol_address(const void* symbol, size_t offset, size_t count,
-                           uint64_t* dptr) {
-  variable_record* v = nullptr;
-  if (auto err = resolve_variable(symbol, &v); err != cudaSuccess)
-    return err;
-  if (offset > v->size || count > v->size - offset)
-    return cudaErrorInvalidValue;
-  *dptr = v->dptr + offset;
-  return cudaSuccess;
-}
-
 cudaError_t to_symbol(const void* symbol, const void* src, size_t count,
                       size_t offset, cudaMemcpyKind kind, cudaStream_t stream,
                       bool async) {
-  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice
-      && kind != cudaMemcpyDefault)
-    return cudaErrorInvalidMemcpyDirection;
-  uint64_t dptr = 0;
-  if (auto err = symbol_address(symbol, offset, count, &dptr); err != cudaSuccess)
+  void* dst = nullptr;
+  if (auto err = symbol_end(symbol, offset, count, kind, true, &dst); err != cudaSuccess)
     return err;
-  return copy(reinterpret_cast<void*>(static_cast<uintptr_t>(dptr)), src, count,
-              kind, stream, async);
+  return copy(dst, src, count, kind, stream, async);
 }
 
 cudaError_t from_symbol(void* dst, const void* symbol, size_t count,
                         size_t offset, cudaMemcpyKind kind, cudaStream_t stream,
                         bool async) {
-  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice
-      && kind != cudaMemcpyDefault)
-    return cudaErrorInvalidMemcpyDirection;
-  uint64_t dptr = 0;
-  if (auto err = symbol_address(symbol, offset, count, &dptr); err != cudaSuccess)
+  void* src = nullptr;
+  if (auto err = symbol_end(symbol, offset, count, kind, false, &src); err != cudaSuccess)
     return err;
-  return copy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(dptr)),
-              count, kind, stream, async);
+  return copy(dst, src, count, kind, stream, async);
 }
 
 } // namespace

@@ -672,6 +672,14 @@ void graph_copies() {
   auto* nowhere = reinterpret_cast<char*>(uintptr_t{0x1000});
   print("add_outside", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, nowhere, in, 16,
                                                 cudaMemcpyHostToDevice));
+  GLEAM_PROBE_FN(cudaGraphAddMemcpyNodeToSymbol);
+  static int not_a_symbol = 0;
+  print("add_to_unknown_symbol", cudaGraphAddMemcpyNodeToSymbol_(&bad, g, nullptr, 0,
+                                                                 &not_a_symbol, in, 4, 0,
+                                                                 cudaMemcpyHostToDevice));
+  print("add_to_symbol_wrong_kind", cudaGraphAddMemcpyNodeToSymbol_(&bad, g, nullptr, 0,
+                                                                    &not_a_symbol, in, 4, 0,
+                                                                    cudaMemcpyDeviceToHost));
   cudaGraphNodeType type = cudaGraphNodeTypeCount;
   print("type", cudaGraphNodeGetType_(d2h, &type));
   std::printf("type_memcpy=%d\n", type == cudaGraphNodeTypeMemcpy);

@@ -464,6 +464,8 @@ TEST_CASE("graph memcpy nodes carry the host's bytes at every replay; memset par
     {"add_zero", "cudaErrorInvalidValue"},
     {"add_host_to_host", "cudaErrorNotSupported"},
     {"add_outside", "cudaErrorInvalidValue"},
+    {"add_to_unknown_symbol", "cudaErrorInvalidSymbol"},
+    {"add_to_symbol_wrong_kind", "cudaErrorInvalidMemcpyDirection"},
     {"type", "cudaSuccess"},
     {"type_memcpy", "1"},
     {"get", "cudaSuccess"},

@@ -5,7 +5,8 @@
 // cudaGraphMemsetNodeGetParams); cudaGraphExecMemcpyNodeSetParams1D and
 // cudaGraphExecMemsetNodeSetParams on the executable graph;
 // cudaGraphMemcpyNodeSetParams1D then a new instantiation; a 2D memcpy node
-// into pitched device memory; cudaMemcpyAsync to and from pageable memory
+// into pitched device memory; memcpy nodes to and from a __device__
+// variable (the symbol forms); cudaMemcpyAsync to and from pageable memory
 // captured around a kernel and replayed 10 times; the codes of refused
 // parameters.
 #include "common.cuh"
@@ -14,6 +15,8 @@ using gleam_program::print_code;
 using gleam_program::print_ints;
 
 namespace {
+
+__device__ int table[16];
 
 __global__ void twice_plus(const int* in, int* out, int n, int add) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -145,6 +148,40 @@ int main() {
   print_ints("2D row 0", grid_back.data(), 6, sum);
   print_ints("2D row 9", grid_back.data() + 9 * w, 6, sum);
   sum.add(grid_back.data(), grid_back.size() * sizeof(int));
+
+  // Memcpy nodes to and from a __device__ variable, replayed twice.
+  std::vector<int> to_table(16), from_table(16);
+  cudaGraph_t g4;
+  GLEAM_PROGRAM_CHECK(cudaGraphCreate(&g4, 0));
+  cudaGraphNode_t n_to, n_from;
+  GLEAM_PROGRAM_CHECK(cudaGraphAddMemcpyNodeToSymbol(&n_to, g4, nullptr, 0, table,
+                                                     to_table.data(), 12 * sizeof(int),
+                                                     2 * sizeof(int), cudaMemcpyHostToDevice));
+  GLEAM_PROGRAM_CHECK(cudaGraphAddMemcpyNodeFromSymbol(&n_from, g4, &n_to, 1, from_table.data(),
+                                                       table, 16 * sizeof(int), 0,
+                                                       cudaMemcpyDeviceToHost));
+  cudaGraphExec_t e4;
+  GLEAM_PROGRAM_CHECK(cudaGraphInstantiate(&e4, g4, 0));
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 16; ++i)
+      to_table[i] = 100 * round + i;
+    GLEAM_PROGRAM_CHECK(cudaGraphLaunch(e4, nullptr));
+    GLEAM_PROGRAM_CHECK(cudaStreamSynchronize(nullptr));
+    print_ints(round == 0 ? "symbol round 0" : "symbol round 1", from_table.data(), 16, sum);
+  }
+  GLEAM_PROGRAM_CHECK(cudaGraphExecMemcpyNodeSetParamsFromSymbol(
+    e4, n_from, from_table.data(), table, 4 * sizeof(int), 8 * sizeof(int),
+    cudaMemcpyDeviceToHost));
+  from_table.assign(16, -1);
+  GLEAM_PROGRAM_CHECK(cudaGraphLaunch(e4, nullptr));
+  GLEAM_PROGRAM_CHECK(cudaStreamSynchronize(nullptr));
+  print_ints("symbol, exec parameters", from_table.data(), 6, sum);
+  print_code("to a symbol, device to host",
+             cudaGraphAddMemcpyNodeToSymbol(&n_to, g4, nullptr, 0, table, to_table.data(), 4, 0,
+                                            cudaMemcpyDeviceToHost),
+             sum);
+  GLEAM_PROGRAM_CHECK(cudaGraphExecDestroy(e4));
+  GLEAM_PROGRAM_CHECK(cudaGraphDestroy(g4));
 
   // cudaMemcpyAsync with pageable memory captured around a kernel.
   cudaStream_t s;
