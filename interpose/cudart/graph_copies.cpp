@@ -67,15 +67,17 @@ cudaMemcpy3DParms one_d(void* dst, const void* src, size_t count, cudaMemcpyKind
   return p;
 }
 
-/// The 1D description of a copy to (`to_symbol`) or from a variable.
-cudaError_t symbol_copy(void* ptr, const void* symbol, size_t count, size_t offset,
-                        cudaMemcpyKind kind, bool to_symbol, cudaMemcpy3DParms* out) {
+/// Runs `then` with the 1D description of a copy between host or device
+/// memory `ptr` and a variable, to it (`to_symbol`) or from it.
+template <class F>
+cudaError_t with_symbol(void* ptr, const void* symbol, size_t count, size_t offset,
+                        cudaMemcpyKind kind, bool to_symbol, F&& then) {
   void* device = nullptr;
   if (auto err = symbol_end(symbol, offset, count, kind, to_symbol, &device);
       err != cudaSuccess)
     return err;
-  *out = to_symbol ? one_d(device, ptr, count, kind) : one_d(ptr, device, count, kind);
-  return cudaSuccess;
+  auto p = to_symbol ? one_d(device, ptr, count, kind) : one_d(ptr, device, count, kind);
+  return then(&p);
 }
 
 bool memcpy_node(cudaGraphNode_t node) {
@@ -196,11 +198,9 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(
   size_t numDependencies, const void* symbol, const void* src, size_t count, size_t offset,
   enum cudaMemcpyKind kind) {
   return guarded([&] {
-    cudaMemcpy3DParms p{};
-    if (auto err = symbol_copy(const_cast<void*>(src), symbol, count, offset, kind, true, &p);
-        err != cudaSuccess)
-      return err;
-    return add_memcpy(pGraphNode, graph, pDependencies, numDependencies, &p);
+    return with_symbol(const_cast<void*>(src), symbol, count, offset, kind, true, [&](auto* p) {
+      return add_memcpy(pGraphNode, graph, pDependencies, numDependencies, p);
+    });
   });
 }
 
@@ -209,10 +209,9 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(
   size_t numDependencies, void* dst, const void* symbol, size_t count, size_t offset,
   enum cudaMemcpyKind kind) {
   return guarded([&] {
-    cudaMemcpy3DParms p{};
-    if (auto err = symbol_copy(dst, symbol, count, offset, kind, false, &p); err != cudaSuccess)
-      return err;
-    return add_memcpy(pGraphNode, graph, pDependencies, numDependencies, &p);
+    return with_symbol(dst, symbol, count, offset, kind, false, [&](auto* p) {
+      return add_memcpy(pGraphNode, graph, pDependencies, numDependencies, p);
+    });
   });
 }
 
@@ -220,11 +219,8 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(
   cudaGraphNode_t node, const void* symbol, const void* src, size_t count, size_t offset,
   enum cudaMemcpyKind kind) {
   return guarded([&] {
-    cudaMemcpy3DParms p{};
-    if (auto err = symbol_copy(const_cast<void*>(src), symbol, count, offset, kind, true, &p);
-        err != cudaSuccess)
-      return err;
-    return set_memcpy(node, &p);
+    return with_symbol(const_cast<void*>(src), symbol, count, offset, kind, true,
+                       [&](auto* p) { return set_memcpy(node, p); });
   });
 }
 
@@ -232,10 +228,8 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(
   cudaGraphNode_t node, void* dst, const void* symbol, size_t count, size_t offset,
   enum cudaMemcpyKind kind) {
   return guarded([&] {
-    cudaMemcpy3DParms p{};
-    if (auto err = symbol_copy(dst, symbol, count, offset, kind, false, &p); err != cudaSuccess)
-      return err;
-    return set_memcpy(node, &p);
+    return with_symbol(dst, symbol, count, offset, kind, false,
+                       [&](auto* p) { return set_memcpy(node, p); });
   });
 }
 
@@ -243,11 +237,8 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(
   cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void* symbol, const void* src,
   size_t count, size_t offset, enum cudaMemcpyKind kind) {
   return guarded([&] {
-    cudaMemcpy3DParms p{};
-    if (auto err = symbol_copy(const_cast<void*>(src), symbol, count, offset, kind, true, &p);
-        err != cudaSuccess)
-      return err;
-    return exec_set_memcpy(hGraphExec, node, &p);
+    return with_symbol(const_cast<void*>(src), symbol, count, offset, kind, true,
+                       [&](auto* p) { return exec_set_memcpy(hGraphExec, node, p); });
   });
 }
 
@@ -255,10 +246,8 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(
   cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst, const void* symbol,
   size_t count, size_t offset, enum cudaMemcpyKind kind) {
   return guarded([&] {
-    cudaMemcpy3DParms p{};
-    if (auto err = symbol_copy(dst, symbol, count, offset, kind, false, &p); err != cudaSuccess)
-      return err;
-    return exec_set_memcpy(hGraphExec, node, &p);
+    return with_symbol(dst, symbol, count, offset, kind, false,
+                       [&](auto* p) { return exec_set_memcpy(hGraphExec, node, p); });
   });
 }
 

@@ -6,17 +6,13 @@
 // cudaStreamAttachMemAsync, and the codes of refused calls; pointer
 // attributes; a large allocation written by the host across many pages.
 #include "common.cuh"
+#include "scale_add.cuh"
 
 using gleam_program::print_code;
 using gleam_program::print_ints;
+using gleam_program::scale_add;
 
 namespace {
-
-__global__ void scale_add(int* p, int n, int mul, int add) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n)
-    p[i] = p[i] * mul + add;
-}
 
 __global__ void fill(int* p, int n, int base) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

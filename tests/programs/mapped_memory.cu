@@ -5,17 +5,13 @@
 // kernel writing mapped memory that a cudaMemcpy then reads; pointer
 // attributes; the codes of refused calls.
 #include "common.cuh"
+#include "scale_add.cuh"
 
 using gleam_program::print_code;
 using gleam_program::print_ints;
+using gleam_program::scale_add;
 
 namespace {
-
-__global__ void scale_add(int* p, int n, int mul, int add) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n)
-    p[i] = p[i] * mul + add;
-}
 
 __global__ void sum_into(const int* in, int n, int* out) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
