@@ -24,6 +24,9 @@ using get_shard_atom = caf::atom_constant<caf::atom("g_getshard")>;
 /// A GPU server asks a client to run a host function of a graph
 /// (actors/host_call_router.hpp).
 using host_call_atom = caf::atom_constant<caf::atom("g_hostcall")>;
+/// A GPU server moves bytes of a memcpy node's host end, which lives in the
+/// client (actors/host_call_router.hpp, host_call_port::copy).
+using host_copy_atom = caf::atom_constant<caf::atom("g_hostcopy")>;
 /// A reconnecting client hands its new proxy to a GPU's host-call router,
 /// through the node actor (which a blocked GPU server does not hold up).
 using host_attach_atom = caf::atom_constant<caf::atom("g_hostatt")>;

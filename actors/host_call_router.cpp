@@ -74,19 +74,26 @@ bool host_call_router::unreachable(uint64_t session) {
   return now - i->second.gone_since > grace_;
 }
 
-void host_call_router::call(uint64_t session, uint64_t callback) {
-  uint64_t invocation = 0;
-  {
-    std::lock_guard<std::mutex> guard{mutex_};
-    auto i = sessions_.find(session);
-    if (i == sessions_.end())
-      return;
-    invocation = i->second.next_invocation++;
+void host_call_router::on_error(const caf::error& e, uint64_t session, const char* what,
+                                uint64_t id, bool& done, bool& lost) {
+  // The client's refusal (it knows no such function or copy) will not
+  // change. A timeout (a slow function): ask again. Any other failure: this
+  // handle of the client is dead (the link dropped); ask again until it
+  // reattaches or its grace ends.
+  if (e.category() == caf::atom("gleam_act")) {
+    log(log_level::warning, "session {}: the client refused {} {}: {}", session, what, id,
+        sys_.render(e));
+    done = true;
+  } else if (e != caf::sec::request_timeout) {
+    lost = true;
   }
+}
+
+bool host_call_router::deliver(uint64_t session, const char* what, uint64_t id,
+                               const request_fn& request) {
   auto skip = [&] {
-    log(log_level::warning,
-        "session {}: host function {} skipped: its client was unreachable for {} ms", session,
-        callback, grace_.count());
+    log(log_level::warning, "session {}: {} {} skipped: its client was unreachable for {} ms",
+        session, what, id, grace_.count());
   };
   caf::scoped_actor self{sys_};
   for (;;) {
@@ -98,7 +105,7 @@ void host_call_router::call(uint64_t session, uint64_t callback) {
       for (;;) {
         auto i = sessions_.find(session);
         if (i == sessions_.end())
-          return;
+          return false;
         if (i->second.client) {
           client = i->second.client;
           break;
@@ -110,44 +117,73 @@ void host_call_router::call(uint64_t session, uint64_t callback) {
     }
     if (!client) {
       skip();
-      return;
+      return false;
     }
     bool done = false;
     bool lost = false;
-    self->request(client, caf::duration{retry_}, host_call_atom::value, session, callback,
-                  invocation)
-      .receive([&](bool) { done = true; },
-               [&](caf::error& e) {
-                 // The client's refusal (it knows no such function) will not
-                 // change. A timeout (a slow function): ask again. Any other
-                 // failure: this handle of the client is dead (the link
-                 // dropped); ask again until it reattaches or its grace ends.
-                 if (e.category() == caf::atom("gleam_act")) {
-                   log(log_level::warning,
-                       "session {}: the client refused host function {}: {}", session,
-                       callback, sys_.render(e));
-                   done = true;
-                 } else if (e != caf::sec::request_timeout) {
-                   lost = true;
-                 }
-               });
+    request(self, client, done, lost);
     if (done) {
       std::lock_guard<std::mutex> guard{mutex_};
       ++answered_;
       auto i = sessions_.find(session);
       if (i != sessions_.end())
         i->second.gone_since = {};
-      return;
+      return true;
     }
     if (lost) {
       if (unreachable(session)) {
         skip();
-        return;
+        return false;
       }
       std::unique_lock<std::mutex> lock{mutex_};
       changed_.wait_for(lock, retry_ / 20);
     }
   }
+}
+
+void host_call_router::call(uint64_t session, uint64_t callback) {
+  uint64_t invocation = 0;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    auto i = sessions_.find(session);
+    if (i == sessions_.end())
+      return;
+    invocation = i->second.next_invocation++;
+  }
+  static_cast<void>(deliver(session, "host function", callback,
+                            [&](caf::scoped_actor& self, const caf::actor& client, bool& done,
+                                bool& lost) {
+                              self
+                                ->request(client, caf::duration{retry_}, host_call_atom::value,
+                                          session, callback, invocation)
+                                .receive([&](bool) { done = true; },
+                                         [&](caf::error& e) {
+                                           on_error(e, session, "host function", callback,
+                                                    done, lost);
+                                         });
+                            }));
+}
+
+bool host_call_router::copy(uint64_t session, uint64_t copy, uint64_t offset,
+                            const std::string& to_client, uint64_t want,
+                            std::string* from_client) {
+  bool ok = false;
+  auto answered = deliver(
+    session, "host copy", copy,
+    [&](caf::scoped_actor& self, const caf::actor& client, bool& done, bool& lost) {
+      self
+        ->request(client, caf::duration{retry_}, host_copy_atom::value, session, copy, offset,
+                  to_client, want)
+        .receive(
+          [&](std::string& bytes) {
+            done = true;
+            ok = bytes.size() == want;
+            if (ok && from_client != nullptr)
+              *from_client = std::move(bytes);
+          },
+          [&](caf::error& e) { on_error(e, session, "host copy", copy, done, lost); });
+    });
+  return answered && ok;
 }
 
 } // namespace gleam::actors

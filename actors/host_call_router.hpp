@@ -3,8 +3,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
@@ -51,6 +53,11 @@ public:
 
   void call(uint64_t session, uint64_t callback) override;
 
+  /// `(host_copy_atom, session, copy, offset, to_client, want) -> bytes`
+  /// to the session's client, retried like call; a request is idempotent.
+  bool copy(uint64_t session, uint64_t copy, uint64_t offset, const std::string& to_client,
+            uint64_t want, std::string* from_client) override;
+
   void end(uint64_t session) override;
 
   /// Host calls the clients answered, for tests and the console.
@@ -67,6 +74,21 @@ private:
     clock::time_point gone_since{};
     uint64_t next_invocation = 1;
   };
+
+  /// One request to a client: sets `done` once answered (or refused for
+  /// good), `lost` when this handle of the client failed.
+  using request_fn = std::function<void(caf::scoped_actor& self, const caf::actor& client,
+                                        bool& done, bool& lost)>;
+
+  /// Sends `request` to the client of `session` until it is answered,
+  /// waiting for a reattach while the client is gone, within grace_ (then
+  /// `what` is logged as skipped). True when answered.
+  bool deliver(uint64_t session, const char* what, uint64_t id, const request_fn& request);
+
+  /// The handler of a failed request: sets `done` for the client's refusal
+  /// (logged, with `what` and `id`), `lost` for anything but a timeout.
+  void on_error(const caf::error& e, uint64_t session, const char* what, uint64_t id,
+                bool& done, bool& lost);
 
   /// Marks the client of `session` unreachable (first time: now); true
   /// once it has been so for longer than grace_.

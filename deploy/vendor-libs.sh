@@ -30,4 +30,5 @@ for lib in CUBLAS:libcublas.so.13 CURAND:libcurand.so.10 CUFFT:libcufft.so.12 CU
 done
 # NVML comes with the driver, not with the toolkit or the wheels: the server
 # finds libnvidia-ml.so.1 in the driver's directories (GLEAM_NVML_DIR first).
-echo "vendor libnvidia-ml for the server: ${GLEAM_NVML_DIR:-the driver's}"
+nvml_from="the driver's directories"
+echo "vendor libnvidia-ml for the server: ${GLEAM_NVML_DIR:-$nvml_from}"

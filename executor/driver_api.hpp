@@ -89,6 +89,18 @@ namespace gleam::executor {
   X(cuGraphCreate)                                                             \
   X(cuGraphAddKernelNode)                                                      \
   X(cuGraphAddMemsetNode)                                                      \
+  X(cuGraphMemsetNodeSetParams)                                                \
+  X(cuGraphExecMemsetNodeSetParams)                                            \
+  X(cuGraphAddMemcpyNode)                                                      \
+  X(cuGraphMemcpyNodeSetParams)                                                \
+  X(cuGraphExecMemcpyNodeSetParams)                                            \
+  X(cuGraphAddChildGraphNode)                                                  \
+  X(cuGraphChildGraphNodeGetGraph)                                             \
+  X(cuGraphExecChildGraphNodeSetParams)                                        \
+  X(cuGraphGetNodes)                                                           \
+  X(cuGraphNodeGetType)                                                        \
+  X(cuGraphNodeGetDependencies)                                                \
+  X(cuMemcpy3DAsync)                                                           \
   X(cuGraphAddEmptyNode)                                                       \
   X(cuGraphAddDependencies)                                                    \
   X(cuGraphKernelNodeSetParams)                                                \

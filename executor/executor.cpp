@@ -13,6 +13,7 @@
 #include "executor/blas.hpp"
 #include "executor/error.hpp"
 #include "executor/graph_clone.hpp"
+#include "executor/graph_copies.hpp"
 #include "executor/launch_attributes.hpp"
 #include "executor/library_runner.hpp"
 #include "executor/mem_pools.hpp"
@@ -119,6 +120,7 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   s.graphs.clear();
   s.nodes.clear();
   s.host_calls.clear();
+  release_host_copies(api, s);
   for (auto& kv : s.streams)
     note(api.cuStreamDestroy(kv.second));
   s.streams.clear();
@@ -327,6 +329,14 @@ private:
         return run_mem_pool(api_, s_, device_, op, r_);
       case k::kGraphClone:
         return graph_clone(api_, s_, op.graph_clone(), r_);
+      // Memcpy nodes and memset node parameters: executor/graph_copies.cpp.
+      case k::kGraphAddMemcpyNode:
+      case k::kGraphMemcpyNodeSetParams:
+      case k::kGraphExecMemcpyNodeSetParams:
+      case k::kStreamHostCopy:
+      case k::kGraphMemsetNodeSetParams:
+      case k::kGraphExecMemsetNodeSetParams:
+        return run_graph_copy(api_, s_, op, r_);
       case k::KIND_NOT_SET:
         break;
     }
@@ -1357,25 +1367,16 @@ private:
     std::vector<CUgraphNode> deps;
     if (!node_target(op.graph(), op.node(), op.dependencies(), g, deps))
       return;
-    auto es = op.element_size();
-    uint64_t row = 0;
-    if ((es != 1 && es != 2 && es != 4) || __builtin_mul_overflow(op.width(), uint64_t{es}, &row)) {
-      fail(CUDA_ERROR_INVALID_VALUE,
-           fmt::format("memset node: element size {} bytes; use 1, 2 or 4", es));
-      return;
-    }
-    auto height = std::max<uint64_t>(op.height(), 1);
-    if (height > 1 ? !check_pitched(op.dst(), op.pitch(), row, height, "memset node")
-                   : !check_range(op.dst(), row, "memset node"))
-      return;
+    proto::MemsetNodeParams m;
+    m.set_dst(op.dst());
+    m.set_value(op.value());
+    m.set_element_size(op.element_size());
+    m.set_width(op.width());
+    m.set_height(op.height());
+    m.set_pitch(op.pitch());
     CUDA_MEMSET_NODE_PARAMS p;
-    std::memset(&p, 0, sizeof(p));
-    p.dst = static_cast<CUdeviceptr>(op.dst());
-    p.pitch = height > 1 ? op.pitch() : 0;
-    p.value = op.value();
-    p.elementSize = es;
-    p.width = op.width();
-    p.height = height;
+    if (!memset_node_params(s_, m, p, r_))
+      return;
     CUcontext ctx = nullptr;
     if (!check(api_.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"))
       return;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace gleam::executor {
 
@@ -21,6 +22,16 @@ public:
   /// callback thread, which must not call into the driver.
   virtual void call(uint64_t session, uint64_t callback) = 0;
 
+  /// Moves bytes of the host end of a memcpy node, which lives in the
+  /// client as host copy `copy` (its packed bytes): with `to_client`
+  /// non-empty writes them at `offset` (device to host), else reads `want`
+  /// bytes at `offset` into `*from_client` (host to device). At most
+  /// max_message_payload bytes a call. Waits across a reconnect like call;
+  /// false when the bytes did not move (the session ended, its client
+  /// stayed unreachable, or it knows no such copy). Same threads as call.
+  virtual bool copy(uint64_t session, uint64_t copy, uint64_t offset,
+                    const std::string& to_client, uint64_t want, std::string* from_client) = 0;
+
   /// Session `session` ends: every call of it returns now, later ones at
   /// once. The executor calls it before it waits for the session's work.
   virtual void end(uint64_t session) = 0;
@@ -33,6 +44,20 @@ struct host_call_target {
   host_call_port* port = nullptr;
   uint64_t session = 0;
   uint64_t callback = 0;
+};
+
+/// What the host node of a memcpy node with a host end in the client
+/// points at: the client's host copy, the session's pinned staging buffer
+/// of `size` bytes the node's memcpy reads (to the device) or writes (to
+/// the host). Owned by the session for the lifetime of every graph that
+/// uses it.
+struct host_copy_target {
+  host_call_port* port = nullptr;
+  uint64_t session = 0;
+  uint64_t copy = 0;
+  char* staging = nullptr;
+  uint64_t size = 0;
+  bool to_device = false;
 };
 
 } // namespace gleam::executor

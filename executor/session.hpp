@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -168,6 +169,10 @@ struct session {
   /// Client callback id -> the user data of the server's host nodes that
   /// run it. Kept until the session is released (after its graphs).
   std::unordered_map<uint64_t, host_call_target> host_calls;
+  /// What the host nodes of memcpy nodes with a host end in the client
+  /// point at, each with its pinned staging buffer
+  /// (executor/graph_copies.hpp). Kept until the session is released.
+  std::deque<host_copy_target> host_copies;
   /// Highest op seq executed; ops at or below it are skipped on replay.
   uint64_t executed_through = 0;
   /// Number of ops executed (skipped replays not counted).

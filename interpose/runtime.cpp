@@ -39,7 +39,9 @@
 #include "interpose/capture_state.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
+#include "interpose/host_copies.hpp"
 #include "interpose/message_size.hpp"
+#include "interpose/mirror.hpp"
 #include "interpose/upload.hpp"
 #include "interpose/wait_report.hpp"
 
@@ -236,6 +238,11 @@ caf::behavior client_proxy(caf::stateful_actor<client_proxy_state>* self,
     [=](actors::host_call_atom a, uint64_t session, uint64_t callback, uint64_t invocation) {
       return self->delegate(host_runner, a, session, callback, invocation);
     },
+    // A memcpy node's host end (interpose/host_copies.hpp), on the same thread.
+    [=](actors::host_copy_atom a, uint64_t session, uint64_t copy, uint64_t offset,
+        std::string& data, uint64_t want) {
+      return self->delegate(host_runner, a, session, copy, offset, std::move(data), want);
+    },
   };
 }
 
@@ -250,6 +257,16 @@ caf::behavior host_call_runner(caf::event_based_actor*) {
                                   "host function " + std::to_string(callback)
                                     + " was never registered in this process");
       return true;
+    },
+    [](actors::host_copy_atom, uint64_t, uint64_t copy, uint64_t offset, std::string& data,
+       uint64_t want) -> caf::result<std::string> {
+      std::string out;
+      if (!serve_host_copy(copy, offset, data, want, &out))
+        return actors::make_error(actors::error_code::no_host_function,
+                                  "host copy " + std::to_string(copy)
+                                    + " was never registered in this process, or the "
+                                      "server asked past its bytes");
+      return out;
     },
   };
 }
@@ -854,8 +871,14 @@ size_t payload_bytes(const proto::Op& op) {
   }
 }
 
+/// Set while this thread sends the dirty pages of host mirrors: those
+/// uploads write what the host holds, so they leave the mirrors current.
+thread_local bool uploading_mirrors = false;
+
 /// Appends `op` to the queue under the next seq and returns that seq.
 uint64_t enqueue(client& c, proto::Op&& op) {
+  if (!uploading_mirrors)
+    mirror_note_op(op);
   auto seq = c.next_seq++;
   op.set_seq(seq);
   // Capture rules (capture_state.hpp), judged on the app's calling thread:
@@ -992,8 +1015,41 @@ const proto::SessionOpened& session() {
   return the_client->opened;
 }
 
+namespace {
+
+/// Sends the dirty pages of host mirrors (interpose/mirror.hpp) ahead of
+/// the op about to be queued, each upload an op of its own so that bulk
+/// stays in bounded batches; their errors arrive like any async op's.
+void upload_mirrors() {
+  if (!mirrors_active() || uploading_mirrors)
+    return;
+  uploading_mirrors = true;
+  internal_ops internal;
+  std::vector<proto::Op> ops;
+  while (mirror_next_upload(ops)) {
+    for (auto& op : ops)
+      static_cast<void>(submit(std::move(op))); // errors: deferred, as for any async op
+    ops.clear();
+  }
+  uploading_mirrors = false;
+}
+
+/// Declared before a function's client lock: once the lock is released,
+/// host mirrors learn that a round trip completed.
+struct round_trip_end {
+  bool armed = true;
+  ~round_trip_end() {
+    if (armed)
+      mirror_after_round_trip();
+  }
+};
+
+} // namespace
+
 cudaError_t run_ops(std::vector<proto::Op>& ops,
                     std::vector<proto::OpResult>* results) {
+  upload_mirrors();
+  round_trip_end end;
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto& c = get_client();
   if (c.state != cudaSuccess)
@@ -1031,11 +1087,14 @@ cudaError_t run_op(proto::Op op, proto::OpResult* result) {
 }
 
 cudaError_t submit(proto::Op op) {
+  upload_mirrors();
+  round_trip_end end{false};
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto& c = get_client();
   if (c.state != cudaSuccess)
     return c.state;
   if (!c.async) {
+    end.armed = true;
     cudaError_t status = cudaSuccess;
     auto reason = op_name(op);
     auto seq = enqueue(c, std::move(op));
@@ -1086,6 +1145,8 @@ cudaError_t submit_on(cudaStream_t stream, proto::Op op) {
 
 cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& make,
                           const result_sink& sink) {
+  upload_mirrors();
+  round_trip_end end;
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto& c = get_client();
   if (c.state != cudaSuccess)
@@ -1105,6 +1166,8 @@ cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& 
 }
 
 cudaError_t flush() {
+  upload_mirrors();
+  round_trip_end end;
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto& c = get_client();
   if (c.state != cudaSuccess)
@@ -1237,6 +1300,20 @@ cudaError_t resolve_variable(const void* host, variable_record** out) {
   return cudaSuccess;
 }
 
+cudaError_t symbol_end(const void* symbol, size_t offset, size_t count, cudaMemcpyKind kind,
+                       bool to_symbol, void** out) {
+  auto host_side = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (kind != host_side && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  variable_record* v = nullptr;
+  if (auto err = resolve_variable(symbol, &v); err != cudaSuccess)
+    return err;
+  if (offset > v->size || count > v->size - offset)
+    return cudaErrorInvalidValue;
+  *out = reinterpret_cast<void*>(static_cast<uintptr_t>(v->dptr + offset));
+  return cudaSuccess;
+}
+
 pointer_kind classify(const void* p) noexcept {
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
@@ -1277,16 +1354,31 @@ bool fits_allocation(const void* p, size_t count) {
   return count <= i->first + i->second - addr;
 }
 
+cudaMemcpyKind effective_kind(const void* dst, const void* src, cudaMemcpyKind kind) {
+  if (kind == cudaMemcpyDefault) {
+    bool d = classify(dst) == pointer_kind::device;
+    bool s = classify(src) == pointer_kind::device;
+    return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+             : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+  }
+  auto unified = [](const void* p) {
+    auto m = mirror_at_host(p);
+    return m && m->refresh == mirror_refresh::lazy;
+  };
+  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost
+      && kind != cudaMemcpyHostToHost)
+    return kind;
+  bool d = kind == cudaMemcpyHostToDevice || unified(dst);
+  bool s = kind == cudaMemcpyDeviceToHost || unified(src);
+  return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+           : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+}
+
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                  cudaStream_t stream, bool async) {
   if (count == 0)
     return cudaSuccess;
-  if (kind == cudaMemcpyDefault) {
-    bool d_dev = classify(dst) == pointer_kind::device;
-    bool s_dev = classify(src) == pointer_kind::device;
-    kind = d_dev ? (s_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
-                 : (s_dev ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-  }
+  kind = effective_kind(dst, src, kind);
   auto s = wire_stream(stream);
   if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice)
     if (!fits_allocation(src, count))
@@ -1294,18 +1386,11 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
   if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice)
     if (!fits_allocation(dst, count))
       return cudaErrorInvalidValue;
-  if (async && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyHostToHost
-      && captures().status(s) != cudaStreamCaptureStatusNone) {
-    // The host side of the copy is in this process, not on the server where
-    // the graph replays: refused (the server refuses it too), and the
-    // capture is invalidated so that no graph silently lacks the copy.
-    report_unsupported("cudaMemcpyAsync between host and device during capture",
-                       "copies of host memory cannot be captured through "
-                       "gleam; copy into a device buffer outside the captured "
-                       "region");
-    captures().invalidate(s);
-    return cudaErrorStreamCaptureUnsupported;
-  }
+  // Captured between device and host memory: nodes that carry the bytes
+  // across at every replay (interpose/host_copies.hpp).
+  if (async && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost)
+      && captures().status(s) != cudaStreamCaptureStatusNone)
+    return capture_host_copy(stream, dst, count, src, count, count, 1, kind);
   switch (kind) {
     case cudaMemcpyHostToHost:
       if (async && captures().status(s) != cudaStreamCaptureStatusNone) {

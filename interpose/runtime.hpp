@@ -251,6 +251,14 @@ cudaError_t resolve_function(const void* host, function_record** out);
 /// Looks up a variable by host address; loads its module if needed.
 cudaError_t resolve_variable(const void* host, variable_record** out);
 
+/// The device address of `count` bytes at `offset` into variable `symbol`,
+/// the device end of a copy of `kind` to the variable (`to_symbol`) or
+/// from it; as cudaMemcpyToSymbol / FromSymbol answer:
+/// cudaErrorInvalidMemcpyDirection for a kind such a copy cannot have,
+/// cudaErrorInvalidSymbol, cudaErrorInvalidValue past the variable's end.
+cudaError_t symbol_end(const void* symbol, size_t offset, size_t count, cudaMemcpyKind kind,
+                       bool to_symbol, void** out);
+
 /// Packs launch arguments by `params` (offset/size each): a buffer of size
 /// last offset + last size with each args[i] copied to its offset.
 std::string pack_arguments(const std::vector<proto::ParamInfo>& params,
@@ -284,6 +292,12 @@ pointer_kind classify(const void* p) noexcept;
 /// Lets an error-code-only call fail at once, as CUDA's would, instead of
 /// later through the deferred error.
 bool fits_allocation(const void* p, size_t count);
+
+/// The kind of a copy from `src` to `dst`: cudaMemcpyDefault inferred
+/// from where each pointer lives, and a side in managed memory or in mapped
+/// memory of cudaHostAlloc (one address on both sides, interpose/mirror.hpp)
+/// counted as device memory whatever `kind` says.
+cudaMemcpyKind effective_kind(const void* dst, const void* src, cudaMemcpyKind kind);
 
 /// Copies `count` bytes by `kind` (cudaMemcpyDefault inferred); `stream`
 /// and `async` go on the wire for device-side copies.

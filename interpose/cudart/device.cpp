@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interpose/capture_state.hpp"
+#include "interpose/mirror.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
@@ -389,6 +390,9 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceReset(void) {
       r.streams.clear();
       r.events.clear();
       r.pools.clear();
+      // Managed and mapped memory went with the device's.
+      for (const auto& m : mirror_clear())
+        r.host_ranges.erase(m.host);
       for (auto& m : r.modules)
         if (m->load_error == cudaSuccess)
           m->loaded = false;

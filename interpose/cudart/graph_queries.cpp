@@ -28,6 +28,8 @@ void graph_tables::forget_graph(uint64_t graph) {
     }
     host_nodes.erase(i->first);
     mem_alloc_nodes.erase(i->first);
+    memcpy_nodes.erase(i->first);
+    memset_nodes.erase(i->first);
     mem_free_nodes.erase(i->first);
     kernel_nodes.erase(i->first);
     i = nodes.erase(i);
@@ -182,6 +184,10 @@ cudaError_t clone(cudaGraph_t* out, cudaGraph_t original) {
       t.host_nodes[twin] = h->second;
     if (auto m = t.mem_alloc_nodes.find(node); m != t.mem_alloc_nodes.end())
       t.mem_alloc_nodes[twin] = m->second;
+    if (auto c = t.memcpy_nodes.find(node); c != t.memcpy_nodes.end())
+      t.memcpy_nodes[twin] = c->second;
+    if (auto m = t.memset_nodes.find(node); m != t.memset_nodes.end())
+      t.memset_nodes[twin] = m->second;
     if (auto m = t.mem_free_nodes.find(node); m != t.mem_free_nodes.end())
       t.mem_free_nodes[twin] = m->second;
     if (auto k = t.kernel_nodes.find(node); k != t.kernel_nodes.end()) {

@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "actors/proto/ops.pb.h"
+#include "interpose/runtime.hpp"
 
 namespace gleam::interpose {
 
@@ -53,6 +54,10 @@ struct graph_tables {
     std::vector<void*> pointers;
   };
   std::map<uint64_t, kernel_node> kernel_nodes;
+  /// Memcpy and memset nodes built through the explicit API: the
+  /// parameters last given, for their GetParams.
+  std::map<uint64_t, cudaMemcpy3DParms> memcpy_nodes;
+  std::map<uint64_t, cudaMemsetParams> memset_nodes;
   /// (clone graph, original node) -> the node's copy in the clone.
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> clones;
 
@@ -77,9 +82,38 @@ inline uint64_t handle_of(const void* p) {
 /// The dependencies a node-adding op names (empty for other ops).
 std::vector<uint64_t> dependencies_of(const proto::Op& op);
 
+/// Whether the app holds executable graph `e` / node `n` (client handles).
+bool known_exec(cudaGraphExec_t e);
+bool known_node(cudaGraphNode_t n);
+
+/// Checks `graph` and `deps` for a new node; fills the op's dependency list.
+cudaError_t node_deps(cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                      google::protobuf::RepeatedField<uint64_t>* out);
+
+/// The part every node-adding op `a` shares: checks `graph` and `deps`,
+/// fills graph, dependencies and a new node handle, returned in `*node`.
+template <class AddOp>
+cudaError_t new_node(AddOp* a, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                     uint64_t* node) {
+  if (auto err = node_deps(graph, deps, n, a->mutable_dependencies()); err != cudaSuccess)
+    return err;
+  *node = next_handle();
+  a->set_graph(handle_of(graph));
+  a->set_node(*node);
+  return cudaSuccess;
+}
+
+/// Runs the op that adds node `node` of `type` to `graph`, records it.
+cudaError_t add_node(proto::Op op, uint64_t node, cudaGraph_t graph, cudaGraphNodeType type,
+                     cudaGraphNode_t* out);
+
 /// Records the parameters of kernel node `node` for
 /// cudaGraphKernelNodeGetParams: the function, shape and a copy of the
 /// arguments packed by the function's layout. Takes the tables' mutex.
 void remember_kernel_params(uint64_t node, const cudaKernelNodeParams& p);
+
+/// Records memset node `node`'s parameters for cudaGraphMemsetNodeGetParams.
+/// Takes the tables' mutex.
+void remember_memset_params(uint64_t node, const cudaMemsetParams& p);
 
 } // namespace gleam::interpose

@@ -27,18 +27,58 @@ graph_tables& gleam::interpose::tables() {
   return *t;
 }
 
+namespace gleam::interpose {
+
+bool known_exec(cudaGraphExec_t e) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  return t.execs.count(handle_of(e)) != 0;
+}
+
+bool known_node(cudaGraphNode_t n) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  return t.nodes.count(handle_of(n)) != 0;
+}
+
+cudaError_t node_deps(cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                      google::protobuf::RepeatedField<uint64_t>* out) {
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    if (t.graphs.count(handle_of(graph)) == 0 || (n != 0 && deps == nullptr))
+      return cudaErrorInvalidValue;
+    for (size_t i = 0; i < n; ++i) {
+      auto d = t.nodes.find(handle_of(deps[i]));
+      if (d == t.nodes.end() || d->second.first != handle_of(graph))
+        return cudaErrorInvalidValue;
+      out->Add(d->first);
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t add_node(proto::Op op, uint64_t node, cudaGraph_t graph, cudaGraphNodeType type,
+                     cudaGraphNode_t* out) {
+  auto deps = dependencies_of(op);
+  if (auto err = run_op(std::move(op)); err != cudaSuccess)
+    return err;
+  auto& t = tables();
+  std::lock_guard<std::mutex> guard{t.mutex};
+  t.nodes[node] = {handle_of(graph), type};
+  t.add_edges(handle_of(graph), deps, node);
+  *out = reinterpret_cast<cudaGraphNode_t>(static_cast<uintptr_t>(node));
+  return cudaSuccess;
+}
+
+} // namespace gleam::interpose
+
 namespace {
 
 bool known_graph(cudaGraph_t g) {
   auto& t = tables();
   std::lock_guard<std::mutex> guard{t.mutex};
   return t.graphs.count(handle_of(g)) != 0;
-}
-
-bool known_exec(cudaGraphExec_t e) {
-  auto& t = tables();
-  std::lock_guard<std::mutex> guard{t.mutex};
-  return t.execs.count(handle_of(e)) != 0;
 }
 
 cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode) {
@@ -202,55 +242,6 @@ cudaError_t pack_kernel_node(const cudaKernelNodeParams* p, proto::KernelNodePar
   return cudaSuccess;
 }
 
-/// Checks `graph` and `deps` for a new node; fills the op's dependency list.
-cudaError_t node_deps(cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
-                      google::protobuf::RepeatedField<uint64_t>* out) {
-  if (!known_graph(graph) || (n != 0 && deps == nullptr))
-    return cudaErrorInvalidValue;
-  auto& t = tables();
-  std::lock_guard<std::mutex> guard{t.mutex};
-  for (size_t i = 0; i < n; ++i) {
-    auto d = t.nodes.find(handle_of(deps[i]));
-    if (d == t.nodes.end() || d->second.first != handle_of(graph))
-      return cudaErrorInvalidValue;
-    out->Add(d->first);
-  }
-  return cudaSuccess;
-}
-
-/// The part every node-adding op `a` shares: checks `graph` and `deps`,
-/// fills graph, dependencies and a new node handle, returned in `*node`.
-template <class AddOp>
-cudaError_t new_node(AddOp* a, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
-                     uint64_t* node) {
-  if (auto err = node_deps(graph, deps, n, a->mutable_dependencies()); err != cudaSuccess)
-    return err;
-  *node = next_handle();
-  a->set_graph(handle_of(graph));
-  a->set_node(*node);
-  return cudaSuccess;
-}
-
-/// Runs the op that adds node `node` of `type` to `graph`, records it.
-cudaError_t add_node(proto::Op op, uint64_t node, cudaGraph_t graph, cudaGraphNodeType type,
-                     cudaGraphNode_t* out) {
-  auto deps = dependencies_of(op);
-  if (auto err = run_op(std::move(op)); err != cudaSuccess)
-    return err;
-  auto& t = tables();
-  std::lock_guard<std::mutex> guard{t.mutex};
-  t.nodes[node] = {handle_of(graph), type};
-  t.add_edges(handle_of(graph), deps, node);
-  *out = reinterpret_cast<cudaGraphNode_t>(static_cast<uintptr_t>(node));
-  return cudaSuccess;
-}
-
-bool known_node(cudaGraphNode_t n) {
-  auto& t = tables();
-  std::lock_guard<std::mutex> guard{t.mutex};
-  return t.nodes.count(handle_of(n)) != 0;
-}
-
 /// The callback id for the app's host node parameters; 0 when they are
 /// not usable (CUDA: cudaErrorInvalidValue).
 uint64_t host_callback(const cudaHostNodeParams* p) {
@@ -336,7 +327,11 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGrap
     a->set_width(pMemsetParams->width);
     a->set_height(pMemsetParams->height);
     a->set_pitch(pMemsetParams->pitch);
-    return add_node(std::move(op), h, graph, cudaGraphNodeTypeMemset, pGraphNode);
+    if (auto err = add_node(std::move(op), h, graph, cudaGraphNodeTypeMemset, pGraphNode);
+        err != cudaSuccess)
+      return err;
+    remember_memset_params(h, *pMemsetParams);
+    return cudaSuccess;
   });
 }
 

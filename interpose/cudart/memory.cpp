@@ -13,11 +13,25 @@
 
 #include "config/client_config.hpp"
 #include "interpose/capture_state.hpp"
+#include "interpose/cudart/managed.hpp"
 #include "interpose/cudart/pools.hpp"
+#include "interpose/host_copies.hpp"
+#include "interpose/mirror.hpp"
 #include "interpose/runtime.hpp"
 
 using namespace gleam::interpose;
 namespace proto = gleam::proto;
+
+cudaError_t gleam::interpose::server_alloc(uint64_t size, bool slab, uint64_t* dptr) {
+  proto::Op op;
+  op.mutable_mem_alloc()->set_size(size);
+  op.mutable_mem_alloc()->set_slab(slab);
+  proto::OpResult result;
+  auto err = run_op(std::move(op), &result);
+  if (err == cudaSuccess)
+    *dptr = result.dptr();
+  return err;
+}
 
 namespace {
 
@@ -32,18 +46,6 @@ slab_pool& pool(registry& r) {
     r.slabs_configured = true;
   }
   return r.slabs;
-}
-
-/// A server allocation of `size` bytes, a slab when `slab`.
-cudaError_t server_alloc(uint64_t size, bool slab, uint64_t* dptr) {
-  proto::Op op;
-  op.mutable_mem_alloc()->set_size(size);
-  op.mutable_mem_alloc()->set_slab(slab);
-  proto::OpResult result;
-  auto err = run_op(std::move(op), &result);
-  if (err == cudaSuccess)
-    *dptr = result.dptr();
-  return err;
 }
 
 /// cudaMalloc without a round trip: an address carved from a slab (one
@@ -125,6 +127,8 @@ cudaError_t free_device(void* devPtr) {
   if (devPtr == nullptr)
     return cudaSuccess;
   auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(devPtr));
+  if (auto m = mirror_at_device(addr)) // mapped host memory is not cudaFree's
+    return m->managed && m->device == addr ? mirrored_free(devPtr) : cudaErrorInvalidValue;
   {
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
@@ -196,8 +200,12 @@ cudaError_t free_async(void* devPtr, cudaStream_t stream) {
 }
 
 cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
-  if (ptr == nullptr)
+  constexpr unsigned known = cudaHostAllocPortable | cudaHostAllocMapped
+                             | cudaHostAllocWriteCombined;
+  if (ptr == nullptr || (flags & ~known) != 0)
     return cudaErrorInvalidValue;
+  if ((flags & cudaHostAllocMapped) != 0)
+    return mirrored_alloc(ptr, std::max<size_t>(size, 1), false, flags);
   auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   auto rounded = (std::max<size_t>(size, 1) + page - 1) / page * page;
   void* p = nullptr;
@@ -217,12 +225,12 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch,
     return cudaErrorInvalidPitchValue;
   if (width == 0 || height == 0)
     return cudaSuccess;
-  if (kind == cudaMemcpyDefault) {
-    bool d = classify(dst) == pointer_kind::device;
-    bool s = classify(src) == pointer_kind::device;
-    kind = d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
-             : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-  }
+  kind = effective_kind(dst, src, kind);
+  // Captured between device and host memory: nodes that carry the bytes
+  // across at every replay (interpose/host_copies.hpp).
+  if (async && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost)
+      && capturing(stream))
+    return capture_host_copy(stream, dst, dpitch, src, spitch, width, height, kind);
   proto::Op op;
   auto* m = op.mutable_memcpy_2d();
   m->set_width(width);
@@ -295,41 +303,22 @@ cudaError_t memset_op(void* dst, int value, size_t count, size_t pitch,
   return submit_on(stream, std::move(op));
 }
 
-cudaError_t symbol_address(const void* symbol, size_t offset, size_t count,
-                           uint64_t* dptr) {
-  variable_record* v = nullptr;
-  if (auto err = resolve_variable(symbol, &v); err != cudaSuccess)
-    return err;
-  if (offset > v->size || count > v->size - offset)
-    return cudaErrorInvalidValue;
-  *dptr = v->dptr + offset;
-  return cudaSuccess;
-}
-
 cudaError_t to_symbol(const void* symbol, const void* src, size_t count,
                       size_t offset, cudaMemcpyKind kind, cudaStream_t stream,
                       bool async) {
-  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice
-      && kind != cudaMemcpyDefault)
-    return cudaErrorInvalidMemcpyDirection;
-  uint64_t dptr = 0;
-  if (auto err = symbol_address(symbol, offset, count, &dptr); err != cudaSuccess)
+  void* dst = nullptr;
+  if (auto err = symbol_end(symbol, offset, count, kind, true, &dst); err != cudaSuccess)
     return err;
-  return copy(reinterpret_cast<void*>(static_cast<uintptr_t>(dptr)), src, count,
-              kind, stream, async);
+  return copy(dst, src, count, kind, stream, async);
 }
 
 cudaError_t from_symbol(void* dst, const void* symbol, size_t count,
                         size_t offset, cudaMemcpyKind kind, cudaStream_t stream,
                         bool async) {
-  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice
-      && kind != cudaMemcpyDefault)
-    return cudaErrorInvalidMemcpyDirection;
-  uint64_t dptr = 0;
-  if (auto err = symbol_address(symbol, offset, count, &dptr); err != cudaSuccess)
+  void* src = nullptr;
+  if (auto err = symbol_end(symbol, offset, count, kind, false, &src); err != cudaSuccess)
     return err;
-  return copy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(dptr)),
-              count, kind, stream, async);
+  return copy(dst, src, count, kind, stream, async);
 }
 
 } // namespace
@@ -386,6 +375,10 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaFreeHost(void* ptr) {
   return guarded([&] {
     if (ptr == nullptr)
       return cudaSuccess;
+    if (auto m = mirror_at_host(ptr); m && m->refresh == mirror_refresh::lazy)
+      return m->managed || m->host != reinterpret_cast<uintptr_t>(ptr)
+                 ? cudaErrorInvalidValue
+                 : mirrored_free(ptr);
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
     auto i = r.host_ranges.find(reinterpret_cast<uintptr_t>(ptr));
@@ -399,13 +392,17 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaFreeHost(void* ptr) {
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
   return guarded([&] {
-    if (ptr == nullptr || size == 0)
+    constexpr unsigned known = cudaHostRegisterPortable | cudaHostRegisterMapped
+                               | cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+    if (ptr == nullptr || size == 0 || (flags & ~known) != 0)
       return cudaErrorInvalidValue;
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
     auto key = reinterpret_cast<uintptr_t>(ptr);
     if (r.host_ranges.count(key) != 0)
       return cudaErrorHostMemoryAlreadyRegistered;
+    if ((flags & cudaHostRegisterMapped) != 0)
+      return register_mapped(ptr, size, flags);
     r.host_ranges[key] = {size, flags, true};
     return cudaSuccess;
   });
@@ -413,6 +410,8 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsi
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
   return guarded([&] {
+    if (auto m = mirror_at_host(ptr); m && m->refresh == mirror_refresh::eager)
+      return unregister_mapped(ptr);
     auto& r = reg();
     std::lock_guard<std::recursive_mutex> guard{r.mutex};
     auto i = r.host_ranges.find(reinterpret_cast<uintptr_t>(ptr));
@@ -448,6 +447,18 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttribute
       return cudaErrorInvalidValue;
     *attributes = cudaPointerAttributes{};
     attributes->device = reg().device;
+    auto addr = reinterpret_cast<uintptr_t>(ptr);
+    auto m = mirror_at_host(ptr);
+    if (!m)
+      m = mirror_at_device(addr);
+    if (m) {
+      bool by_host = addr >= m->host && addr < m->host + m->size;
+      auto off = by_host ? addr - m->host : addr - m->device;
+      attributes->type = m->managed ? cudaMemoryTypeManaged : cudaMemoryTypeHost;
+      attributes->hostPointer = reinterpret_cast<void*>(m->host + off);
+      attributes->devicePointer = reinterpret_cast<void*>(static_cast<uintptr_t>(m->device + off));
+      return cudaSuccess;
+    }
     switch (classify(ptr)) {
       case pointer_kind::device:
         attributes->type = cudaMemoryTypeDevice;

@@ -339,6 +339,34 @@ GLEAM_INTERPOSE_EXPORT CUresult cuMemFree(CUdeviceptr dptr) {
   return cu(cudaFree(reinterpret_cast<void*>(dptr)));
 }
 
+// Managed and page-locked host memory: the runtime's (its flags have the
+// same values), so mapped memory gets the runtime's host mirror.
+GLEAM_INTERPOSE_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize,
+                                                  unsigned int flags) {
+  if (dptr == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* p = nullptr;
+  auto err = cudaMallocManaged(&p, bytesize, flags);
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return cu(err);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemAllocHost(void** pp, size_t bytesize) {
+  return cu(cudaMallocHost(pp, bytesize));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
+  return cu(cudaHostAlloc(pp, bytesize, Flags));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemFreeHost(void* p) {
+  return cu(cudaFreeHost(p));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
+  return cu(cudaHostRegister(p, bytesize, Flags));
+}
+
 GLEAM_INTERPOSE_EXPORT CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize,
                                                      CUdeviceptr dptr) {
   uint64_t base = 0, size = 0;
@@ -417,7 +445,7 @@ GLEAM_INTERPOSE_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attr
   if (auto err = cudaPointerGetAttributes(&a, reinterpret_cast<void*>(ptr));
       err != cudaSuccess)
     return cu(err);
-  bool device = a.type == cudaMemoryTypeDevice;
+  bool device = a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
   uint64_t base = 0, size = 0;
   bool in_allocation = api().allocation_range(ptr, &base, &size) == cudaSuccess;
   switch (attribute) {

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/executor/client_bytes.hpp"
 #include "tests/executor/fake_driver.hpp"
 
 #include <cstdlib>
@@ -652,6 +653,12 @@ struct recording_port final : gleam::executor::host_call_port {
   void call(uint64_t session, uint64_t callback) override {
     calls.emplace_back(session, callback);
   }
+  /// Host ends of copies, as the client holds them.
+  gleam::test::client_bytes client;
+  bool copy(uint64_t, uint64_t copy, uint64_t offset, const std::string& to_client,
+            uint64_t want, std::string* from_client) override {
+    return client.serve(copy, offset, to_client, want, from_client);
+  }
   void end(uint64_t session) override {
     ended.push_back(session);
   }
@@ -942,4 +949,131 @@ TEST_CASE("executor over a fake driver: every invalid op class gets an error and
   CHECK(c.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(p); }).status()
         == CUDA_SUCCESS);
   std::printf("invalid op classes refused with an error reply: %d\n", refused);
+}
+
+namespace {
+
+/// What the fake driver was given for memcpy and child graph nodes.
+struct copy_nodes_given {
+  std::vector<CUDA_MEMCPY3D> copies;
+  std::vector<CUDA_HOST_NODE_PARAMS> hosts;
+  int children = 0;
+  static copy_nodes_given& get() {
+    static copy_nodes_given g;
+    return g;
+  }
+};
+
+} // namespace
+
+TEST_CASE("executor over a fake driver: memcpy nodes, a host end carried through the port "
+          "at every replay",
+          "[executor][capture]") {
+  fake_gpu gpu;
+  install_fake_capture(gpu.api);
+  auto& given = copy_nodes_given::get();
+  given = {};
+  gpu.api.cuCtxGetCurrent = [](CUcontext* c) {
+    *c = reinterpret_cast<CUcontext>(uintptr_t{0x77});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphCreate = [](CUgraph* g, unsigned) {
+    *g = reinterpret_cast<CUgraph>(uintptr_t{0x9100});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphDestroy = [](CUgraph) { return CUDA_SUCCESS; };
+  gpu.api.cuMemHostAlloc = [](void** p, size_t n, unsigned) {
+    *p = std::malloc(n);
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuMemFreeHost = [](void* p) {
+    std::free(p);
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphAddHostNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t,
+                                  const CUDA_HOST_NODE_PARAMS* p) {
+    copy_nodes_given::get().hosts.push_back(*p);
+    *n = reinterpret_cast<CUgraphNode>(uintptr_t{0x9300});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphAddMemcpyNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t,
+                                    const CUDA_MEMCPY3D* p, CUcontext) {
+    copy_nodes_given::get().copies.push_back(*p);
+    *n = reinterpret_cast<CUgraphNode>(uintptr_t{0x9500});
+    return CUDA_SUCCESS;
+  };
+  gpu.api.cuGraphAddChildGraphNode = [](CUgraphNode* n, CUgraph, const CUgraphNode*, size_t,
+                                        CUgraph) {
+    ++copy_nodes_given::get().children;
+    *n = reinterpret_cast<CUgraphNode>(uintptr_t{0x9600});
+    return CUDA_SUCCESS;
+  };
+  auto port = std::make_shared<recording_port>();
+  gpu.exec->set_host_calls(port);
+  fake_client c{*gpu.exec};
+  auto dev = c.alloc(64);
+  REQUIRE(c.run([](proto::Op& op) { op.mutable_graph_create()->set_graph(0x6000); }).status()
+          == CUDA_SUCCESS);
+  auto add = [&](uint64_t node, uint64_t host_copy, bool to_device, uint64_t dst, uint64_t src,
+                 uint64_t width) {
+    return c.run([=](proto::Op& op) {
+      auto* a = op.mutable_graph_add_memcpy_node();
+      a->set_graph(0x6000);
+      a->set_node(node);
+      auto* p = a->mutable_copy();
+      p->set_dst(dst);
+      p->set_src(src);
+      p->set_dst_pitch(width);
+      p->set_src_pitch(width);
+      p->set_width(width);
+      p->set_height(1);
+      p->set_depth(1);
+      p->set_host_copy(host_copy);
+      p->set_to_device(to_device);
+    });
+  };
+  SECTION("between device addresses: the driver's memcpy node") {
+    REQUIRE(add(0x7000, 0, false, dev + 32, dev, 16).status() == CUDA_SUCCESS);
+    REQUIRE(given.copies.size() == 1);
+    CHECK(given.copies[0].srcMemoryType == CU_MEMORYTYPE_DEVICE);
+    CHECK(given.copies[0].dstDevice == dev + 32);
+    CHECK(given.copies[0].WidthInBytes == 16);
+    CHECK(given.children == 0);
+    CHECK(given.hosts.empty());
+  }
+  SECTION("outside the session's memory: refused, nothing made") {
+    auto r = add(0x7000, 0, false, dev + 60, dev, 16);
+    CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK(r.error().find("outside") != std::string::npos);
+    CHECK(add(0x7001, 4, true, dev + 60, 0, 16).status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK(given.copies.empty());
+    CHECK(given.children == 0);
+  }
+  SECTION("to the device: the host node fetches the client's bytes into the staging buffer") {
+    port->client.bytes[4] = "0123456789abcdef";
+    REQUIRE(add(0x7000, 4, true, dev, 0, 16).status() == CUDA_SUCCESS);
+    REQUIRE(given.hosts.size() == 1);
+    REQUIRE(given.copies.size() == 1);
+    CHECK(given.children == 1);
+    const auto& copy = given.copies[0];
+    CHECK(copy.srcMemoryType == CU_MEMORYTYPE_HOST);
+    CHECK(copy.dstDevice == dev);
+    given.hosts[0].fn(given.hosts[0].userData);
+    CHECK(std::string(static_cast<const char*>(copy.srcHost), 16) == "0123456789abcdef");
+    // Every replay reads the client's bytes of that moment.
+    port->client.bytes[4] = "fedcba9876543210";
+    given.hosts[0].fn(given.hosts[0].userData);
+    CHECK(std::string(static_cast<const char*>(copy.srcHost), 16) == "fedcba9876543210");
+  }
+  SECTION("to the host: the host node hands the staging buffer's bytes to the client") {
+    REQUIRE(add(0x7000, 6, false, 0, dev + 8, 8).status() == CUDA_SUCCESS);
+    REQUIRE(given.copies.size() == 1);
+    const auto& copy = given.copies[0];
+    CHECK(copy.srcDevice == dev + 8);
+    CHECK(copy.dstMemoryType == CU_MEMORYTYPE_HOST);
+    std::memcpy(copy.dstHost, "replayed", 8);
+    given.hosts[0].fn(given.hosts[0].userData);
+    CHECK(port->client.bytes[6] == "replayed");
+  }
+  gpu.exec->close_session(c.session);
 }

@@ -3,19 +3,23 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <sys/stat.h>
 
 #include "executor/error.hpp"
+#include "tests/executor/client_bytes.hpp"
 #include "tests/support/gpu_probe.hpp"
 
 namespace proto = gleam::proto;
@@ -1075,6 +1079,13 @@ struct gated_port final : gleam::executor::host_call_port {
     calls.emplace_back(session, callback);
     changed.wait(lock, [&] { return open || ended.count(session) != 0; });
   }
+  /// Host ends of copies, as the client holds them.
+  gleam::test::client_bytes client;
+  bool copy(uint64_t, uint64_t copy, uint64_t offset, const std::string& to_client,
+            uint64_t want, std::string* from_client) override {
+    std::lock_guard<std::mutex> guard{mutex};
+    return client.serve(copy, offset, to_client, want, from_client);
+  }
   void end(uint64_t session) override {
     std::lock_guard<std::mutex> guard{mutex};
     ended.insert(session);
@@ -1145,5 +1156,100 @@ TEST_CASE("host nodes replay on the driver's thread through the port, in order; 
   std::lock_guard<std::mutex> guard{port->mutex};
   CHECK(port->ended.count(session) == 1);
   CHECK(port->calls.size() == 202); // the second node ran once its session ended
+  the_executor().set_host_calls(nullptr);
+}
+
+TEST_CASE("memcpy nodes with host ends carry the client's bytes at every replay, in graphs "
+          "and captures",
+          "[gpu][executor][capture]") {
+  auto port = std::make_shared<gated_port>();
+  the_executor().set_host_calls(port);
+  auto ok = [](const proto::OpResult& r) {
+    INFO(r.error());
+    return r.status() == CUDA_SUCCESS;
+  };
+  {
+    client c{the_executor()};
+    auto dev = c.run([](proto::Op& op) { op.mutable_mem_alloc()->set_size(1 << 20); }).dptr();
+    REQUIRE(dev != 0);
+    // 1 MiB of host bytes: one request each way at every replay.
+    constexpr uint64_t n = 1 << 20;
+    auto copy_params = [&](proto::MemcpyNodeParams* p, uint64_t host_copy, bool to_device) {
+      p->set_dst(dev);
+      p->set_src(dev);
+      p->set_dst_pitch(n);
+      p->set_src_pitch(n);
+      p->set_width(n);
+      p->set_height(1);
+      p->set_depth(1);
+      p->set_host_copy(host_copy);
+      p->set_to_device(to_device);
+    };
+    REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_stream_create()->set_stream(0x5000); })));
+    REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_graph_create()->set_graph(0x6000); })));
+    REQUIRE(ok(c.run([&](proto::Op& op) {
+      auto* a = op.mutable_graph_add_memcpy_node();
+      a->set_graph(0x6000);
+      a->set_node(0x7000);
+      copy_params(a->mutable_copy(), 1, true);
+    })));
+    REQUIRE(ok(c.run([&](proto::Op& op) {
+      auto* a = op.mutable_graph_add_memcpy_node();
+      a->set_graph(0x6000);
+      a->set_node(0x7010);
+      a->add_dependencies(0x7000);
+      copy_params(a->mutable_copy(), 2, false);
+    })));
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      op.mutable_graph_instantiate()->set_graph(0x6000);
+      op.mutable_graph_instantiate()->set_exec(0x6100);
+    })));
+    for (char round : {'a', 'b'}) {
+      {
+        std::lock_guard<std::mutex> guard{port->mutex};
+        port->client.bytes[1] = std::string(n, round);
+        port->client.bytes.erase(2);
+      }
+      REQUIRE(ok(c.run([](proto::Op& op) {
+        op.mutable_graph_launch()->set_exec(0x6100);
+        op.mutable_graph_launch()->set_stream(0x5000);
+      })));
+      REQUIRE(
+        ok(c.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5000); })));
+      std::lock_guard<std::mutex> guard{port->mutex};
+      CHECK(port->client.bytes[2] == std::string(n, round));
+    }
+    // The same two copies captured on the stream.
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      auto* b = op.mutable_stream_begin_capture();
+      b->set_stream(0x5000);
+      b->set_mode(CU_STREAM_CAPTURE_MODE_GLOBAL);
+      b->set_graph(0x6200);
+    })));
+    for (bool to_device : {true, false})
+      REQUIRE(ok(c.run([&](proto::Op& op) {
+        op.mutable_stream_host_copy()->set_stream(0x5000);
+        copy_params(op.mutable_stream_host_copy()->mutable_copy(), to_device ? 3 : 4, to_device);
+      })));
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      op.mutable_stream_end_capture()->set_stream(0x5000);
+      op.mutable_stream_end_capture()->set_graph(0x6200);
+    })));
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      op.mutable_graph_instantiate()->set_graph(0x6200);
+      op.mutable_graph_instantiate()->set_exec(0x6300);
+    })));
+    {
+      std::lock_guard<std::mutex> guard{port->mutex};
+      port->client.bytes[3] = std::string(n, 'c');
+    }
+    REQUIRE(ok(c.run([](proto::Op& op) {
+      op.mutable_graph_launch()->set_exec(0x6300);
+      op.mutable_graph_launch()->set_stream(0x5000);
+    })));
+    REQUIRE(ok(c.run([](proto::Op& op) { op.mutable_stream_synchronize()->set_stream(0x5000); })));
+    std::lock_guard<std::mutex> guard{port->mutex};
+    CHECK(port->client.bytes[4] == std::string(n, 'c'));
+  }
   the_executor().set_host_calls(nullptr);
 }

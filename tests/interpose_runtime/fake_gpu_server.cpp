@@ -31,16 +31,18 @@
 // a fake cuBLAS computing Saxpy, Sdot and Sgemv, generated cuRAND calls over
 // a fake cuRAND with computed values (fake_library_calls.hpp).
 // Graph memory (MemAllocAsync, allocation nodes) is allocated when made and
-// freed at its free node; graphs hold host nodes only (other nodes do nothing
-// on host memory): a
-// GraphLaunch runs its exec's host nodes in the order they were added,
+// freed at its free node; graphs hold host and memcpy nodes only (other nodes
+// do nothing on host memory): a
+// GraphLaunch runs its exec's host and memcpy nodes in the order they were
+// added (a memcpy node's host end through host_copy_atom),
 // each through the real host-call router (actors/host_call_router.hpp),
 // before the launch's batch goes on; host functions captured
 // (StreamHostFunc) are nodes of the capture's graph.
 // The device reports every CUdevice_attribute as 100000 + its number (but
 // 1024 threads per block, warp 32, 4 multiprocessors). A ModuleLoad finds
 // every function it names (no parameters, but "kp" takes a pointer and an
-// int); each LaunchKernel is written to
+// int: a launch adds 1 to each of that many bytes at the pointer); each
+// LaunchKernel is written to
 // STATS_FILE as "launch FUNCTION [cooperative] ID:FIELDS..." (describe_launch).
 // Memory pools keep the attributes set on them, UsedMemCurrent counts their
 // live allocations, an allocation from an unknown pool fails.
@@ -103,9 +105,15 @@ struct fake_state {
   std::vector<int> batch_sizes;
   /// Streams between StreamBeginCapture and StreamEndCapture -> the graph.
   std::map<uint64_t, uint64_t> capturing;
-  /// Graph or exec -> its host nodes in order: (node, callback); captured
-  /// ones have node 0.
-  using host_nodes = std::vector<std::pair<uint64_t, uint64_t>>;
+  /// A host node (callback != 0) or a memcpy node of a graph; captured ones
+  /// have node 0.
+  struct fake_node {
+    uint64_t first = 0;  // node handle
+    uint64_t second = 0; // host callback; 0 for a copy
+    proto::MemcpyNodeParams copy;
+  };
+  /// Graph or exec -> its host and memcpy nodes in order.
+  using host_nodes = std::vector<fake_node>;
   std::map<uint64_t, host_nodes> graphs;
   std::map<uint64_t, host_nodes> execs;
   std::shared_ptr<actors::host_call_router> router;
@@ -253,6 +261,62 @@ void allocate(fake_state& st, uint64_t size, proto::OpResult& r) {
   r.set_dptr(p);
 }
 
+/// The address of packed row `row` of a device end (`rows` rows a slice
+/// of `height`).
+uint64_t row_address(uint64_t base, uint64_t pitch, uint64_t rows, uint64_t height,
+                     uint64_t row) {
+  return base + (row / height) * rows * pitch + (row % height) * pitch;
+}
+
+/// Whether every device row of a memcpy node lies in the fake's memory.
+bool copy_known(fake_state& st, const proto::MemcpyNodeParams& c) {
+  auto height = std::max<uint64_t>(c.height(), 1);
+  auto total = height * std::max<uint64_t>(c.depth(), 1);
+  for (uint64_t row = 0; row < total; ++row) {
+    bool known = false;
+    if (c.host_copy() == 0 || !c.to_device())
+      if (at(st, row_address(c.src(), c.src_pitch(), c.src_height(), height, row), c.width(),
+             &known) == nullptr && !known)
+        return false;
+    if (c.host_copy() == 0 || c.to_device())
+      if (at(st, row_address(c.dst(), c.dst_pitch(), c.dst_height(), height, row), c.width(),
+             &known) == nullptr && !known)
+        return false;
+  }
+  return true;
+}
+
+/// Runs a memcpy node on the fake's memory; a host end through the real
+/// host-call router (host_copy_atom to the client), packed.
+void run_copy(fake_state& st, const proto::MemcpyNodeParams& c) {
+  auto height = std::max<uint64_t>(c.height(), 1);
+  auto total = height * std::max<uint64_t>(c.depth(), 1);
+  auto row_of = [&](bool dst, uint64_t row) {
+    bool known = false;
+    return dst ? at(st, row_address(c.dst(), c.dst_pitch(), c.dst_height(), height, row),
+                    c.width(), &known)
+               : at(st, row_address(c.src(), c.src_pitch(), c.src_height(), height, row),
+                    c.width(), &known);
+  };
+  std::string packed;
+  if (c.host_copy() != 0 && c.to_device()) {
+    if (!st.router->copy(1, c.host_copy(), 0, {}, c.width() * total, &packed))
+      return;
+  } else {
+    for (uint64_t row = 0; row < total; ++row) {
+      auto* src = row_of(false, row);
+      packed += src != nullptr ? std::string(src, c.width()) : std::string(c.width(), '\0');
+    }
+  }
+  if (c.host_copy() != 0 && !c.to_device()) {
+    static_cast<void>(st.router->copy(1, c.host_copy(), 0, packed, 0, nullptr));
+    return;
+  }
+  for (uint64_t row = 0; row < total; ++row)
+    if (auto* dst = row_of(true, row))
+      std::memcpy(dst, packed.data() + row * c.width(), c.width());
+}
+
 /// One launch as a line: the function, then each attribute as
 /// id:x,y,z,value,event,flags,trigger,base_ptr,num_bytes,domain_default.
 std::string describe_launch(const proto::LaunchKernel& l) {
@@ -392,9 +456,22 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       }
       return;
     }
-    case proto::Op::kLaunchKernel:
-      st.launches.push_back(describe_launch(op.launch_kernel()));
+    case proto::Op::kLaunchKernel: {
+      const auto& l = op.launch_kernel();
+      st.launches.push_back(describe_launch(l));
+      // "kp" adds 1 to each of its int's bytes at its pointer (when the
+      // fake backs them), so that tests see a kernel's writes.
+      if (l.function() == "kp" && l.params().size() >= 12) {
+        uint64_t p = 0;
+        int32_t n = 0;
+        std::memcpy(&p, l.params().data(), 8);
+        std::memcpy(&n, l.params().data() + 8, 4);
+        if (auto* bytes = n > 0 ? at(st, p, static_cast<uint64_t>(n), &known) : nullptr)
+          for (int32_t i = 0; i < n; ++i)
+            ++bytes[i];
+      }
       return;
+    }
     case proto::Op::kGraphAddMemAllocNode:
       allocate(st, op.graph_add_mem_alloc_node().size(), r);
       return;
@@ -423,8 +500,8 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       st.graphs[op.graph_create().graph()];
       return;
     case proto::Op::kGraphAddHostNode:
-      st.graphs[op.graph_add_host_node().graph()].emplace_back(
-        op.graph_add_host_node().node(), op.graph_add_host_node().callback());
+      st.graphs[op.graph_add_host_node().graph()].push_back(
+        {op.graph_add_host_node().node(), op.graph_add_host_node().callback(), {}});
       return;
     case proto::Op::kGraphHostNodeSetParams:
       for (auto& g : st.graphs)
@@ -438,7 +515,7 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         r.set_status(invalid_value);
         return;
       }
-      st.graphs[c->second].emplace_back(0, op.stream_host_func().callback());
+      st.graphs[c->second].push_back({0, op.stream_host_func().callback(), {}});
       return;
     }
     case proto::Op::kGraphInstantiate:
@@ -450,9 +527,53 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
           n.second = op.graph_exec_host_node_set_params().callback();
       return;
     case proto::Op::kGraphLaunch:
-      for (const auto& n : st.execs[op.graph_launch().exec()])
-        st.router->call(1, n.second);
+      for (const auto& n : st.execs[op.graph_launch().exec()]) {
+        if (n.second != 0)
+          st.router->call(1, n.second);
+        else
+          run_copy(st, n.copy);
+      }
       return;
+    case proto::Op::kGraphAddMemcpyNode: {
+      const auto& a = op.graph_add_memcpy_node();
+      if (!copy_known(st, a.copy())) {
+        r.set_status(invalid_value);
+        r.set_error("memcpy node outside the fake's memory");
+        return;
+      }
+      st.graphs[a.graph()].push_back({a.node(), 0, a.copy()});
+      return;
+    }
+    case proto::Op::kGraphMemcpyNodeSetParams:
+    case proto::Op::kGraphExecMemcpyNodeSetParams: {
+      bool exec = op.has_graph_exec_memcpy_node_set_params();
+      const auto& c = exec ? op.graph_exec_memcpy_node_set_params().copy()
+                           : op.graph_memcpy_node_set_params().copy();
+      auto node = exec ? op.graph_exec_memcpy_node_set_params().node()
+                       : op.graph_memcpy_node_set_params().node();
+      if (!copy_known(st, c)) {
+        r.set_status(invalid_value);
+        return;
+      }
+      auto& graphs = exec ? st.execs : st.graphs;
+      for (auto& g : graphs) {
+        if (exec && g.first != op.graph_exec_memcpy_node_set_params().exec())
+          continue;
+        for (auto& n : g.second)
+          if (n.first == node && n.second == 0)
+            n.copy = c;
+      }
+      return;
+    }
+    case proto::Op::kStreamHostCopy: {
+      auto c = st.capturing.find(op.stream_host_copy().stream());
+      if (c == st.capturing.end() || !copy_known(st, op.stream_host_copy().copy())) {
+        r.set_status(invalid_value);
+        return;
+      }
+      st.graphs[c->second].push_back({0, 0, op.stream_host_copy().copy()});
+      return;
+    }
     case proto::Op::kGraphDestroy:
       st.graphs.erase(op.graph_destroy().graph());
       return;

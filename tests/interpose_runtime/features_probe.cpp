@@ -19,6 +19,17 @@
 //              nodes, an added edge) queried: nodes, root nodes, edges,
 //              dependencies, dependents, kernel node parameters; its clone
 //              and the clone's nodes; a captured graph's queries refused
+//   managed    cudaMallocManaged: host writes, kernel "kp" (the fake adds 1
+//              to its bytes), sync, host reads; copies of every kind;
+//              prefetch, advice and attachment checks; the refusals
+//   graph_copies memcpy nodes (host to device, device to device, device
+//              to host) replayed with the host's bytes of each replay,
+//              their parameters read, set on the graph and the exec;
+//              memset node parameters; the refusals; cudaMemcpyAsync and
+//              cudaMemcpy2DAsync with pageable memory captured and replayed
+//   mapped     cudaHostAlloc(Mapped) and cudaHostRegister(Mapped) with
+//              cudaHostGetDevicePointer: host writes seen by "kp", its
+//              writes seen after a sync; pinned and pageable memory refused
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -375,6 +386,366 @@ void pools() {
 
 char kp_stub;
 
+/// Registers kernel "kp" (a pointer and an int: the fake adds 1 to that
+/// many bytes at the pointer) once, in a module of its own.
+void register_kp() {
+  static bool done = false;
+  if (done)
+    return;
+  done = true;
+  static char module_stub;
+  auto handle = register_kernel(&module_stub);
+  using register_function_t = void (*)(void**, const char*, char*, const char*, int, uint3*,
+                                       uint3*, dim3*, dim3*, int*);
+  static char kp_name[] = "kp";
+  sym<register_function_t>("__cudaRegisterFunction")(handle, &kp_stub, kp_name, kp_name, -1,
+                                                     nullptr, nullptr, nullptr, nullptr,
+                                                     nullptr);
+}
+
+/// Launches "kp" on `p` for `n` bytes.
+cudaError_t launch_kp(void* p, int n, cudaStream_t stream = nullptr) {
+  GLEAM_PROBE_FN(cudaLaunchKernel);
+  register_kp();
+  void* args[] = {&p, &n};
+  return cudaLaunchKernel_(&kp_stub, dim3(1), dim3(1), args, 0, stream);
+}
+
+/// The bytes [p, p + n) as hex.
+void print_bytes(const char* key, const void* p, size_t n) {
+  std::printf("%s=", key);
+  for (size_t i = 0; i < n; ++i)
+    std::printf("%02x", static_cast<const unsigned char*>(p)[i]);
+  std::printf("\n");
+}
+
+void managed() {
+  GLEAM_PROBE_FN(cudaMallocManaged);
+  GLEAM_PROBE_FN(cudaFree);
+  GLEAM_PROBE_FN(cudaDeviceSynchronize);
+  GLEAM_PROBE_FN(cudaStreamSynchronize);
+  GLEAM_PROBE_FN(cudaPointerGetAttributes);
+  GLEAM_PROBE_FN(cudaMemcpy);
+  GLEAM_PROBE_FN(cudaMemset);
+  GLEAM_PROBE_FN(cudaMemPrefetchAsync);
+  GLEAM_PROBE_FN(cudaMemAdvise);
+  GLEAM_PROBE_FN(cudaStreamAttachMemAsync);
+  GLEAM_PROBE_FN(cudaMalloc);
+  char* m = nullptr;
+  print("null_ptr", cudaMallocManaged_(nullptr, 64, cudaMemAttachGlobal));
+  print("zero_size", cudaMallocManaged_(reinterpret_cast<void**>(&m), 0, cudaMemAttachGlobal));
+  print("bad_flags", cudaMallocManaged_(reinterpret_cast<void**>(&m), 64, 4));
+  constexpr size_t size = 3 * 4096 + 100;
+  print("alloc", cudaMallocManaged_(reinterpret_cast<void**>(&m), size, cudaMemAttachGlobal));
+  print_bytes("fresh", m, 4);
+  cudaPointerAttributes attr{};
+  print("attributes", cudaPointerGetAttributes_(&attr, m + 10));
+  std::printf("attributes_values=%d %d %d\n", attr.type == cudaMemoryTypeManaged,
+              attr.devicePointer == m + 10, attr.hostPointer == m + 10);
+  // Host writes, a kernel, a sync, host reads: the kernel's writes.
+  for (int i = 0; i < 8; ++i)
+    m[i] = static_cast<char>(0x10 * i);
+  m[size - 1] = 0x40;
+  print("launch", launch_kp(m, 8));
+  print("launch_tail", launch_kp(m + size - 1, 1));
+  print("sync", cudaDeviceSynchronize_());
+  print_bytes("after_kernel", m, 8);
+  print_bytes("after_kernel_tail", m + size - 1, 1);
+  // A second round on a page read back: written, launched, synced again.
+  m[0] = 0x70;
+  print("launch2", launch_kp(m, 1));
+  print("sync2", cudaStreamSynchronize_(nullptr));
+  print_bytes("after_second", m, 2);
+  // Host only.
+  m[5000] = 0x5a;
+  print_bytes("host_only", m + 5000, 1);
+  // Copies of every kind from and to managed memory.
+  char host[4] = {1, 2, 3, 4};
+  print("copy_in_default", cudaMemcpy_(m + 100, host, 4, cudaMemcpyDefault));
+  print_bytes("copied_in", m + 100, 4);
+  print("copy_in_htod", cudaMemcpy_(m + 200, host, 4, cudaMemcpyHostToDevice));
+  print_bytes("copied_in_htod", m + 200, 4);
+  char back[4] = {};
+  m[300] = 9;
+  print("copy_out_dtoh", cudaMemcpy_(back, m + 300, 1, cudaMemcpyDeviceToHost));
+  std::printf("copied_out=%d\n", back[0]);
+  print("copy_hth", cudaMemcpy_(back, m + 100, 4, cudaMemcpyHostToHost));
+  print_bytes("copied_hth", back, 4);
+  char* d = nullptr;
+  print("malloc", cudaMalloc_(reinterpret_cast<void**>(&d), 16));
+  print("copy_dtod", cudaMemcpy_(d, m + 100, 4, cudaMemcpyDefault));
+  print("memset", cudaMemset_(m + 400, 0x33, 2));
+  print("copy_back", cudaMemcpy_(m + 402, d, 2, cudaMemcpyDeviceToDevice));
+  print("sync3", cudaDeviceSynchronize_());
+  print_bytes("memset_and_copy", m + 400, 4);
+  // The hints: checked, and changing nothing.
+  cudaMemLocation dev{cudaMemLocationTypeDevice, 0};
+  cudaMemLocation host_loc{cudaMemLocationTypeHost, 0};
+  cudaMemLocation bad_dev{cudaMemLocationTypeDevice, 7};
+  print("prefetch_device", cudaMemPrefetchAsync_(m, size, dev, 0, nullptr));
+  print("prefetch_host", cudaMemPrefetchAsync_(m, size, host_loc, 0, nullptr));
+  print("prefetch_too_long", cudaMemPrefetchAsync_(m, size + 1, dev, 0, nullptr));
+  print("prefetch_flags", cudaMemPrefetchAsync_(m, size, dev, 1, nullptr));
+  print("prefetch_not_managed", cudaMemPrefetchAsync_(d, 16, dev, 0, nullptr));
+  print("prefetch_bad_device", cudaMemPrefetchAsync_(m, size, bad_dev, 0, nullptr));
+  print("advise", cudaMemAdvise_(m, size, cudaMemAdviseSetPreferredLocation, dev));
+  print("advise_read_mostly", cudaMemAdvise_(m, size, cudaMemAdviseSetReadMostly, dev));
+  print("advise_bad", cudaMemAdvise_(m, size, static_cast<cudaMemoryAdvise>(99), dev));
+  print("advise_bad_device",
+        cudaMemAdvise_(m, size, cudaMemAdviseSetAccessedBy, bad_dev));
+  print("attach", cudaStreamAttachMemAsync_(nullptr, m, 0, cudaMemAttachHost));
+  print("attach_length", cudaStreamAttachMemAsync_(nullptr, m, 5, cudaMemAttachHost));
+  print("attach_flags", cudaStreamAttachMemAsync_(nullptr, m, 0, 8));
+  print("sync4", cudaDeviceSynchronize_());
+  print_bytes("after_hints", m, 2);
+  print("free_inner", cudaFree_(m + 1));
+  print("free", cudaFree_(m));
+  print("free_device", cudaFree_(d));
+  // The host writes one byte of a page while a kernel writes another: the
+  // upload sends only the host's byte, and both survive.
+  char* shared = nullptr;
+  print("alloc_shared", cudaMallocManaged_(reinterpret_cast<void**>(&shared), 64,
+                                           cudaMemAttachGlobal));
+  shared[0] = 0x10;
+  print("launch_shared", launch_kp(shared + 1, 1));
+  shared[0] = 0x20;
+  print("sync_shared", cudaDeviceSynchronize_());
+  print_bytes("shared_page", shared, 2);
+  print("free_shared", cudaFree_(shared));
+  // A device reset takes managed memory with it; new allocations work.
+  GLEAM_PROBE_FN(cudaDeviceReset);
+  char* r = nullptr;
+  print("alloc_before_reset", cudaMallocManaged_(reinterpret_cast<void**>(&r), 64,
+                                                 cudaMemAttachGlobal));
+  r[0] = 1;
+  print("reset", cudaDeviceReset_());
+  print("attributes_after_reset", cudaPointerGetAttributes_(&attr, r));
+  std::printf("after_reset_unregistered=%d\n", attr.type == cudaMemoryTypeUnregistered);
+  print("alloc_after_reset", cudaMallocManaged_(reinterpret_cast<void**>(&r), 64,
+                                                cudaMemAttachGlobal));
+  r[1] = 2;
+  print("launch_after_reset", launch_kp(r, 2));
+  print("sync_after_reset", cudaDeviceSynchronize_());
+  print_bytes("after_reset", r, 2);
+  print("final_sync", cudaDeviceSynchronize_());
+}
+
+void mapped() {
+  GLEAM_PROBE_FN(cudaHostAlloc);
+  GLEAM_PROBE_FN(cudaMallocHost);
+  GLEAM_PROBE_FN(cudaFreeHost);
+  GLEAM_PROBE_FN(cudaFree);
+  GLEAM_PROBE_FN(cudaHostGetDevicePointer);
+  GLEAM_PROBE_FN(cudaHostGetFlags);
+  GLEAM_PROBE_FN(cudaHostRegister);
+  GLEAM_PROBE_FN(cudaHostUnregister);
+  GLEAM_PROBE_FN(cudaDeviceSynchronize);
+  GLEAM_PROBE_FN(cudaPointerGetAttributes);
+  char* h = nullptr;
+  print("bad_flags", cudaHostAlloc_(reinterpret_cast<void**>(&h), 64, 0x100));
+  print("alloc", cudaHostAlloc_(reinterpret_cast<void**>(&h), 64, cudaHostAllocMapped));
+  void* dp = nullptr;
+  print("device_pointer", cudaHostGetDevicePointer_(&dp, h, 0));
+  std::printf("device_pointer_same=%d\n", dp == h);
+  print("device_pointer_flags", cudaHostGetDevicePointer_(&dp, h, 1));
+  unsigned flags = 0;
+  print("flags", cudaHostGetFlags_(&flags, h));
+  std::printf("flags_value=%u\n", flags);
+  cudaPointerAttributes attr{};
+  print("attributes", cudaPointerGetAttributes_(&attr, h));
+  std::printf("attributes_host=%d\n", attr.type == cudaMemoryTypeHost);
+  for (int i = 0; i < 4; ++i)
+    h[i] = static_cast<char>(i + 1);
+  print("launch", launch_kp(dp, 4));
+  print("sync", cudaDeviceSynchronize_());
+  print_bytes("after_kernel", h, 4);
+  print("free_wrong", cudaFree_(h));
+  print("free", cudaFreeHost_(h));
+
+  // Pinned memory that is not mapped, pageable memory.
+  char* pinned = nullptr;
+  print("pinned", cudaMallocHost_(reinterpret_cast<void**>(&pinned), 64));
+  print("pinned_device_pointer", cudaHostGetDevicePointer_(&dp, pinned, 0));
+  static char pageable[64];
+  print("pageable_device_pointer", cudaHostGetDevicePointer_(&dp, pageable, 0));
+  print("free_pinned", cudaFreeHost_(pinned));
+
+  // App memory registered as mapped: a device pointer of its own.
+  static char buffer[10000];
+  print("register_bad_flags", cudaHostRegister_(buffer, sizeof(buffer), 0x100));
+  print("register", cudaHostRegister_(buffer + 8, 5000, cudaHostRegisterMapped));
+  print("register_twice", cudaHostRegister_(buffer + 8, 5000, cudaHostRegisterMapped));
+  void* rp = nullptr;
+  print("registered_pointer", cudaHostGetDevicePointer_(&rp, buffer + 8 + 4096, 0));
+  buffer[8 + 4096] = 0x20;
+  buffer[8] = 0x30;
+  print("launch_registered", launch_kp(rp, 1));
+  print("launch_registered_start", launch_kp(static_cast<char*>(rp) - 4096, 1));
+  print("sync_registered", cudaDeviceSynchronize_());
+  std::printf("registered_after=%02x %02x %02x\n", buffer[8] & 0xff,
+              buffer[8 + 4096] & 0xff, buffer[7] & 0xff);
+  print("registered_attributes", cudaPointerGetAttributes_(&attr, rp));
+  std::printf("registered_attributes_values=%d %d\n", attr.type == cudaMemoryTypeHost,
+              attr.hostPointer == buffer + 8 + 4096);
+  print("free_registered_device", cudaFree_(rp));
+  print("unregister", cudaHostUnregister_(buffer + 8));
+  print("unregister_again", cudaHostUnregister_(buffer + 8));
+  buffer[9] = 0x44; // the app's memory again, unprotected
+  std::printf("registered_final=%02x\n", buffer[9] & 0xff);
+
+  // Heap memory registered: the allocator's own data shares its pages and
+  // changes while the mirror protects them.
+  std::vector<char> heap(6000, 0);
+  print("register_heap", cudaHostRegister_(heap.data() + 1, 5000, cudaHostRegisterMapped));
+  void* hp = nullptr;
+  print("heap_pointer", cudaHostGetDevicePointer_(&hp, heap.data() + 1, 0));
+  cudaError_t heap_rounds = cudaSuccess;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::string> churn(50, std::string(100, 'x'));
+    heap[1 + round] = static_cast<char>(round);
+    if (auto e = launch_kp(static_cast<char*>(hp) + round, 1); e != cudaSuccess)
+      heap_rounds = e;
+    if (auto e = cudaDeviceSynchronize_(); e != cudaSuccess)
+      heap_rounds = e;
+  }
+  print("heap_rounds", heap_rounds);
+  print_bytes("heap_after", heap.data() + 1, 20);
+  print("unregister_heap", cudaHostUnregister_(heap.data() + 1));
+  print("final_sync", cudaDeviceSynchronize_());
+}
+
+void graph_copies() {
+  GLEAM_PROBE_FN(cudaMalloc);
+  GLEAM_PROBE_FN(cudaGraphCreate);
+  GLEAM_PROBE_FN(cudaGraphAddMemcpyNode);
+  GLEAM_PROBE_FN(cudaGraphAddMemcpyNode1D);
+  GLEAM_PROBE_FN(cudaGraphAddMemsetNode);
+  GLEAM_PROBE_FN(cudaGraphMemcpyNodeGetParams);
+  GLEAM_PROBE_FN(cudaGraphMemcpyNodeSetParams1D);
+  GLEAM_PROBE_FN(cudaGraphExecMemcpyNodeSetParams1D);
+  GLEAM_PROBE_FN(cudaGraphMemsetNodeGetParams);
+  GLEAM_PROBE_FN(cudaGraphMemsetNodeSetParams);
+  GLEAM_PROBE_FN(cudaGraphExecMemsetNodeSetParams);
+  GLEAM_PROBE_FN(cudaGraphNodeGetType);
+  GLEAM_PROBE_FN(cudaGraphInstantiate);
+  GLEAM_PROBE_FN(cudaGraphLaunch);
+  GLEAM_PROBE_FN(cudaStreamSynchronize);
+  GLEAM_PROBE_FN(cudaStreamCreate);
+  GLEAM_PROBE_FN(cudaStreamBeginCapture);
+  GLEAM_PROBE_FN(cudaStreamEndCapture);
+  GLEAM_PROBE_FN(cudaMemcpyAsync);
+  GLEAM_PROBE_FN(cudaMemcpy2DAsync);
+  GLEAM_PROBE_FN(cudaGraphDestroy);
+  GLEAM_PROBE_FN(cudaGraphExecDestroy);
+  char* d = nullptr;
+  print("malloc", cudaMalloc_(reinterpret_cast<void**>(&d), 256));
+  static char in[16], out[16], out_b[16];
+  for (int i = 0; i < 16; ++i)
+    in[i] = static_cast<char>(i + 1);
+  cudaGraph_t g = nullptr;
+  print("create", cudaGraphCreate_(&g, 0));
+  cudaGraphNode_t h2d = nullptr, d2d = nullptr, d2h = nullptr, ms = nullptr;
+  print("add_h2d", cudaGraphAddMemcpyNode1D_(&h2d, g, nullptr, 0, d, in, 16,
+                                            cudaMemcpyHostToDevice));
+  cudaMemcpy3DParms p3{};
+  p3.srcPtr = cudaPitchedPtr{d, 16, 16, 1};
+  p3.dstPtr = cudaPitchedPtr{d + 32, 16, 16, 1};
+  p3.extent = cudaExtent{16, 1, 1};
+  p3.kind = cudaMemcpyDeviceToDevice;
+  print("add_d2d", cudaGraphAddMemcpyNode_(&d2d, g, &h2d, 1, &p3));
+  print("add_d2h", cudaGraphAddMemcpyNode1D_(&d2h, g, &d2d, 1, out, d + 32, 16,
+                                            cudaMemcpyDefault));
+  cudaMemsetParams mp{};
+  mp.dst = d + 128;
+  mp.value = 7;
+  mp.elementSize = 1;
+  mp.width = 16;
+  mp.height = 1;
+  print("add_memset", cudaGraphAddMemsetNode_(&ms, g, nullptr, 0, &mp));
+  cudaGraphNode_t bad = nullptr;
+  print("add_bad_kind", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, d, in, 16,
+                                                 static_cast<cudaMemcpyKind>(7)));
+  print("add_zero", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, d, in, 0,
+                                             cudaMemcpyHostToDevice));
+  print("add_host_to_host", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, out_b, in, 16,
+                                                     cudaMemcpyHostToHost));
+  auto* nowhere = reinterpret_cast<char*>(uintptr_t{0x1000});
+  print("add_outside", cudaGraphAddMemcpyNode1D_(&bad, g, nullptr, 0, nowhere, in, 16,
+                                                cudaMemcpyHostToDevice));
+  GLEAM_PROBE_FN(cudaGraphAddMemcpyNodeToSymbol);
+  static int not_a_symbol = 0;
+  print("add_to_unknown_symbol", cudaGraphAddMemcpyNodeToSymbol_(&bad, g, nullptr, 0,
+                                                                 &not_a_symbol, in, 4, 0,
+                                                                 cudaMemcpyHostToDevice));
+  print("add_to_symbol_wrong_kind", cudaGraphAddMemcpyNodeToSymbol_(&bad, g, nullptr, 0,
+                                                                    &not_a_symbol, in, 4, 0,
+                                                                    cudaMemcpyDeviceToHost));
+  cudaGraphNodeType type = cudaGraphNodeTypeCount;
+  print("type", cudaGraphNodeGetType_(d2h, &type));
+  std::printf("type_memcpy=%d\n", type == cudaGraphNodeTypeMemcpy);
+  cudaMemcpy3DParms got{};
+  print("get", cudaGraphMemcpyNodeGetParams_(d2h, &got));
+  std::printf("get_values=%d %zu %zu %d\n", got.dstPtr.ptr == out, got.extent.width,
+              got.extent.height, static_cast<int>(got.kind));
+  print("get_memset_as_memcpy", cudaGraphMemcpyNodeGetParams_(ms, &got));
+  cudaMemsetParams mgot{};
+  print("memset_get", cudaGraphMemsetNodeGetParams_(ms, &mgot));
+  std::printf("memset_values=%u %zu\n", mgot.value, mgot.width);
+  mp.value = 9;
+  print("memset_set", cudaGraphMemsetNodeSetParams_(ms, &mp));
+  print("memset_get2", cudaGraphMemsetNodeGetParams_(ms, &mgot));
+  std::printf("memset_values2=%u\n", mgot.value);
+  mp.elementSize = 3;
+  print("memset_set_bad", cudaGraphMemsetNodeSetParams_(ms, &mp));
+  mp.elementSize = 1;
+
+  cudaGraphExec_t e = nullptr;
+  print("instantiate", cudaGraphInstantiate_(&e, g, 0));
+  print("launch1", cudaGraphLaunch_(e, nullptr));
+  print("sync1", cudaStreamSynchronize_(nullptr));
+  print_bytes("out1", out, 16);
+  // Every replay carries the host bytes of that moment.
+  for (int i = 0; i < 16; ++i)
+    in[i] = static_cast<char>(0x40 + i);
+  print("launch2", cudaGraphLaunch_(e, nullptr));
+  print("sync2", cudaStreamSynchronize_(nullptr));
+  print_bytes("out2", out, 16);
+  print("exec_set", cudaGraphExecMemcpyNodeSetParams1D_(e, d2h, out_b, d + 32, 16,
+                                                       cudaMemcpyDeviceToHost));
+  print("exec_memset_set", cudaGraphExecMemsetNodeSetParams_(e, ms, &mp));
+  in[0] = 0x7f;
+  print("launch3", cudaGraphLaunch_(e, nullptr));
+  print("sync3", cudaStreamSynchronize_(nullptr));
+  print_bytes("out_b", out_b, 4);
+  print_bytes("out_kept", out, 4);
+  print("graph_set", cudaGraphMemcpyNodeSetParams1D_(h2d, d, out_b, 8,
+                                                     cudaMemcpyHostToDevice));
+  print("get_after_set", cudaGraphMemcpyNodeGetParams_(h2d, &got));
+  std::printf("get_after_set_width=%zu\n", got.extent.width);
+  print("exec_destroy", cudaGraphExecDestroy_(e));
+  print("destroy", cudaGraphDestroy_(g));
+
+  // Captured copies between device and pageable host memory.
+  cudaStream_t s = nullptr;
+  cudaStreamCreate_(&s);
+  static char cin[8], cout_[8];
+  print("begin", cudaStreamBeginCapture_(s, cudaStreamCaptureModeGlobal));
+  print("capture_h2d", cudaMemcpyAsync_(d + 64, cin, 8, cudaMemcpyHostToDevice, s));
+  print("capture_d2h", cudaMemcpy2DAsync_(cout_, 4, d + 64, 4, 4, 2, cudaMemcpyDeviceToHost,
+                                          s));
+  cudaGraph_t cg = nullptr;
+  print("end", cudaStreamEndCapture_(s, &cg));
+  cudaGraphExec_t ce = nullptr;
+  print("captured_instantiate", cudaGraphInstantiate_(&ce, cg, 0));
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 8; ++i)
+      cin[i] = static_cast<char>(0x10 * round + i);
+    print(round == 0 ? "captured_launch1" : "captured_launch2", cudaGraphLaunch_(ce, s));
+    print(round == 0 ? "captured_sync1" : "captured_sync2", cudaStreamSynchronize_(s));
+    print_bytes(round == 0 ? "captured_out1" : "captured_out2", cout_, 8);
+  }
+}
+
 void graphs() {
   GLEAM_PROBE_FN(cudaGraphCreate);
   GLEAM_PROBE_FN(cudaGraphAddKernelNode);
@@ -394,13 +765,7 @@ void graphs() {
   GLEAM_PROBE_FN(cudaStreamCreate);
   GLEAM_PROBE_FN(cudaStreamBeginCapture);
   GLEAM_PROBE_FN(cudaStreamEndCapture);
-  auto handle = register_kernel(&kernel_stub);
-  using register_function_t = void (*)(void**, const char*, char*, const char*, int, uint3*,
-                                       uint3*, dim3*, dim3*, int*);
-  static char kp_name[] = "kp";
-  sym<register_function_t>("__cudaRegisterFunction")(handle, &kp_stub, kp_name, kp_name, -1,
-                                                     nullptr, nullptr, nullptr, nullptr,
-                                                     nullptr);
+  register_kp();
   cudaGraph_t g = nullptr;
   print("create", cudaGraphCreate_(&g, 0));
   uint64_t ptr_arg = 0x1234;
@@ -517,6 +882,12 @@ int main(int argc, char** argv) {
     pools();
   else if (scenario == "graphs")
     graphs();
+  else if (scenario == "managed")
+    managed();
+  else if (scenario == "graph_copies")
+    graph_copies();
+  else if (scenario == "mapped")
+    mapped();
   else {
     std::fprintf(stderr, "unknown scenario %s\n", argv[2]);
     return 2;

@@ -1,7 +1,8 @@
 // The built libcudart.so.13 (and lib/driver/libcuda.so.1) against the
 // GPU-less fake server (interpose_features_probe, features_probe.cpp):
 // extended launches with every attribute kind; the full device properties;
-// stream-ordered memory pools; queries and clones of explicit graphs.
+// stream-ordered memory pools; queries and clones of explicit graphs;
+// managed and mapped memory on host mirrors.
 #include <catch2/catch.hpp>
 
 #include <cuda.h>
@@ -318,4 +319,186 @@ TEST_CASE("explicit graphs are queried from the client's record; clones copy it"
     INFO(key);
     CHECK(kv[key] == value);
   }
+}
+
+namespace {
+
+/// Runs `scenario` against a fresh fake server with asynchronous
+/// forwarding and in strict synchronous mode (GLEAM_ASYNC=off): both give
+/// every `expected` key its value.
+void check_scenario(const std::string& scenario,
+                    const std::map<std::string, std::string>& expected) {
+  fake_server server;
+  for (const char* env : {"", "GLEAM_ASYNC=off"}) {
+    INFO(env);
+    auto kv = parse(features(server, scenario, env));
+    for (const auto& [key, value] : expected) {
+      INFO(key);
+      auto i = kv.find(key);
+      CHECK((i != kv.end() ? i->second : "(missing)") == value);
+    }
+  }
+}
+
+} // namespace
+
+TEST_CASE("managed memory: host writes, kernel, sync, host reads through the mirror",
+          "[interpose][managed]") {
+  check_scenario("managed", {
+    {"null_ptr", "cudaErrorInvalidValue"},
+    {"zero_size", "cudaErrorInvalidValue"},
+    {"bad_flags", "cudaErrorInvalidValue"},
+    {"alloc", "cudaSuccess"},
+    {"fresh", "00000000"},
+    {"attributes", "cudaSuccess"},
+    {"attributes_values", "1 1 1"},
+    {"launch", "cudaSuccess"},
+    {"launch_tail", "cudaSuccess"},
+    {"sync", "cudaSuccess"},
+    // The host's bytes reached the kernel, the kernel's came back.
+    {"after_kernel", "0111213141516171"},
+    {"after_kernel_tail", "41"},
+    {"after_second", "7111"},
+    {"host_only", "5a"},
+    {"copy_in_default", "cudaSuccess"},
+    {"copied_in", "01020304"},
+    {"copy_in_htod", "cudaSuccess"},
+    {"copied_in_htod", "01020304"},
+    {"copy_out_dtoh", "cudaSuccess"},
+    {"copied_out", "9"},
+    {"copy_hth", "cudaSuccess"},
+    {"copied_hth", "01020304"},
+    {"copy_dtod", "cudaSuccess"},
+    {"memset", "cudaSuccess"},
+    {"copy_back", "cudaSuccess"},
+    {"memset_and_copy", "33330102"},
+    {"prefetch_device", "cudaSuccess"},
+    {"prefetch_host", "cudaSuccess"},
+    {"prefetch_too_long", "cudaErrorInvalidValue"},
+    {"prefetch_flags", "cudaErrorInvalidValue"},
+    {"prefetch_not_managed", "cudaErrorInvalidValue"},
+    {"prefetch_bad_device", "cudaErrorInvalidDevice"},
+    {"advise", "cudaSuccess"},
+    {"advise_read_mostly", "cudaSuccess"},
+    {"advise_bad", "cudaErrorInvalidValue"},
+    {"advise_bad_device", "cudaErrorInvalidDevice"},
+    {"attach", "cudaSuccess"},
+    {"attach_length", "cudaErrorInvalidValue"},
+    {"attach_flags", "cudaErrorInvalidValue"},
+    {"after_hints", "7111"},
+    {"free_inner", "cudaErrorInvalidValue"},
+    {"free", "cudaSuccess"},
+    {"free_device", "cudaSuccess"},
+    {"alloc_shared", "cudaSuccess"},
+    {"launch_shared", "cudaSuccess"},
+    {"sync_shared", "cudaSuccess"},
+    {"shared_page", "2001"},
+    {"free_shared", "cudaSuccess"},
+    {"alloc_before_reset", "cudaSuccess"},
+    {"reset", "cudaSuccess"},
+    {"attributes_after_reset", "cudaSuccess"},
+    {"after_reset_unregistered", "1"},
+    {"alloc_after_reset", "cudaSuccess"},
+    {"launch_after_reset", "cudaSuccess"},
+    {"after_reset", "0103"},
+    {"final_sync", "cudaSuccess"},
+  });
+}
+
+TEST_CASE("mapped host memory: cudaHostAlloc and cudaHostRegister with device pointers",
+          "[interpose][mapped]") {
+  check_scenario("mapped", {
+    {"bad_flags", "cudaErrorInvalidValue"},
+    {"alloc", "cudaSuccess"},
+    {"device_pointer", "cudaSuccess"},
+    {"device_pointer_same", "1"},
+    {"device_pointer_flags", "cudaErrorInvalidValue"},
+    {"flags", "cudaSuccess"},
+    {"flags_value", "2"},
+    {"attributes", "cudaSuccess"},
+    {"attributes_host", "1"},
+    {"launch", "cudaSuccess"},
+    {"sync", "cudaSuccess"},
+    {"after_kernel", "02030405"},
+    {"free_wrong", "cudaErrorInvalidValue"},
+    {"free", "cudaSuccess"},
+    {"pinned", "cudaSuccess"},
+    {"pinned_device_pointer", "cudaErrorNotSupported"},
+    {"pageable_device_pointer", "cudaErrorInvalidValue"},
+    {"free_pinned", "cudaSuccess"},
+    {"register_bad_flags", "cudaErrorInvalidValue"},
+    {"register", "cudaSuccess"},
+    {"register_twice", "cudaErrorHostMemoryAlreadyRegistered"},
+    {"registered_pointer", "cudaSuccess"},
+    {"launch_registered", "cudaSuccess"},
+    {"launch_registered_start", "cudaSuccess"},
+    {"sync_registered", "cudaSuccess"},
+    // Host writes reached the kernels; their writes came back, and a byte
+    // next to the registration stayed the app's.
+    {"registered_after", "31 21 00"},
+    {"registered_attributes", "cudaSuccess"},
+    {"registered_attributes_values", "1 1"},
+    {"free_registered_device", "cudaErrorInvalidValue"},
+    {"unregister", "cudaSuccess"},
+    {"unregister_again", "cudaErrorHostMemoryNotRegistered"},
+    {"registered_final", "44"},
+    {"register_heap", "cudaSuccess"},
+    {"heap_pointer", "cudaSuccess"},
+    {"heap_rounds", "cudaSuccess"},
+    {"heap_after", "0102030405060708090a0b0c0d0e0f1011121314"},
+    {"unregister_heap", "cudaSuccess"},
+    {"final_sync", "cudaSuccess"},
+  });
+}
+
+TEST_CASE("graph memcpy nodes carry the host's bytes at every replay; memset parameters",
+          "[interpose][graph]") {
+  check_scenario("graph_copies", {
+    {"malloc", "cudaSuccess"},
+    {"create", "cudaSuccess"},
+    {"add_h2d", "cudaSuccess"},
+    {"add_d2d", "cudaSuccess"},
+    {"add_d2h", "cudaSuccess"},
+    {"add_memset", "cudaSuccess"},
+    {"add_bad_kind", "cudaErrorInvalidMemcpyDirection"},
+    {"add_zero", "cudaErrorInvalidValue"},
+    {"add_host_to_host", "cudaErrorNotSupported"},
+    {"add_outside", "cudaErrorInvalidValue"},
+    {"add_to_unknown_symbol", "cudaErrorInvalidSymbol"},
+    {"add_to_symbol_wrong_kind", "cudaErrorInvalidMemcpyDirection"},
+    {"type", "cudaSuccess"},
+    {"type_memcpy", "1"},
+    {"get", "cudaSuccess"},
+    {"get_values", "1 16 1 4"},
+    {"get_memset_as_memcpy", "cudaErrorInvalidValue"},
+    {"memset_get", "cudaSuccess"},
+    {"memset_values", "7 16"},
+    {"memset_set", "cudaSuccess"},
+    {"memset_values2", "9"},
+    {"memset_set_bad", "cudaErrorInvalidValue"},
+    {"instantiate", "cudaSuccess"},
+    {"launch1", "cudaSuccess"},
+    {"sync1", "cudaSuccess"},
+    {"out1", "0102030405060708090a0b0c0d0e0f10"},
+    {"launch2", "cudaSuccess"},
+    {"out2", "404142434445464748494a4b4c4d4e4f"},
+    {"exec_set", "cudaSuccess"},
+    {"exec_memset_set", "cudaSuccess"},
+    {"launch3", "cudaSuccess"},
+    {"out_b", "7f414243"},
+    {"out_kept", "40414243"},
+    {"graph_set", "cudaSuccess"},
+    {"get_after_set_width", "8"},
+    {"exec_destroy", "cudaSuccess"},
+    {"destroy", "cudaSuccess"},
+    {"begin", "cudaSuccess"},
+    {"capture_h2d", "cudaSuccess"},
+    {"capture_d2h", "cudaSuccess"},
+    {"end", "cudaSuccess"},
+    {"captured_instantiate", "cudaSuccess"},
+    {"captured_launch1", "cudaSuccess"},
+    {"captured_out1", "0001020304050607"},
+    {"captured_launch2", "cudaSuccess"},
+    {"captured_out2", "1011121314151617"},
+  });
 }

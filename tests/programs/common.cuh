@@ -74,6 +74,24 @@ private:
   uint64_t hash_ = 0xcbf29ce484222325ull;
 };
 
+/// Prints "what -> <error name>" for a call whose code is the result,
+/// mixes the code into `sum` and clears the last error.
+inline void print_code(const char* what, cudaError_t e, checksum& sum) {
+  std::printf("%s -> %s\n", what, cudaGetErrorName(e));
+  sum.add_value(static_cast<int>(e));
+  cudaGetLastError();
+}
+
+/// Prints "what: v0 v1 ..." for `n` ints at host address `p` and mixes
+/// them into `sum`.
+inline void print_ints(const char* what, const int* p, int n, checksum& sum) {
+  std::printf("%s:", what);
+  for (int i = 0; i < n; ++i)
+    std::printf(" %d", p[i]);
+  std::printf("\n");
+  sum.add(p, n * sizeof(int));
+}
+
 /// Parameters of a 1-D kernel node of `threads` threads (a multiple of
 /// 256) over `args`.
 inline cudaKernelNodeParams kernel_node(void* fn, void** args, unsigned threads) {

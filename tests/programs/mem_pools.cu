@@ -8,6 +8,8 @@
 
 #include <vector>
 
+using gleam_program::print_code;
+
 namespace {
 
 __global__ void fill(int* p, int n, int base) {
@@ -32,12 +34,6 @@ int attr32(cudaMemPool_t pool, cudaMemPoolAttr a) {
   int v = -1;
   GLEAM_PROGRAM_CHECK(cudaMemPoolGetAttribute(pool, a, &v));
   return v;
-}
-
-void code(const char* what, cudaError_t e, gleam_program::checksum& sum) {
-  std::printf("%s -> %s\n", what, cudaGetErrorName(e));
-  sum.add_value(static_cast<int>(e));
-  cudaGetLastError();
 }
 
 } // namespace
@@ -135,12 +131,14 @@ int main() {
 
   // Refused calls.
   uint64_t one = 1;
-  code("set UsedMemCurrent", cudaMemPoolSetAttribute(mine, cudaMemPoolAttrUsedMemCurrent, &one), sum);
-  code("set UsedMemHigh to 1", cudaMemPoolSetAttribute(mine, cudaMemPoolAttrUsedMemHigh, &one), sum);
-  code("destroy the default pool", cudaMemPoolDestroy(def), sum);
+  print_code("set UsedMemCurrent",
+             cudaMemPoolSetAttribute(mine, cudaMemPoolAttrUsedMemCurrent, &one), sum);
+  print_code("set UsedMemHigh to 1",
+             cudaMemPoolSetAttribute(mine, cudaMemPoolAttrUsedMemHigh, &one), sum);
+  print_code("destroy the default pool", cudaMemPoolDestroy(def), sum);
   cudaMemPool_t none = nullptr;
-  code("default pool of device 64", cudaDeviceGetDefaultMemPool(&none, 64), sum);
-  code("set pool of device 64", cudaDeviceSetMemPool(64, mine), sum);
+  print_code("default pool of device 64", cudaDeviceGetDefaultMemPool(&none, 64), sum);
+  print_code("set pool of device 64", cudaDeviceSetMemPool(64, mine), sum);
 
   GLEAM_PROGRAM_CHECK(cudaMemPoolDestroy(mine));
   GLEAM_PROGRAM_CHECK(cudaDeviceGetMemPool(&current, 0));
