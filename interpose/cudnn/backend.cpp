@@ -4,6 +4,7 @@
 // sized by its cudnnBackendAttributeType_t (wire/cudnn_backend.hpp);
 // descriptor and handle elements are client objects, sent as their wire
 // ids, which the server maps to its own.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -126,6 +127,12 @@ cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor,
       return CUDNN_STATUS_NOT_SUPPORTED;
     }
     bool elements = arrayOfElements != nullptr && requestedElementCount > 0;
+    if (elements
+        && static_cast<uint64_t>(requestedElementCount) > gleam::wire::max_host_input_bytes / each) {
+      gleam::interpose::report_library_unsupported(
+        "cudnnBackendGetAttribute", "an attribute larger than Gleam returns from a call (1 MiB)");
+      return CUDNN_STATUS_NOT_SUPPORTED;
+    }
     library_call call(traits, ids::cudnnBackendGetAttribute, "cudnnBackendGetAttribute");
     call.handle(*d);
     call.value(attributeName);
@@ -144,13 +151,23 @@ cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor,
     int64_t count = 0;
     if (auto st = call.host_output(&count, sizeof(count)); st != CUDNN_STATUS_SUCCESS)
       return st;
-    if (attributeType != wc::type_backend_descriptor && elements)
-      if (auto st = call.host_output(arrayOfElements,
-                                     static_cast<uint64_t>(requestedElementCount) * each);
+    // The elements come back into a buffer of Gleam's: the library writes
+    // only the elements the attribute has, and an app may size its array
+    // by that count rather than by the count it requested.
+    std::vector<char> received;
+    if (attributeType != wc::type_backend_descriptor && elements) {
+      received.resize(static_cast<size_t>(requestedElementCount) * each);
+      if (auto st = call.host_output(received.data(), received.size());
           st != CUDNN_STATUS_SUCCESS)
         return st;
+    }
     auto st = call.finish(true);
-    if (st == CUDNN_STATUS_SUCCESS && elementCount != nullptr)
+    if (st != CUDNN_STATUS_SUCCESS)
+      return st;
+    if (!received.empty() && count > 0)
+      std::memcpy(arrayOfElements, received.data(),
+                  static_cast<size_t>(std::min(count, requestedElementCount)) * each);
+    if (elementCount != nullptr)
       *elementCount = count;
     return st;
   }));

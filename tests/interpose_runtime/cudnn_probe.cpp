@@ -145,6 +145,14 @@ int run(const cuda& c, const dnn& d) {
               static_cast<long long>(count), static_cast<long long>(back[0]),
               static_cast<long long>(back[1]), static_cast<long long>(back[2]),
               static_cast<long long>(back[3]));
+  // Asked for more elements than the attribute has, the library writes the
+  // ones it has and leaves the rest of the app's array alone.
+  int64_t wider[6] = {-9, -9, -9, -9, -9, -9};
+  status = d.cudnnBackendGetAttribute(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 6,
+                                      &count, wider);
+  std::printf("tensor_get_wider=%s count=%lld tail=%lld,%lld\n", st(status),
+              static_cast<long long>(count), static_cast<long long>(wider[4]),
+              static_cast<long long>(wider[5]));
   // An operation on it, its graph, a heuristic that fills the app's engine
   // configuration, a plan of that configuration.
   auto op = create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
