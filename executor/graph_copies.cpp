@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "executor/capture_judge.hpp"
 #include "executor/op_result.hpp"
 #include "executor/session_streams.hpp"
 
@@ -183,8 +184,14 @@ private:
     }
     auto size = packed_size(c);
     void* staging = nullptr;
-    if (!check(api_.cuMemHostAlloc(&staging, size, 0), "cuMemHostAlloc (copy staging)"))
-      return nullptr;
+    {
+      // The staging buffer is Gleam's, not the app's: its allocation must
+      // not count as an unsafe call against the app's capture (a copy from
+      // pageable memory is legal in any capture mode locally).
+      scoped_capture_mode relaxed{api_, CU_STREAM_CAPTURE_MODE_RELAXED};
+      if (!check(api_.cuMemHostAlloc(&staging, size, 0), "cuMemHostAlloc (copy staging)"))
+        return nullptr;
+    }
     auto& t = s_.host_copies.emplace_back();
     t.port = s_.back_channel;
     t.session = s_.id;

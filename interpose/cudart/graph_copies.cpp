@@ -130,8 +130,31 @@ cudaError_t set_memcpy(cudaGraphNode_t node, const cudaMemcpy3DParms* p) {
 
 cudaError_t exec_set_memcpy(cudaGraphExec_t exec, cudaGraphNode_t node,
                             const cudaMemcpy3DParms* p) {
-  if (!known_exec(exec) || !memcpy_node(node))
+  if (!known_exec(exec) || p == nullptr)
     return cudaErrorInvalidValue;
+  cudaMemcpy3DParms before{};
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> guard{t.mutex};
+    auto i = t.memcpy_nodes.find(handle_of(node));
+    if (i == t.memcpy_nodes.end())
+      return cudaErrorInvalidValue;
+    before = i->second;
+  }
+  // CUDA refuses an update that changes the node's memcpy kind, explicit
+  // or cudaMemcpyDefault, whatever the pointers (measured on CUDA 13).
+  if (p->kind != before.kind)
+    return cudaErrorInvalidValue;
+  // Where an end moves between this host and the device, the server's
+  // node changes shape (a copy with a host end is a child graph there),
+  // which an executable graph cannot take.
+  if (effective_kind(at(p->dstPtr, p->dstPos), at(p->srcPtr, p->srcPos), p->kind)
+      != effective_kind(at(before.dstPtr, before.dstPos), at(before.srcPtr, before.srcPos),
+                        before.kind)) {
+    report_unsupported("cudaGraphExecMemcpyNodeSetParams moving an end between host and device",
+                       "instantiate the graph again after cudaGraphMemcpyNodeSetParams");
+    return cudaErrorNotSupported;
+  }
   proto::Op op;
   auto* s = op.mutable_graph_exec_memcpy_node_set_params();
   s->set_exec(handle_of(exec));

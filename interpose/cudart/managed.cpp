@@ -152,9 +152,14 @@ cudaError_t check_location(const cudaMemLocation& location) {
 }
 
 cudaError_t malloc_managed(void** devPtr, size_t size, unsigned flags) {
-  if (devPtr == nullptr || size == 0
-      || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
+  if (devPtr == nullptr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
     return cudaErrorInvalidValue;
+  // CUDA 13 answers a zero size as cudaMalloc does: success and a null
+  // pointer (measured; its documentation says cudaErrorInvalidValue).
+  if (size == 0) {
+    *devPtr = nullptr;
+    return cudaSuccess;
+  }
   if (auto err = connect(); err != cudaSuccess)
     return err;
   return mirrored_alloc(devPtr, size, true, flags);

@@ -433,7 +433,9 @@ void managed() {
   GLEAM_PROBE_FN(cudaMalloc);
   char* m = nullptr;
   print("null_ptr", cudaMallocManaged_(nullptr, 64, cudaMemAttachGlobal));
+  m = reinterpret_cast<char*>(1);
   print("zero_size", cudaMallocManaged_(reinterpret_cast<void**>(&m), 0, cudaMemAttachGlobal));
+  std::printf("zero_size_null=%d\n", m == nullptr);
   print("bad_flags", cudaMallocManaged_(reinterpret_cast<void**>(&m), 64, 4));
   constexpr size_t size = 3 * 4096 + 100;
   print("alloc", cudaMallocManaged_(reinterpret_cast<void**>(&m), size, cudaMemAttachGlobal));
@@ -710,8 +712,13 @@ void graph_copies() {
   print("launch2", cudaGraphLaunch_(e, nullptr));
   print("sync2", cudaStreamSynchronize_(nullptr));
   print_bytes("out2", out, 16);
+  // The node was added with cudaMemcpyDefault: another kind is refused.
+  print("exec_set_kind", cudaGraphExecMemcpyNodeSetParams1D_(e, d2h, out_b, d + 32, 16,
+                                                            cudaMemcpyDeviceToHost));
+  print("exec_set_to_device", cudaGraphExecMemcpyNodeSetParams1D_(e, d2h, d + 48, d + 32, 16,
+                                                                 cudaMemcpyDefault));
   print("exec_set", cudaGraphExecMemcpyNodeSetParams1D_(e, d2h, out_b, d + 32, 16,
-                                                       cudaMemcpyDeviceToHost));
+                                                       cudaMemcpyDefault));
   print("exec_memset_set", cudaGraphExecMemsetNodeSetParams_(e, ms, &mp));
   in[0] = 0x7f;
   print("launch3", cudaGraphLaunch_(e, nullptr));

@@ -346,7 +346,8 @@ TEST_CASE("managed memory: host writes, kernel, sync, host reads through the mir
           "[interpose][managed]") {
   check_scenario("managed", {
     {"null_ptr", "cudaErrorInvalidValue"},
-    {"zero_size", "cudaErrorInvalidValue"},
+    {"zero_size", "cudaSuccess"},
+    {"zero_size_null", "1"},
     {"bad_flags", "cudaErrorInvalidValue"},
     {"alloc", "cudaSuccess"},
     {"fresh", "00000000"},
@@ -482,6 +483,8 @@ TEST_CASE("graph memcpy nodes carry the host's bytes at every replay; memset par
     {"out1", "0102030405060708090a0b0c0d0e0f10"},
     {"launch2", "cudaSuccess"},
     {"out2", "404142434445464748494a4b4c4d4e4f"},
+    {"exec_set_kind", "cudaErrorInvalidValue"},
+    {"exec_set_to_device", "cudaErrorNotSupported"},
     {"exec_set", "cudaSuccess"},
     {"exec_memset_set", "cudaSuccess"},
     {"launch3", "cudaSuccess"},

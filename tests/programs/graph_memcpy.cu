@@ -95,8 +95,14 @@ int main() {
   // Parameters of the executable graph.
   mp.value = 0x01010101;
   GLEAM_PROGRAM_CHECK(cudaGraphExecMemsetNodeSetParams(e, ms, &mp));
-  GLEAM_PROGRAM_CHECK(cudaGraphExecMemcpyNodeSetParams1D(e, d2h, out_b.data(), c, bytes,
-                                                         cudaMemcpyDeviceToHost));
+  // The node was added with cudaMemcpyDefault: CUDA refuses an update that
+  // names another kind, even the one Default resolves to.
+  print_code("exec parameters, kind changed",
+             cudaGraphExecMemcpyNodeSetParams1D(e, d2h, out_b.data(), c, bytes,
+                                                cudaMemcpyDeviceToHost),
+             sum);
+  GLEAM_PROGRAM_CHECK(
+    cudaGraphExecMemcpyNodeSetParams1D(e, d2h, out_b.data(), c, bytes, cudaMemcpyDefault));
   for (int i = 0; i < n; ++i)
     in[i] = -i;
   GLEAM_PROGRAM_CHECK(cudaGraphLaunch(e, nullptr));
