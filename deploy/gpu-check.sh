@@ -94,6 +94,9 @@ if [ -n "${GLEAM_CHECK_TORCH:-}" ]; then
   # cuDNN: ResNet-50 forward in fp32 and fp16, a small CNN's training step
   # (deterministic cuDNN: bit-identical to the local run).
   torch_check torch_vision "$progs/torch_vision.py"
+  # Whisper generate, ViT and CLIP vision encoders, torchaudio's
+  # MelSpectrogram (cuFFT): identical token ids and outputs.
+  torch_check torch_models "$progs/torch_models.py"
   python3 "$progs/torch_generate.py" --size tiny --dir "$out" --save-only
   torch_check torch_generate "$progs/torch_generate.py" --size tiny --dir "$out"
   # The same run with the link cut for 3 s in the middle: the client gets

@@ -2,7 +2,10 @@
 # Model load time and tokens/s of tests/programs/torch_generate.py (a
 # transformers Llama model, greedy generation) locally and through Gleam over
 # an emulated link, on the GPU machine from an unpacked bundle:
-#   deploy/torch-bench.sh BUNDLE_DIR [SIZE=tiny|1b|8b] [LINK=1gbit,0.5ms] [OUT_DIR]
+#   deploy/torch-bench.sh BUNDLE_DIR [SIZE=tiny|1b|8b|resnet50|whisper] [LINK=1gbit,0.5ms] [OUT_DIR]
+# SIZE resnet50 measures ResNet-50 fp16 forwards (images/s,
+# tests/programs/torch_vision.py), whisper a Whisper-tiny generate (tokens/s,
+# tests/programs/torch_models.py) instead of the Llama model.
 # Runs: local; Gleam naive (GLEAM_ASYNC=off GLEAM_CACHE=off); Gleam full with
 # a cold weight cache; Gleam full again (weights cached on the server). Each
 # remote run goes through gleam-link in front of one gleamd. The driver is
@@ -15,11 +18,18 @@ bundle=$(cd "${1:?bundle dir}" && pwd)
 size=${2:-1b}
 link=${3:-1gbit,0.5ms}
 out=${4:-/tmp/gleam-torch-bench}
-src="$(cd "$(dirname "$0")/.." && pwd)/tests/programs/torch_generate.py"
+progs="$(cd "$(dirname "$0")/.." && pwd)/tests/programs"
 mkdir -p "$out"
 port=4796; lport=4797
+. "$(dirname "$0")/vendor-libs.sh"
 export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
-python3 "$src" --size "$size" --dir "$out" --save-only || exit 1
+# The script and its arguments (no quotes inside: they pass through sh -c).
+case $size in
+  resnet50) src=$progs/torch_vision.py; args="--batch 32 --repeat 20 resnet50_fp16" ;;
+  whisper) src=$progs/torch_models.py; args="whisper_generate" ;;
+  *) src=$progs/torch_generate.py; args="--size $size --dir $out"
+     python3 "$src" $args --save-only || exit 1 ;;
+esac
 cat > "$out/node.conf" <<CONF
 [node]
 id = "torch-bench"
@@ -40,10 +50,10 @@ sleep 2
 run() { # NAME ENV...
   local name=$1; shift
   if [ "$name" = local ]; then
-    python3 "$src" --size "$size" --dir "$out" > "$out/$name.out" 2> "$out/$name.err"
+    python3 "$src" $args > "$out/$name.out" 2> "$out/$name.err"
   else
     unshare -m sh -c "$hide; $* GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$lport \
-      '$bundle/bin/gleam-run' -- python3 '$src' --size $size --dir '$out'" \
+      '$bundle/bin/gleam-run' -- python3 '$src' $args" \
       > "$out/$name.out" 2> "$out/$name.err"
   fi
   local rc=$?
@@ -62,7 +72,7 @@ for r in $runs; do
 done
 for r in $runs; do
   [ "$r" = local ] && continue
-  cmp -s "$out/local.out" "$out/$r.out" && echo "tokens $r: identical to local" \
-    || echo "tokens $r: DIFFER from local"
+  cmp -s "$out/local.out" "$out/$r.out" && echo "outputs $r: identical to local" \
+    || echo "outputs $r: DIFFER from local"
 done
 kill $link_pid; kill -TERM $gleamd_pid; wait $gleamd_pid 2>/dev/null

@@ -20,9 +20,29 @@ start_gleamd torch-ops
 . "$(dirname "$0")/hide-driver.sh"
 export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
 timeout 300 python3 "$src" "$@" > "$out/local.out" 2> "$out/local.err"
-unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
-  timeout 300 '$bundle/bin/gleam-run' -- python3 '$src' $*" > "$out/gleam.out" 2> "$out/gleam.err"
+# Through Gleam: `gleam_ops OUT ERR OP...` runs the operations in one
+# process with the driver hidden.
+gleam_ops() {
+  local to=$1 err=$2; shift 2
+  unshare -m sh -c "$hide; GLEAM_CHECK_NO_DRIVER=1 GLEAM_SERVER=127.0.0.1:$port \
+    timeout 300 '$bundle/bin/gleam-run' -- python3 '$src' $*" > "$to" 2> "$err"
+}
+gleam_ops "$out/gleam.out" "$out/gleam.err" "$@"
 echo "gleam-run exit: $?"
+# A process that dies (an abort, a signal) takes the operations after the
+# one that killed it along: run each of those again in a process of its
+# own, so that one crash names one operation.
+while read -r name status _; do
+  [ "$name" = done ] || [ "$status" != ok ] && continue
+  grep -q "^$name " "$out/gleam.out" && continue
+  gleam_ops "$out/gleam-$name.out" "$out/gleam-$name.err" "$name"
+  rc=$?
+  if grep -q "^$name " "$out/gleam-$name.out"; then
+    grep "^$name " "$out/gleam-$name.out" >> "$out/gleam.out"
+  else
+    echo "$name died exit=$rc: $(grep -v '^timing' "$out/gleam-$name.err" | tail -n 1)" >> "$out/gleam.out"
+  fi
+done < <(grep -v '^pynvml ' "$out/local.out")
 same=0; differ=0; fails=0
 while read -r name status rest; do
   [ "$name" = done ] && continue

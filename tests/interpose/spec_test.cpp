@@ -1,3 +1,4 @@
+#include "tests/interpose/library_spec.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
@@ -17,36 +18,12 @@ namespace {
 using gleam::test::lines_of;
 using gleam::test::read_file;
 
-/// The parts of one cudart.spec entry that these tests look at.
-struct spec_entry {
-  std::string name;
-  std::vector<std::string> classes;
-  std::string reason;
-};
+using gleam::test::spec::names_of;
+using gleam::test::spec::trim;
 
-std::string trim(const std::string& s) {
-  auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos)
-    return {};
-  auto last = s.find_last_not_of(" \t");
-  return s.substr(first, last - first + 1);
-}
-
-std::vector<spec_entry> read_spec() {
-  std::vector<spec_entry> entries;
-  for (const auto& raw : lines_of(read_file(gleam::test::source_path("interpose/spec/cudart.spec")))) {
-    auto line = trim(raw);
-    auto space = line.find(' ');
-    auto key = line.substr(0, space);
-    auto rest = space == std::string::npos ? std::string{} : trim(line.substr(space));
-    if (key == "fn")
-      entries.push_back(spec_entry{rest, {}, {}});
-    else if (key == "class" && !entries.empty())
-      entries.back().classes.push_back(rest.substr(0, rest.find(' ')));
-    else if (key == "reason" && !entries.empty())
-      entries.back().reason = rest;
-  }
-  return entries;
+/// The entries of cudart.spec.
+std::vector<gleam::test::spec::entry> read_spec() {
+  return gleam::test::spec::read_spec("cudart");
 }
 
 /// Names defined by `library` with version `libcudart.so.13`, and everything
@@ -95,13 +72,6 @@ std::vector<std::string> vendor_names() {
   return lines_of(read_file(gleam::test::source_path("interpose/spec/libcudart.so.13.symbols")));
 }
 
-std::set<std::string> spec_names(const std::vector<spec_entry>& spec) {
-  std::set<std::string> names;
-  for (const auto& e : spec)
-    names.insert(e.name);
-  return names;
-}
-
 std::string built_library() {
   return gleam::test::build_path("lib/libcudart.so.13");
 }
@@ -120,7 +90,7 @@ TEST_CASE("the spec names every vendor export exactly once, each in one class",
     INFO(name);
     CHECK(seen[name] == 1);
   }
-  CHECK(spec_names(spec) == std::set<std::string>(vendor.begin(), vendor.end()));
+  CHECK(names_of(spec) == std::set<std::string>(vendor.begin(), vendor.end()));
   CHECK(spec.size() == vendor.size());
   for (const auto& e : spec) {
     INFO(e.name);
@@ -147,7 +117,7 @@ TEST_CASE("the committed name list matches the installed vendor library",
 TEST_CASE("the generated name lists follow the spec", "[interpose][spec]") {
   auto spec = read_spec();
   auto symbols = lines_of(read_file(gleam::test::build_path("interpose/cudart_symbols.txt")));
-  auto names = spec_names(spec);
+  auto names = names_of(spec);
   CHECK(symbols == std::vector<std::string>(names.begin(), names.end()));
   std::set<std::string> manual;
   for (const auto& e : spec)
@@ -164,7 +134,7 @@ TEST_CASE("the generated name lists follow the spec", "[interpose][spec]") {
 TEST_CASE("the built libcudart.so.13 exports exactly the spec's names, versioned",
           "[interpose][library]") {
   auto exported = exported_by(built_library());
-  auto names = spec_names(read_spec());
+  auto names = names_of(read_spec());
   std::set<std::string> unique(exported.versioned.begin(), exported.versioned.end());
   CHECK(exported.versioned.size() == unique.size());
   for (const auto& name : names) {
@@ -253,4 +223,43 @@ TEST_CASE("the generator rejects an unsupported entry without a reason", "[inter
                                 out);
   CHECK(rc != 0);
   CHECK(out.find("pointer parameter 'cudaGraph_t *pGraph' needs") != std::string::npos);
+}
+
+TEST_CASE("coverage of every remoted library: real and unsupported exports",
+          "[interpose][spec][coverage]") {
+  // Every spec of interpose/spec, in name order: each export in exactly one
+  // class, each unsupported one with its reason. The table goes to stdout
+  // (ctest -V, or the test binary run by hand).
+  std::string listing;
+  REQUIRE(gleam::test::run_command(
+            "ls '" + gleam::test::source_path("interpose/spec") + "' | grep '\\.spec$'", listing)
+          == 0);
+  size_t libraries = 0;
+  std::printf("%-10s %8s %6s %12s %6s  %s\n", "spec", "exports", "real", "unsupported", "real%",
+              "first unsupported");
+  for (const auto& file : gleam::test::lines_of(listing)) {
+    auto lib = file.substr(0, file.size() - std::string{".spec"}.size());
+    auto spec = gleam::test::spec::read_spec(lib);
+    INFO(lib);
+    REQUIRE_FALSE(spec.empty());
+    ++libraries;
+    size_t real = 0;
+    std::string unsupported;
+    size_t shown = 0;
+    for (const auto& e : spec) {
+      INFO(e.name);
+      REQUIRE(e.classes.size() == 1);
+      if (e.classes.front() != "unsupported") {
+        ++real;
+        continue;
+      }
+      CHECK_FALSE(e.reason.empty());
+      if (shown++ < 5)
+        unsupported += (unsupported.empty() ? "" : ", ") + e.name;
+    }
+    auto percent = 100.0 * static_cast<double>(real) / static_cast<double>(spec.size());
+    std::printf("%-10s %8zu %6zu %12zu %5.0f%%  %s\n", lib.c_str(), spec.size(), real,
+                spec.size() - real, percent, unsupported.c_str());
+  }
+  CHECK(libraries >= 8);
 }

@@ -8,7 +8,7 @@ line per check, "NAME ok <checksum>" or "NAME error <exception>", then
 checksums (float64 sums and a hash of the bytes) are bit-exact between
 runs of the same kernels. Timings go to stderr.
 
-Usage: torch_vision.py [--batch N] [--size PIXELS] [NAME ...] (default: all)."""
+Usage: torch_vision.py [--batch N] [--size PIXELS] [--repeat N] [NAME ...] (default: all)."""
 import argparse
 import sys
 import time
@@ -25,7 +25,7 @@ def fixed_input(*shape, seed=0, dtype=torch.float32):
     return torch.randn(*shape, generator=g).to(dtype).cuda()
 
 
-def resnet50(dtype, batch, size):
+def resnet50(dtype, batch, size, repeat=1):
     import torchvision
     torch.manual_seed(0)
     m = torchvision.models.resnet50().cuda().eval().to(dtype)
@@ -34,19 +34,22 @@ def resnet50(dtype, batch, size):
         m(x)  # the first run picks and builds the cuDNN plans
         torch.cuda.synchronize()
         t0 = time.time()
-        y = m(x)
+        for _ in range(repeat):
+            y = m(x)
         torch.cuda.synchronize()
-    print("timing resnet50 %s: %.1f ms a forward of %d images" %
-          (str(dtype).replace("torch.", ""), (time.time() - t0) * 1e3, batch), file=sys.stderr)
+    seconds = (time.time() - t0) / repeat
+    print("timing resnet50 %s: %.1f ms a forward of %d images, %.1f images/s" %
+          (str(dtype).replace("torch.", ""), seconds * 1e3, batch, batch / seconds),
+          file=sys.stderr)
     return y
 
 
 def check_resnet50_fp32(args):
-    return resnet50(torch.float32, args.batch, args.size)
+    return resnet50(torch.float32, args.batch, args.size, args.repeat)
 
 
 def check_resnet50_fp16(args):
-    return resnet50(torch.float16, args.batch, args.size)
+    return resnet50(torch.float16, args.batch, args.size, args.repeat)
 
 
 def check_cnn_train_step(args):
@@ -75,6 +78,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=4, help="images per ResNet-50 forward")
     ap.add_argument("--size", type=int, default=224, help="image height and width")
+    ap.add_argument("--repeat", type=int, default=1, help="timed forwards (after one untimed)")
     ap.add_argument("names", nargs="*", help="checks to run (default: all)")
     args = ap.parse_args()
     torch.backends.cudnn.deterministic = True
