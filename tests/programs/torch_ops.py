@@ -127,6 +127,77 @@ def op_sparse_mm():
     return torch.sparse.mm(s, randn(8, 4))
 
 
+def op_eigh():
+    a = randn(24, 24)
+    w, v = torch.linalg.eigh(a + a.t())
+    # Eigenvectors are defined up to sign: compare v diag(w) v^T instead.
+    return [w, v @ torch.diag(w) @ v.t()]
+
+
+def op_cholesky():
+    a = randn(16, 16)
+    return torch.linalg.cholesky(a @ a.t() + 16 * torch.eye(16, device="cuda"))
+
+
+def op_qr():
+    q, r = torch.linalg.qr(randn(20, 12))
+    return q @ r
+
+
+def op_inv():
+    return torch.linalg.inv(randn(12, 12) + 12 * torch.eye(12, device="cuda"))
+
+
+def op_svdvals():
+    return torch.linalg.svdvals(randn(16, 10))
+
+
+def op_sparse_csr_mv():
+    d = randn(16, 12) * (randn(16, 12, seed=3) > 0.8)
+    return d.to_sparse_csr() @ randn(12, seed=1)
+
+
+def op_sparse_csr_mm():
+    d = randn(16, 12) * (randn(16, 12, seed=3) > 0.7)
+    return torch.addmm(randn(16, 5, seed=2), d.to_sparse_csr(), randn(12, 5, seed=1))
+
+
+def op_lstm():
+    # cuDNN's RNN API: an LSTM forward and backward.
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(16, 32, num_layers=2, batch_first=True).cuda()
+    x = randn(4, 10, 16).requires_grad_()
+    out, (h, c) = lstm(x)
+    out.sum().backward()
+    return [out, h, c, x.grad, lstm.weight_ih_l0.grad]
+
+
+def op_gru():
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(8, 16, bidirectional=True).cuda().eval()
+    with torch.no_grad():
+        out, h = gru(randn(6, 3, 8))
+    return [out, h]
+
+
+def op_ctc_loss():
+    # The cuDNN path: int32 targets on the CPU, every input length T,
+    # blank 0, float32 log-probabilities.
+    t, n, c = 30, 4, 10
+    logp = randn(t, n, c).log_softmax(2).requires_grad_()
+    targets = torch.randint(1, c, (n * 5,), generator=gen(4), dtype=torch.int32)
+    loss = F.ctc_loss(logp, targets, torch.full((n,), t, dtype=torch.int32),
+                      torch.full((n,), 5, dtype=torch.int32), reduction="sum")
+    loss.backward()
+    return [loss, logp.grad]
+
+
+def op_grid_sample():
+    theta = torch.tensor([[[0.9, -0.1, 0.05], [0.1, 0.8, -0.05]]] * 2, device="cuda")
+    grid = F.affine_grid(theta, (2, 3, 16, 16), align_corners=True)
+    return F.grid_sample(randn(2, 3, 16, 16), grid, align_corners=True)
+
+
 def op_compile():
     torch.manual_seed(0)
     m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).cuda()
