@@ -86,5 +86,7 @@ for f in "$root"/lib/*.so*; do
   done
 done
 cp -r deploy/examples "$root/examples"
+cp -r deploy/systemd "$root/systemd"
+cp README.md "$root/README.md"
 tar -C "$out" -czf "$out/gleam.tar.gz" gleam
 echo "bundle: $out/gleam.tar.gz ($(du -sh "$out/gleam.tar.gz" | cut -f1)); unpack and run gleam/bin/gleamd --config-file=gleam/examples/all-in-one.conf"
