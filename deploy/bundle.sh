@@ -54,10 +54,9 @@ if [ -d "$build/tests/programs" ]; then
     sed -i "s|^.*/tests/programs/|tests/programs/|" "$root/tests/programs/programs.txt"
   fi
 fi
-# Data files tests read from the build tree (fatbins, generated lists).
-find "$build" -maxdepth 3 \( -name '*.fatbin' -o -name 'cudart_*.txt' -o -name 'cuda_*.txt' \
-  -o -name 'cublas_*.txt' -o -name 'cublasLt_*.txt' -o -name 'curand_*.txt' \
-  -o -name 'cufft_*.txt' -o -name 'nvml_*.txt' -o -name 'cudnn_*.txt' -o -name '*.map' \) -type f \
+# Data files tests and gleam-run --doctor read from the build tree
+# (fatbins, every library's generated name lists: interpose/<lib>_*.txt).
+find "$build" -maxdepth 3 \( -name '*.fatbin' -o -path "$build/interpose/*.txt" -o -name '*.map' \) -type f \
   -exec sh -c 'mkdir -p "$2/$(dirname "${1#$3/}")"; cp "$1" "$2/${1#$3/}"' _ {} "$root" "$build" \;
 # Bench programs.
 [ -d "$build/bench" ] && cp -r "$build/bench" "$root/bench"

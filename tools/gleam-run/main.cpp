@@ -1,6 +1,9 @@
 // gleam-run: runs an unmodified CUDA program through Gleam's interposer.
 //
 //   gleam-run [--config FILE] [--server HOST:PORT] [--sync] -- prog args...
+//   gleam-run --doctor [--config FILE] [--server HOST:PORT] [-- prog args...]
+//
+// --doctor checks instead what such a run needs (tools/gleam-run/doctor.hpp).
 //
 // Sets GLEAM_CONFIG / GLEAM_SERVER / GLEAM_ASYNC=off as asked, puts the
 // directory of our libcudart.so.13 (<exe dir>/../lib) first on
@@ -12,6 +15,8 @@
 // PyTorch wheels do, and over the real driver: a preloaded object answers
 // every later request for its SONAME), and execs the program.
 #include <unistd.h>
+
+#include "tools/gleam-run/doctor.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -26,7 +31,9 @@ namespace {
 void usage() {
   std::fprintf(stderr,
                "usage: gleam-run [--config FILE] [--server HOST:PORT] [--sync] "
-               "-- program [args...]\n");
+               "-- program [args...]\n"
+               "       gleam-run --doctor [--config FILE] [--server HOST:PORT] "
+               "[-- program [args...]]\n");
 }
 
 std::string self_dir() {
@@ -52,6 +59,7 @@ void prepend_env(const char* name, const std::string& value, char sep) {
 
 int main(int argc, char** argv) {
   int i = 1;
+  bool doctor = false;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") {
@@ -60,6 +68,8 @@ int main(int argc, char** argv) {
     }
     if ((arg == "--config" || arg == "--server") && i + 1 < argc) {
       ::setenv(arg == "--config" ? "GLEAM_CONFIG" : "GLEAM_SERVER", argv[++i], 1);
+    } else if (arg == "--doctor") {
+      doctor = true;
     } else if (arg == "--sync") {
       ::setenv("GLEAM_ASYNC", "off", 1);
     } else if (arg == "-h" || arg == "--help") {
@@ -73,14 +83,21 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  if (i >= argc) {
-    usage();
-    return 2;
-  }
   auto lib_dir = self_dir() + "/../lib";
   char resolved[PATH_MAX];
   if (::realpath(lib_dir.c_str(), resolved) != nullptr)
     lib_dir = resolved;
+  if (doctor) {
+    gleam::tools::doctor::options opt;
+    opt.lib_dir = lib_dir;
+    opt.bin_dir = self_dir();
+    opt.program.assign(argv + i, argv + argc);
+    return gleam::tools::doctor::run(opt);
+  }
+  if (i >= argc) {
+    usage();
+    return 2;
+  }
   auto lib = lib_dir + "/libcudart.so.13";
   if (::access(lib.c_str(), R_OK) != 0) {
     std::fprintf(stderr,
