@@ -2,6 +2,7 @@
 // a right token, and with a program that imports a function Gleam refuses:
 // what it says and its exit status (0 only when a run would work).
 #include "tests/interpose_runtime/fake_server.hpp"
+#include "wire/protocol.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -19,6 +20,32 @@ int doctor(const std::string& env, const std::string& program, std::string& out)
 }
 
 } // namespace
+
+TEST_CASE("a server of another protocol, or on an older driver, is one clear error",
+          "[doctor][version]") {
+  std::string out;
+  SECTION("a newer server") {
+    gleam::test::fake_server server{{"--protocol", "99"}};
+    CHECK(doctor("GLEAM_SERVER=127.0.0.1:" + std::to_string(server.port()), "", out) != 0);
+    INFO(out);
+    CHECK(out.find("this client speaks Gleam protocol "
+                   + std::to_string(gleam::wire::protocol_version)
+                   + " and the server 99: upgrade Gleam on the client")
+          != std::string::npos);
+  }
+  SECTION("an older server") {
+    gleam::test::fake_server server{{"--protocol", "1"}};
+    CHECK(doctor("GLEAM_SERVER=127.0.0.1:" + std::to_string(server.port()), "", out) != 0);
+    INFO(out);
+    CHECK(out.find("and the server 1: upgrade gleamd on the GPU host") != std::string::npos);
+  }
+  SECTION("a driver older than the client's runtime") {
+    gleam::test::fake_server server{{"--driver", "12080"}};
+    CHECK(doctor("GLEAM_SERVER=127.0.0.1:" + std::to_string(server.port()), "", out) != 0);
+    INFO(out);
+    CHECK(out.find("the server's CUDA driver (12.8) is older than CUDA 13.0") != std::string::npos);
+  }
+}
 
 TEST_CASE("gleam-run --doctor: no server, a wrong token, a good server, refused imports",
           "[doctor]") {
