@@ -2,10 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "executor/blas_api.hpp"
 #include "executor/error.hpp"
@@ -186,21 +188,34 @@ uint64_t element_bytes(int type) noexcept {
 /// What the library says of RNN data descriptor `d`; false when it refuses.
 struct rnn_data_shape {
   cudnnDataType_t type{};
+  cudnnRNNDataLayout_t layout{};
   int max_seq = 0;
   int batch = 0;
   int vector = 0;
+  /// The sequence lengths (only when asked for).
+  std::vector<int> lengths;
 };
 
-bool rnn_data_of(cudnn_api& api, cudnnRNNDataDescriptor_t d, rnn_data_shape* out) noexcept {
+/// The shape of `d`; with its sequence lengths when `lengths`.
+bool rnn_data_of(cudnn_api& api, cudnnRNNDataDescriptor_t d, rnn_data_shape* out,
+                 bool lengths = false) noexcept {
   if (d == nullptr || api.cudnnGetRNNDataDescriptor == nullptr)
     return false;
-  cudnnRNNDataLayout_t layout{};
   double fill[2] = {};
   int length = 0;
-  return api.cudnnGetRNNDataDescriptor(d, &out->type, &layout, &out->max_seq, &out->batch,
-                                       &out->vector, 1, &length, fill)
-           == CUDNN_STATUS_SUCCESS
-         && out->max_seq >= 0 && out->batch >= 0 && out->vector >= 0;
+  if (api.cudnnGetRNNDataDescriptor(d, &out->type, &out->layout, &out->max_seq, &out->batch,
+                                    &out->vector, 1, &length, fill)
+        != CUDNN_STATUS_SUCCESS
+      || out->max_seq < 0 || out->batch < 0 || out->vector < 0)
+    return false;
+  if (!lengths)
+    return true;
+  out->lengths.assign(static_cast<size_t>(out->batch), 0);
+  return out->batch == 0
+         || api.cudnnGetRNNDataDescriptor(d, &out->type, &out->layout, &out->max_seq,
+                                          &out->batch, &out->vector, out->batch,
+                                          out->lengths.data(), fill)
+              == CUDNN_STATUS_SUCCESS;
 }
 
 /// Whether `dims` dimensions (1 to CUDNN_DIM_MAX) at `dim` are none
@@ -295,11 +310,20 @@ uint64_t cudnn_tensor_dim(cudnn_api& api, cudnnTensorDescriptor_t d, int i) noex
 
 uint64_t cudnn_rnn_data_bytes(cudnn_api& api, cudnnRNNDataDescriptor_t d) noexcept {
   rnn_data_shape s;
-  if (!rnn_data_of(api, d, &s))
+  if (!rnn_data_of(api, d, &s, true))
     return invalid_extent;
-  return mul(mul(mul(static_cast<uint64_t>(s.max_seq), static_cast<uint64_t>(s.batch)),
-                 static_cast<uint64_t>(s.vector)),
-             element_bytes(s.type));
+  // Packed data holds each sequence's steps only; the unpacked layouts
+  // pad every sequence to maxSeqLength.
+  uint64_t steps = mul(static_cast<uint64_t>(s.max_seq), static_cast<uint64_t>(s.batch));
+  if (s.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED) {
+    steps = 0;
+    for (int n : s.lengths) {
+      if (n < 0)
+        return invalid_extent;
+      steps += static_cast<uint64_t>(std::min(n, s.max_seq));
+    }
+  }
+  return mul(mul(steps, static_cast<uint64_t>(s.vector)), element_bytes(s.type));
 }
 
 uint64_t cudnn_rnn_batch(cudnn_api& api, cudnnRNNDataDescriptor_t d) noexcept {

@@ -87,6 +87,8 @@ uint64_t cudnn_value_bytes(cudnn_api& api, cudnnTensorDescriptor_t d) noexcept;
 ///                         descriptor's data type
 ///   cudnn_tensor_dim      dimension i of tensor d (elements)
 ///   cudnn_rnn_data_bytes  maxSeqLength x batchSize x vectorSize elements
+///                         (packed: the sum of the sequence lengths x
+///                         vectorSize)
 ///   cudnn_rnn_batch       batchSize (the device sequence length array)
 ///   cudnn_seq_data_bytes  the product of the four dimensions, in elements
 ///                         of its data type

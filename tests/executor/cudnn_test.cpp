@@ -237,7 +237,9 @@ struct cudnn_calls : Base {
 
   /// cudnnSetRNNDescriptor_v8 of RNN descriptor `id`: `mode` cells of
   /// `input` inputs and `hidden` outputs, one layer, one direction, double
-  /// bias, floats, no dropout descriptor.
+  /// bias, floats without tensor cores, padded input and output (the
+  /// unpacked layouts of rnn_data()), dropout descriptor `dropout` (0:
+  /// none).
   proto::OpResult rnn(uint64_t id, cudnnRNNMode_t mode, int32_t input, int32_t hidden,
                       uint64_t dropout = 0) {
     arg_packer p;
@@ -255,7 +257,7 @@ struct cudnn_calls : Base {
     p.value(hidden);
     p.value(int32_t{1});
     p.value(dropout);
-    p.value(uint32_t{0});
+    p.value(uint32_t{CUDNN_RNN_PADDED_IO_ENABLED});
     return call(ids::cudnnSetRNNDescriptor_v8, p);
   }
 
@@ -772,6 +774,34 @@ TEST_CASE("a tanh RNN through LibraryCall ops: weight params inside the app's we
   g.nd_tensor(44, {1, batch, hidden});
   g.nd_tensor(45, {1});
   g.nd_tensor(46, {1});
+
+  // Packed data spans the sum of its sequence lengths, unpacked data every
+  // sequence padded to the longest.
+  for (auto layout :
+       {CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED}) {
+    INFO(static_cast<int>(layout));
+    auto before = fake_cudnn().rnn_data;
+    g.made(ids::cudnnCreateRNNDataDescriptor, 47);
+    arg_packer p;
+    p.value(uint64_t{47});
+    p.value(CUDNN_DATA_FLOAT);
+    p.value(layout);
+    p.value(int{3});
+    p.value(int{2});
+    p.value(int{2});
+    std::vector<int> lengths{3, 1};
+    p.bytes(lengths.data(), 8);
+    p.value(uint8_t{0});
+    g.ok(ids::cudnnSetRNNDataDescriptor, p);
+    cudnnRNNDataDescriptor_t data = nullptr;
+    for (auto* made : fake_cudnn().rnn_data)
+      if (before.count(made) == 0)
+        data = reinterpret_cast<cudnnRNNDataDescriptor_t>(made);
+    REQUIRE(data != nullptr);
+    CHECK(gleam::executor::cudnn_rnn_data_bytes(g.cudnn, data)
+          == (layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? 4 * 2 * 4 : 3 * 2 * 2 * 4));
+    REQUIRE(g.on(ids::cudnnDestroyRNNDataDescriptor, 47).blas_status() == CUDNN_STATUS_SUCCESS);
+  }
 
   // The data descriptor comes back as set, its padding fill sized by its
   // data type.

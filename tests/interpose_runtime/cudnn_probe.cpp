@@ -249,7 +249,7 @@ int run_rnn(const cuda& c, const dnn& d) {
                                             CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
                                             CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
                                             CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, 2, 2, 2, 1,
-                                            nullptr, 0)));
+                                            nullptr, CUDNN_RNN_PADDED_IO_ENABLED)));
   cudnnRNNMode_t mode{};
   int32_t input = 0, hidden = 0, layers = 0;
   cudnnMathType_t math{};
