@@ -274,7 +274,11 @@ LIBRARIES = {
             client_traits="gleam::interpose::cudnn::traits",
             manual_server="run_manual_cudnn",
             expression_words=("api", "cudnn_tensor_bytes", "cudnn_filter_bytes",
-                              "cudnn_scaling_bytes", "cudnn_value_bytes", "cudnn_variant_pack"),
+                              "cudnn_scaling_bytes", "cudnn_value_bytes", "cudnn_variant_pack",
+                              "cudnn_type_bytes", "cudnn_tensor_dim", "cudnn_rnn_data_bytes",
+                              "cudnn_rnn_batch", "cudnn_seq_data_bytes", "cudnn_seq_batch",
+                              "cudnn_attn_qo_length", "cudnn_grid_bytes", "cudnn_theta_bytes",
+                              "cudnn_im2col_bytes", "cudnn_bias_bytes", "cudnn_label_count"),
             client_api="gleam::interpose::cudnn::client_descriptors",
             statuses=[
                 ("CUDNN_STATUS_SUCCESS", "CUDA_SUCCESS"),

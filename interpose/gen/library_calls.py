@@ -31,6 +31,9 @@ import re
 #                pointer mode says; in and inout bytes travel with the call;
 #                out and inout ones come back ('out': the server writes into
 #                scratch memory)
+#   opthost      '<dir> opthost <EXPR>': host memory as 'host' that the app may
+#                pass as NULL (cuDNN's padding fills, optional sizes): whether
+#                it did travels first, and NULL reaches the library as NULL
 #   dev_or_host  'out dev_or_host <EXPR>': device memory when the entry's
 #                handle is a device handle, else (a handle made by an
 #                'out handle host' create) host memory as 'host'
@@ -40,7 +43,7 @@ import re
 #   destroys     '| destroys': a by-value handle the call destroys
 #   stream       '| stream': a by-value cudaStream_t (the client's stream
 #                handle on the wire, the session's driver stream on the server)
-POINTER_KINDS = ("dev", "scalar", "devarray", "host", "dev_or_host", "handle")
+POINTER_KINDS = ("dev", "scalar", "devarray", "host", "opthost", "dev_or_host", "handle")
 VALUE_KINDS = ("destroys", "stream")
 
 
@@ -182,7 +185,7 @@ def parse_note(decl, name, note, where, spec_error, make_param):
     length = note.split(None, 2)[2].strip() if len(words) > 2 else None
     if kind in ("dev_or_host", "handle") and direction != "out":
         raise spec_error("%s: '%s' is an output: 'out %s ...'" % (where, decl, kind))
-    if kind in ("dev", "devarray", "host", "dev_or_host") and length is None:
+    if kind in ("dev", "devarray", "host", "opthost", "dev_or_host") and length is None:
         raise spec_error("%s: '%s' needs the extent: '%s %s <elements>'"
                          % (where, decl, direction, kind))
     if kind == "devarray" and length.count(";") != 1:
@@ -232,7 +235,7 @@ def validate_generated(fn, where, lib, handles, spec_error):
         if p.kind in ("scalar", "devarray") and not g.legacy():
             raise spec_error("%s: %s: '%s' belongs to cuBLAS (pointer mode, batched arrays); "
                              "use 'host' or 'dev'" % (where, p.name, p.kind))
-        if p.kind in ("dev_or_host", "handle", "destroys", "stream") and g.legacy():
+        if p.kind in ("dev_or_host", "opthost", "handle", "destroys", "stream") and g.legacy():
             raise spec_error("%s: %s: '%s' needs the library's handle types in its spec"
                              % (where, p.name, p.kind))
     # By-value parameters of a declared handle type are handles.
@@ -277,6 +280,10 @@ def validate_generated(fn, where, lib, handles, spec_error):
             p.handle = declared
         elif p.kind in POINTER_KINDS:
             stars = 2 if p.kind == "devarray" else 1
+            # A host array of addresses (cuDNN's weight and dropout state
+            # addresses): 'void **' takes 'host' and 'opthost'.
+            if p.kind in ("host", "opthost") and p.ctype().replace(" ", "") == "void**":
+                stars = 2
             if p.ctype().count("*") != stars or "[" in p.decl:
                 raise spec_error("%s: %s: %s takes a %s pointer" % (
                     where, p.name, p.kind, "double" if stars == 2 else "single"))
@@ -324,12 +331,30 @@ def validate_generated(fn, where, lib, handles, spec_error):
 def host_outputs(fn):
     """Parameters whose values always come back to the app's host memory."""
     return [p for p in fn.params
-            if (p.kind in ("scalar", "host") and p.direction != "in") or p.kind == "handle"]
+            if (p.kind in ("scalar", "host", "opthost") and p.direction != "in")
+            or p.kind == "handle"]
+
+
+def host_order(fn):
+    """fn's parameters with those whose extent names a host input after
+    it: the server sizes a host array by another (CTC loss's labels by the
+    label lengths) once that one arrived whole."""
+    inputs = {p.name for p in fn.params
+              if p.kind in ("host", "opthost", "scalar") and p.direction != "out"}
+
+    def names_input(p):
+        return p.length is not None and any(
+            n != p.name and re.search(r"\b%s\b" % n, p.length) for n in inputs)
+    return ([p for p in fn.params if not names_input(p)]
+            + [p for p in fn.params if names_input(p)])
 
 
 def byte_count(p):
     """The C++ expression of p's extent in bytes."""
     count = p.length if p.length is not None else "1"
+    if count.strip() == "0":
+        # Also for pointers to an incomplete type (cudnnRuntimeTag_t).
+        return "uint64_t{0}"
     if p.pointee() == "void":
         return "(%s)" % count
     return "mul(%s, sizeof(%s))" % (count, p.pointee())
@@ -475,6 +500,13 @@ def client_stub(fn, lib):
             method = "host_output" if p.direction == "out" else "host_" + p.direction
             out.append("    if (auto st_ = call_.%s(%s, %s); st_ != %s)\n"
                        "      return st_;\n" % (method, p.name, byte_count(p), g.success))
+        elif p.kind == "opthost":
+            method = "host_output" if p.direction == "out" else "host_" + p.direction
+            out.append("    call_.value(uint8_t{%s != nullptr ? uint8_t{1} : uint8_t{0}});\n"
+                       % p.name)
+            out.append("    if (%s != nullptr)\n"
+                       "      if (auto st_ = call_.%s(%s, %s); st_ != %s)\n"
+                       "        return st_;\n" % (p.name, method, p.name, byte_count(p), g.success))
         elif p.kind == "dev_or_host":
             out.append("    if (auto st_ = call_.output(%s, %s, %s_->host); st_ != %s)\n"
                        "      return st_;\n" % (p.name, byte_count(p), owner.name, g.success))
@@ -665,6 +697,10 @@ def server_case(fn, lib):
         elif p.kind == "host":
             if p.direction != "out":
                 out.append("      auto %s_ = env.host(in, true);\n" % p.name)
+        elif p.kind == "opthost":
+            out.append("      bool %s_given_ = in.value<uint8_t>() != 0;\n" % p.name)
+            if p.direction != "out":
+                out.append("      auto %s_ = env.host(in, %s_given_);\n" % (p.name, p.name))
         else:
             out.append("      auto %s = in.value<%s>();\n" % (p.name, value_type(p)))
     out.append('      if (!in.done())\n        return env.malformed("%s"), true;\n' % fn.name)
@@ -720,7 +756,7 @@ def server_case(fn, lib):
                 each, p.pointee())
             out.append('      if (!env.device_array(%s_, %s, %s, "%s"))\n        return true;\n'
                        % (p.name, count, each_bytes, p.name))
-    for p in fn.params:
+    for p in host_order(fn):
         if p.kind == "scalar":
             out.append('      auto* %s = env.scalar_%s(%s_, %s, "%s");\n'
                        '      if (%s == nullptr)\n        return true;\n'
@@ -734,6 +770,15 @@ def server_case(fn, lib):
             out.append('      auto* %s = env.host_%s(%s_, %s, "%s");\n'
                        '      if (%s == nullptr)\n        return true;\n'
                        % (p.name, p.direction, p.name, byte_count(p), p.name, p.name))
+        elif p.kind == "opthost":
+            if p.direction == "out":
+                made = 'env.host_output(%s, "%s")' % (byte_count(p), p.name)
+            else:
+                made = 'env.host_%s(%s_, %s, "%s")' % (p.direction, p.name, byte_count(p), p.name)
+            out.append("      void* %s = nullptr;\n" % p.name)
+            out.append("      if (%s_given_) {\n        %s = %s;\n"
+                       "        if (%s == nullptr)\n          return true;\n      }\n"
+                       % (p.name, p.name, made, p.name))
         elif p.kind == "dev_or_host":
             out.append("      void* %s = nullptr;\n" % p.name)
             out.append('      if (!env.output(%s_, %s, "%s", &%s))\n        return true;\n'
@@ -746,7 +791,7 @@ def server_case(fn, lib):
             call_args.append(p.name)
         elif p.kind in ("dev", "devarray"):
             call_args.append(p.name)
-        elif p.kind in ("scalar", "host", "dev_or_host"):
+        elif p.kind in ("scalar", "host", "opthost", "dev_or_host"):
             call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
         elif p.kind == "handle":
             call_args.append("&%s_made" % p.name)
