@@ -153,6 +153,15 @@ void* library_call_env::host_output(uint64_t bytes, const char* what) {
   return p;
 }
 
+void* library_call_env::host_scratch(uint64_t bytes, const char* what) {
+  if (bytes > max_host_outputs) {
+    too_large(fmt::format("{}: {} bytes of host workspace exceed the {} a call may use", what,
+                          bytes, max_host_outputs));
+    return nullptr;
+  }
+  return host_memory(bytes == 0 ? 1 : bytes);
+}
+
 bool library_call_env::output(const placement_arg& p, uint64_t bytes, const char* what,
                               void** out) {
   if (p.bad) {

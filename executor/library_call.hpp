@@ -137,6 +137,11 @@ public:
   /// than max_host_outputs in all).
   void* host_output(uint64_t bytes, const char* what);
 
+  /// Host memory of `bytes` bytes, zeroed, that only the library uses (a
+  /// 'scratch' parameter): nothing comes back. Null after failing the call
+  /// (more than max_host_outputs).
+  void* host_scratch(uint64_t bytes, const char* what);
+
   /// Where a 'dev_or_host' output of `bytes` bytes goes: the device address
   /// (checked like device()) or host_output() memory, matching the host
   /// flag of the call's handle. False after failing the call.

@@ -31,6 +31,9 @@ import re
 #                pointer mode says; in and inout bytes travel with the call;
 #                out and inout ones come back ('out': the server writes into
 #                scratch memory)
+#   scratch      'inout scratch <EXPR>': host memory only the library uses
+#                (cuSOLVER's bufferOnHost): nothing travels either way; the
+#                server gives the library EXPR bytes of its own
 #   dev_or_host  'out dev_or_host <EXPR>': device memory when the entry's
 #                handle is a device handle, else (a handle made by an
 #                'out handle host' create) host memory as 'host'
@@ -40,7 +43,7 @@ import re
 #   destroys     '| destroys': a by-value handle the call destroys
 #   stream       '| stream': a by-value cudaStream_t (the client's stream
 #                handle on the wire, the session's driver stream on the server)
-POINTER_KINDS = ("dev", "scalar", "devarray", "host", "dev_or_host", "handle")
+POINTER_KINDS = ("dev", "scalar", "devarray", "host", "scratch", "dev_or_host", "handle")
 VALUE_KINDS = ("destroys", "stream")
 
 
@@ -182,7 +185,7 @@ def parse_note(decl, name, note, where, spec_error, make_param):
     length = note.split(None, 2)[2].strip() if len(words) > 2 else None
     if kind in ("dev_or_host", "handle") and direction != "out":
         raise spec_error("%s: '%s' is an output: 'out %s ...'" % (where, decl, kind))
-    if kind in ("dev", "devarray", "host", "dev_or_host") and length is None:
+    if kind in ("dev", "devarray", "host", "scratch", "dev_or_host") and length is None:
         raise spec_error("%s: '%s' needs the extent: '%s %s <elements>'"
                          % (where, decl, direction, kind))
     if kind == "devarray" and length.count(";") != 1:
@@ -232,7 +235,7 @@ def validate_generated(fn, where, lib, handles, spec_error):
         if p.kind in ("scalar", "devarray") and not g.legacy():
             raise spec_error("%s: %s: '%s' belongs to cuBLAS (pointer mode, batched arrays); "
                              "use 'host' or 'dev'" % (where, p.name, p.kind))
-        if p.kind in ("dev_or_host", "handle", "destroys", "stream") and g.legacy():
+        if p.kind in ("dev_or_host", "scratch", "handle", "destroys", "stream") and g.legacy():
             raise spec_error("%s: %s: '%s' needs the library's handle types in its spec"
                              % (where, p.name, p.kind))
     # By-value parameters of a declared handle type are handles.
@@ -475,6 +478,8 @@ def client_stub(fn, lib):
             method = "host_output" if p.direction == "out" else "host_" + p.direction
             out.append("    if (auto st_ = call_.%s(%s, %s); st_ != %s)\n"
                        "      return st_;\n" % (method, p.name, byte_count(p), g.success))
+        elif p.kind == "scratch":
+            pass
         elif p.kind == "dev_or_host":
             out.append("    if (auto st_ = call_.output(%s, %s, %s_->host); st_ != %s)\n"
                        "      return st_;\n" % (p.name, byte_count(p), owner.name, g.success))
@@ -662,6 +667,8 @@ def server_case(fn, lib):
                        % (p.name, "false" if p.direction == "out" else "true"))
         elif p.kind == "dev_or_host":
             out.append("      auto %s_ = env.placement(in);\n" % p.name)
+        elif p.kind == "scratch":
+            pass
         elif p.kind == "host":
             if p.direction != "out":
                 out.append("      auto %s_ = env.host(in, true);\n" % p.name)
@@ -734,6 +741,10 @@ def server_case(fn, lib):
             out.append('      auto* %s = env.host_%s(%s_, %s, "%s");\n'
                        '      if (%s == nullptr)\n        return true;\n'
                        % (p.name, p.direction, p.name, byte_count(p), p.name, p.name))
+        elif p.kind == "scratch":
+            out.append('      auto* %s = env.host_scratch(%s, "%s");\n'
+                       '      if (%s == nullptr)\n        return true;\n'
+                       % (p.name, byte_count(p), p.name, p.name))
         elif p.kind == "dev_or_host":
             out.append("      void* %s = nullptr;\n" % p.name)
             out.append('      if (!env.output(%s_, %s, "%s", &%s))\n        return true;\n'
@@ -746,7 +757,7 @@ def server_case(fn, lib):
             call_args.append(p.name)
         elif p.kind in ("dev", "devarray"):
             call_args.append(p.name)
-        elif p.kind in ("scalar", "host", "dev_or_host"):
+        elif p.kind in ("scalar", "host", "scratch", "dev_or_host"):
             call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
         elif p.kind == "handle":
             call_args.append("&%s_made" % p.name)
@@ -898,4 +909,4 @@ def api_list(functions, banner, handles=()):
     return banner + "".join("X(%s)\n" % n for n in names)
 
 
-EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN)_\w+$")
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN|CUSOLVER)_\w+$")
