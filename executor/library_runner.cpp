@@ -17,10 +17,11 @@ extern const library_descriptor curand_library;
 extern const library_descriptor cufft_library;
 extern const library_descriptor nvml_library;
 extern const library_descriptor cudnn_library;
+extern const library_descriptor cusolver_library;
 
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept {
   static const library_descriptor* const all[] = {&curand_library, &cufft_library, &nvml_library,
-                                                  &cudnn_library};
+                                                  &cudnn_library, &cusolver_library};
   for (const auto* d : all)
     if (d->library == library)
       return d;
