@@ -24,9 +24,10 @@ import re
 #   dev          '<dir> dev <EXPR>': device memory, EXPR elements
 #   scalar       '<dir> scalar [<EXPR>]': cuBLAS pointer-mode scalar
 #   devarray     '<dir> devarray <COUNT>; <EXPR>': a device array of COUNT
-#                device pointers, each to EXPR elements (cuBLAS's batched
-#                routines; the server reads the array once the handle's
-#                stream has done the earlier work and checks each pointer)
+#                device pointers, each to EXPR elements (batched routines of
+#                cuBLAS and cuSOLVER; the server reads the array once the
+#                handle's stream has done the earlier work and checks each
+#                pointer: executor::check_pointer_array)
 #   host         '<dir> host <EXPR>': host memory of the app whatever a
 #                pointer mode says; in and inout bytes travel with the call;
 #                out and inout ones come back ('out': the server writes into
@@ -232,9 +233,9 @@ def validate_generated(fn, where, lib, handles, spec_error):
             raise spec_error("%s: the first parameter of a generated entry is the %s"
                              % (where, g.handle))
     for p in fn.params:
-        if p.kind in ("scalar", "devarray") and not g.legacy():
-            raise spec_error("%s: %s: '%s' belongs to cuBLAS (pointer mode, batched arrays); "
-                             "use 'host' or 'dev'" % (where, p.name, p.kind))
+        if p.kind == "scalar" and not g.legacy():
+            raise spec_error("%s: %s: 'scalar' belongs to cuBLAS (pointer mode); use 'host' "
+                             "or 'dev'" % (where, p.name))
         if p.kind in ("dev_or_host", "scratch", "handle", "destroys", "stream") and g.legacy():
             raise spec_error("%s: %s: '%s' needs the library's handle types in its spec"
                              % (where, p.name, p.kind))
@@ -472,7 +473,7 @@ def client_stub(fn, lib):
                            "      return st_;\n" % (p.name, p.name, g.success))
         elif p.kind == "stream":
             out.append("    call_.stream(%s);\n" % p.name)
-        elif p.kind == "dev":
+        elif p.kind in ("dev", "devarray"):
             out.append("    call_.device(%s);\n" % p.name)
         elif p.kind == "host":
             method = "host_output" if p.direction == "out" else "host_" + p.direction

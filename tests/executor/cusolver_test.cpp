@@ -249,6 +249,46 @@ TEST_CASE("cuSOLVER's potrf factors a positive definite matrix and reports one t
   CHECK(*fake_gpu::at<int>(info) == 2);
 }
 
+TEST_CASE("cuSOLVER's potrfBatched factors the matrices an array of device pointers names",
+          "[executor][cusolver]") {
+  fake_gpu g;
+  g.open();
+  auto first = g.upload({4, 2, 2, 3});
+  auto second = g.upload({9, 3, 3, 5});
+  auto info = g.alloc(2 * sizeof(int));
+  auto batch = [&](std::vector<uint64_t> matrices) {
+    auto array = g.alloc(matrices.size() * sizeof(uint64_t));
+    std::memcpy(fake_gpu::at<uint64_t>(array), matrices.data(), matrices.size() * 8);
+    return g.call(ids::cusolverDnDpotrfBatched, handle_id, CUBLAS_FILL_MODE_LOWER, 2, array, 2,
+                  info, static_cast<int>(matrices.size()));
+  };
+  SECTION("every matrix factored, an info each") {
+    auto r = batch({first, second});
+    INFO(r.error());
+    REQUIRE(r.blas_status() == CUSOLVER_STATUS_SUCCESS);
+    check_near(g.download<double>(first, 4), {2, 1, 2, std::sqrt(2.0)});
+    check_near(g.download<double>(second, 4), {3, 1, 3, 2});
+    CHECK(g.download<int>(info, 2) == std::vector<int>{0, 0});
+  }
+  SECTION("a pointer to a matrix smaller than n x n: refused, nothing factored") {
+    auto small = g.upload({1, 2, 3});
+    auto r = batch({first, small});
+    CHECK(r.blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("Aarray[1]"));
+    CHECK(g.download<double>(first, 4) == std::vector<double>{4, 2, 2, 3});
+    CHECK(fake_cusolver().computations == 0);
+  }
+  SECTION("an array shorter than the batch") {
+    auto array = g.alloc(sizeof(uint64_t));
+    *fake_gpu::at<uint64_t>(array) = first;
+    auto r = g.call(ids::cusolverDnDpotrfBatched, handle_id, CUBLAS_FILL_MODE_LOWER, 2, array, 2,
+                    info, 2);
+    CHECK(r.blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("Aarray:"));
+    CHECK(fake_cusolver().computations == 0);
+  }
+}
+
 TEST_CASE("cuSOLVER calls outside the session's memory or handles reach no library",
           "[executor][cusolver]") {
   fake_gpu g;

@@ -3,7 +3,8 @@
 // A fake cuSOLVER for the CPU tests (tests/executor/cusolver_test.cpp): real
 // double-precision results computed on the memory the library would use
 // (the fake device's memory is host memory): LU with partial pivoting
-// (getrf) and its solve (getrs), Cholesky (potrf), and the eigenvalues and
+// (getrf) and its solve (getrs), Cholesky (potrf, one matrix or a batch of
+// them by an array of pointers), and the eigenvalues and
 // eigenvectors of symmetric matrices by cyclic Jacobi rotations (syevd), in
 // the typed API (cusolverDnD*) and the 64-bit API (cusolverDnX*, CUDA_R_64F
 // only); handles, parameter objects, streams and the version; every call
@@ -237,8 +238,8 @@ inline cusolverStatus_t x_start(cusolverDnHandle_t h, cudaDataType type, void* h
 
 /// Fills `api` with the fake: handles (create, destroy, set stream),
 /// cusolverDnParams_t objects, cusolverGetVersion (12004) and
-/// cusolverGetProperty, the double-precision typed getrf, getrs, potrf and
-/// syevd (and their buffer sizes) and the 64-bit Xgetrf, Xgetrs, Xpotrf
+/// cusolverGetProperty, the double-precision typed getrf, getrs, potrf,
+/// potrfBatched and syevd (and their buffer sizes) and the 64-bit Xgetrf, Xgetrs, Xpotrf
 /// and Xsyevd on CUDA_R_64F. Everything else stays null: missing from this
 /// library.
 inline void install_fake_cusolver(executor::cusolver_api& api) {
@@ -310,6 +311,14 @@ inline void install_fake_cusolver(executor::cusolver_api& api) {
     if (!d::computed(h))
       return CUSOLVER_STATUS_NOT_INITIALIZED;
     *info = m::potrf(uplo == CUBLAS_FILL_MODE_LOWER, n, a, lda);
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnDpotrfBatched = [](cusolverDnHandle_t h, cublasFillMode_t uplo, int n,
+                                   double** arrays, int lda, int* info, int batch) {
+    if (!d::computed(h))
+      return CUSOLVER_STATUS_NOT_INITIALIZED;
+    for (int i = 0; i < batch; ++i)
+      info[i] = m::potrf(uplo == CUBLAS_FILL_MODE_LOWER, n, arrays[i], lda);
     return CUSOLVER_STATUS_SUCCESS;
   };
   api.cusolverDnDsyevd_bufferSize = [](cusolverDnHandle_t, cusolverEigMode_t,
