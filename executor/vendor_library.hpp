@@ -1,8 +1,11 @@
 #pragma once
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -46,6 +49,37 @@ std::vector<std::string> vendor_library_dirs(const std::string& dir, const char*
 /// path tried and why, and names `search.env_var`. Thread-safe (dlopen).
 [[nodiscard]] caf::expected<void*> open_vendor_library(const std::string& dir,
                                                        const vendor_library_search& search);
+
+/// Looks up every entry point of `api` in `lib` (dlsym by its exact name)
+/// through `api.for_each_entry(f)`, which calls f(name, member) for each of
+/// its function-pointer members; whether any was found.
+template <class Api>
+bool resolve_vendor_entries(Api& api, void* lib) {
+  bool any = false;
+  api.for_each_entry([&](const char* name, auto& member) {
+    member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(::dlsym(lib, name));
+    any = any || member != nullptr;
+  });
+  return any;
+}
+
+/// Loads vendor library api `Api`: opens `search.soname` (open_vendor_library())
+/// and fills a new `Api` with `resolve(Api&, void* lib)`, which keeps `lib`
+/// (the api closes it) and looks up every entry point, returning whether it
+/// found any. Error: open_vendor_library()'s; missing_symbol with
+/// `none_found` when `resolve` found none (another library of that name).
+template <class Api, class Resolve>
+[[nodiscard]] caf::expected<std::unique_ptr<Api>>
+load_vendor_api(const std::string& dir, const vendor_library_search& search,
+                const char* none_found, Resolve resolve) {
+  auto lib = open_vendor_library(dir, search);
+  if (!lib)
+    return std::move(lib.error());
+  auto api = std::make_unique<Api>();
+  if (!resolve(*api, *lib))
+    return make_error(error_code::missing_symbol, none_found);
+  return api;
+}
 
 /// The process's instance of vendor library api `Api` (Api::load() with no
 /// directory), loaded by the first call; the error of that load on every

@@ -24,9 +24,10 @@ import re
 #   dev          '<dir> dev <EXPR>': device memory, EXPR elements
 #   scalar       '<dir> scalar [<EXPR>]': cuBLAS pointer-mode scalar
 #   devarray     '<dir> devarray <COUNT>; <EXPR>': a device array of COUNT
-#                device pointers, each to EXPR elements (cuBLAS's batched
-#                routines; the server reads the array once the handle's
-#                stream has done the earlier work and checks each pointer)
+#                device pointers, each to EXPR elements (batched routines of
+#                cuBLAS and cuSOLVER; the server reads the array once the
+#                handle's stream has done the earlier work and checks each
+#                pointer: executor::check_pointer_array)
 #   host         '<dir> host <EXPR>': host memory of the app whatever a
 #                pointer mode says; in and inout bytes travel with the call;
 #                out and inout ones come back ('out': the server writes into
@@ -34,6 +35,9 @@ import re
 #   opthost      '<dir> opthost <EXPR>': host memory as 'host' that the app may
 #                pass as NULL (cuDNN's padding fills, optional sizes): whether
 #                it did travels first, and NULL reaches the library as NULL
+#   scratch      'inout scratch <EXPR>': host memory only the library uses
+#                (cuSOLVER's bufferOnHost): nothing travels either way; the
+#                server gives the library EXPR bytes of its own
 #   dev_or_host  'out dev_or_host <EXPR>': device memory when the entry's
 #                handle is a device handle, else (a handle made by an
 #                'out handle host' create) host memory as 'host'
@@ -43,7 +47,7 @@ import re
 #   destroys     '| destroys': a by-value handle the call destroys
 #   stream       '| stream': a by-value cudaStream_t (the client's stream
 #                handle on the wire, the session's driver stream on the server)
-POINTER_KINDS = ("dev", "scalar", "devarray", "host", "opthost", "dev_or_host", "handle")
+POINTER_KINDS = ("dev", "scalar", "devarray", "host", "opthost", "scratch", "dev_or_host", "handle")
 VALUE_KINDS = ("destroys", "stream")
 
 
@@ -185,7 +189,7 @@ def parse_note(decl, name, note, where, spec_error, make_param):
     length = note.split(None, 2)[2].strip() if len(words) > 2 else None
     if kind in ("dev_or_host", "handle") and direction != "out":
         raise spec_error("%s: '%s' is an output: 'out %s ...'" % (where, decl, kind))
-    if kind in ("dev", "devarray", "host", "opthost", "dev_or_host") and length is None:
+    if kind in ("dev", "devarray", "host", "opthost", "scratch", "dev_or_host") and length is None:
         raise spec_error("%s: '%s' needs the extent: '%s %s <elements>'"
                          % (where, decl, direction, kind))
     if kind == "devarray" and length.count(";") != 1:
@@ -232,10 +236,10 @@ def validate_generated(fn, where, lib, handles, spec_error):
             raise spec_error("%s: the first parameter of a generated entry is the %s"
                              % (where, g.handle))
     for p in fn.params:
-        if p.kind in ("scalar", "devarray") and not g.legacy():
-            raise spec_error("%s: %s: '%s' belongs to cuBLAS (pointer mode, batched arrays); "
-                             "use 'host' or 'dev'" % (where, p.name, p.kind))
-        if p.kind in ("dev_or_host", "opthost", "handle", "destroys", "stream") and g.legacy():
+        if p.kind == "scalar" and not g.legacy():
+            raise spec_error("%s: %s: 'scalar' belongs to cuBLAS (pointer mode); use 'host' "
+                             "or 'dev'" % (where, p.name))
+        if p.kind in ("dev_or_host", "opthost", "scratch", "handle", "destroys", "stream") and g.legacy():
             raise spec_error("%s: %s: '%s' needs the library's handle types in its spec"
                              % (where, p.name, p.kind))
     # By-value parameters of a declared handle type are handles.
@@ -494,7 +498,7 @@ def client_stub(fn, lib):
                            "      return st_;\n" % (p.name, p.name, g.success))
         elif p.kind == "stream":
             out.append("    call_.stream(%s);\n" % p.name)
-        elif p.kind == "dev":
+        elif p.kind in ("dev", "devarray"):
             out.append("    call_.device(%s);\n" % p.name)
         elif p.kind == "host":
             method = "host_output" if p.direction == "out" else "host_" + p.direction
@@ -507,6 +511,8 @@ def client_stub(fn, lib):
             out.append("    if (%s != nullptr)\n"
                        "      if (auto st_ = call_.%s(%s, %s); st_ != %s)\n"
                        "        return st_;\n" % (p.name, method, p.name, byte_count(p), g.success))
+        elif p.kind == "scratch":
+            pass
         elif p.kind == "dev_or_host":
             out.append("    if (auto st_ = call_.output(%s, %s, %s_->host); st_ != %s)\n"
                        "      return st_;\n" % (p.name, byte_count(p), owner.name, g.success))
@@ -694,6 +700,8 @@ def server_case(fn, lib):
                        % (p.name, "false" if p.direction == "out" else "true"))
         elif p.kind == "dev_or_host":
             out.append("      auto %s_ = env.placement(in);\n" % p.name)
+        elif p.kind == "scratch":
+            pass
         elif p.kind == "host":
             if p.direction != "out":
                 out.append("      auto %s_ = env.host(in, true);\n" % p.name)
@@ -779,6 +787,10 @@ def server_case(fn, lib):
             out.append("      if (%s_given_) {\n        %s = %s;\n"
                        "        if (%s == nullptr)\n          return true;\n      }\n"
                        % (p.name, p.name, made, p.name))
+        elif p.kind == "scratch":
+            out.append('      auto* %s = env.host_scratch(%s, "%s");\n'
+                       '      if (%s == nullptr)\n        return true;\n'
+                       % (p.name, byte_count(p), p.name, p.name))
         elif p.kind == "dev_or_host":
             out.append("      void* %s = nullptr;\n" % p.name)
             out.append('      if (!env.output(%s_, %s, "%s", &%s))\n        return true;\n'
@@ -791,7 +803,7 @@ def server_case(fn, lib):
             call_args.append(p.name)
         elif p.kind in ("dev", "devarray"):
             call_args.append(p.name)
-        elif p.kind in ("scalar", "host", "opthost", "dev_or_host"):
+        elif p.kind in ("scalar", "host", "opthost", "scratch", "dev_or_host"):
             call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
         elif p.kind == "handle":
             call_args.append("&%s_made" % p.name)
@@ -943,4 +955,4 @@ def api_list(functions, banner, handles=()):
     return banner + "".join("X(%s)\n" % n for n in names)
 
 
-EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN)_\w+$")
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN|CUSOLVER)_\w+$")
