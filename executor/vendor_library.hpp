@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
+
 #include <caf/expected.hpp>
+#include <fmt/format.h>
 
 #include "executor/error.hpp"
 
@@ -46,6 +49,36 @@ std::vector<std::string> vendor_library_dirs(const std::string& dir, const char*
 /// path tried and why, and names `search.env_var`. Thread-safe (dlopen).
 [[nodiscard]] caf::expected<void*> open_vendor_library(const std::string& dir,
                                                        const vendor_library_search& search);
+
+/// Points `*slot` at `lib`'s function `name` (null when it has none);
+/// whether it has it.
+template <class Fn>
+bool resolve_vendor_symbol(void* lib, const char* name, Fn** slot) noexcept {
+  *slot = reinterpret_cast<Fn*>(::dlsym(lib, name));
+  return *slot != nullptr;
+}
+
+/// Opens `search.soname` like open_vendor_library() and makes an `Api` of
+/// it: `adopt(api, lib)` hands the new api the library (its destructor
+/// closes it) and resolves its entry points (resolve_vendor_symbol),
+/// answering whether any resolved. Error: open_vendor_library's, or
+/// missing_symbol when none resolved (not the vendor's library). `Api` is
+/// one of the loaded-library classes (cufft_api, curand_api, ...).
+template <class Api, class Adopt>
+caf::expected<std::unique_ptr<Api>> load_vendor_api(const std::string& dir,
+                                                    const vendor_library_search& search,
+                                                    Adopt&& adopt) {
+  auto lib = open_vendor_library(dir, search);
+  if (!lib)
+    return std::move(lib.error());
+  auto api = std::make_unique<Api>();
+  if (!adopt(*api, *lib))
+    return make_error(error_code::missing_symbol,
+                      fmt::format("the loaded {} defines none of the functions of {}: install "
+                                  "that library",
+                                  search.soname, search.what));
+  return api;
+}
 
 /// The process's instance of vendor library api `Api` (Api::load() with no
 /// directory), loaded by the first call; the error of that load on every
