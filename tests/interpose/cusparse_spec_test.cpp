@@ -1,6 +1,7 @@
 // The cuSPARSE surface: cusparse.spec names exactly the vendor's exports,
 // each in one class, with unique ids; the built libcusparse.so.12 exports
-// exactly those names with the vendor's symbol version and SONAME; what is
+// exactly those names with the vendor's symbol version and SONAME, and the
+// generated name lists agree with the spec; what is
 // refused or answered at the call (a handle the process does not hold,
 // negative sizes, bad enums, unsupported functions, status names) needs
 // no server. Prints the coverage line.
@@ -20,19 +21,11 @@
 
 namespace {
 
-using gleam::test::lines_of;
-using gleam::test::read_file;
-using gleam::test::spec::exported_by;
 using gleam::test::spec::names_of;
 using gleam::test::spec::read_spec;
 
 constexpr const char* version = "libcusparse.so.12";
 const std::string vendor = "/usr/local/cuda/lib64/libcusparse.so.12";
-
-std::vector<std::string> committed_names() {
-  return lines_of(
-    read_file(gleam::test::source_path("interpose/spec/libcusparse.so.12.symbols")));
-}
 
 std::string built() {
   return gleam::test::build_path("lib/libcusparse.so.12");
@@ -42,7 +35,7 @@ std::string built() {
 
 TEST_CASE("cusparse.spec names every vendor export once", "[interpose][spec][cusparse]") {
   auto spec = read_spec("cusparse");
-  auto names = committed_names();
+  auto names = gleam::test::spec::committed_names(version);
   // libcusparse.so.12 of CUDA 13.0 (cuSPARSE 12.6) exports 423 functions.
   CHECK(names.size() == 423);
   CHECK(names_of(spec) == std::set<std::string>(names.begin(), names.end()));
@@ -70,28 +63,13 @@ TEST_CASE("cusparse.spec names every vendor export once", "[interpose][spec][cus
 
 TEST_CASE("the committed cuSPARSE name list matches the installed vendor library",
           "[interpose][spec][cusparse]") {
-  if (!std::ifstream{vendor}.good()) {
-    WARN("no vendor " << vendor << " to compare with; skipped");
-    return;
-  }
-  auto exported = exported_by(vendor, version);
-  auto committed = committed_names();
-  CHECK(std::set<std::string>(exported.versioned.begin(), exported.versioned.end())
-        == std::set<std::string>(committed.begin(), committed.end()));
+  gleam::test::spec::check_vendor_list(vendor, version);
 }
 
 TEST_CASE("the built libcusparse.so.12 exports exactly the spec's names, versioned",
           "[interpose][library][cusparse]") {
-  auto exported = exported_by(built(), version);
-  auto names = names_of(read_spec("cusparse"));
-  std::set<std::string> unique(exported.versioned.begin(), exported.versioned.end());
-  CHECK(exported.versioned.size() == unique.size());
-  CHECK(unique == names);
-  INFO("first unexpected export: " << (exported.other.empty() ? "" : exported.other.front()));
-  CHECK(exported.other.empty());
-  std::string out;
-  REQUIRE(gleam::test::run_command("readelf -d '" + built() + "'", out) == 0);
-  CHECK(out.find("Library soname: [libcusparse.so.12]") != std::string::npos);
+  gleam::test::spec::check_built_exports("cusparse", version);
+  gleam::test::spec::check_generated_lists("cusparse");
 }
 
 TEST_CASE("cuSPARSE calls refused or answered at the call need no server",
@@ -162,4 +140,13 @@ TEST_CASE("cuSPARSE calls refused or answered at the call need no server",
                        1, &one, nullptr, nullptr, nullptr, nullptr, 1, nullptr, &one, nullptr)
         == CUSPARSE_STATUS_NOT_SUPPORTED);
   dlclose(lib);
+}
+
+TEST_CASE("a cuSPARSE program binds to our library and fails cleanly without a server",
+          "[interpose][library][cusparse]") {
+  // No server: the program's first cuSPARSE call says the library could
+  // not be initialized, and it exits 1.
+  gleam::test::spec::check_program_binds(
+    "cusparse_spmm", version, "cusparseCreate",
+    "cusparseCreate(&handle) failed: CUSPARSE_STATUS_NOT_INITIALIZED");
 }
