@@ -54,6 +54,13 @@ caf::expected<node_config> parse_node_config(const std::string& text,
   int64_t port = 0;
   GLEAM_CONFIG_TRY(port, f.get_int("node.port", 4750, 1, 65535));
   cfg.port = static_cast<uint16_t>(port);
+  int64_t metrics_port = 0;
+  GLEAM_CONFIG_TRY(metrics_port, f.get_int("node.metrics-port", 0, 0, 65535));
+  if (metrics_port == port)
+    return make_error(error_code::bad_value,
+                      f.where("node.metrics-port") + ": " + std::to_string(metrics_port)
+                        + " is the node's port; give the metrics their own port (or 0: off)");
+  cfg.metrics_port = static_cast<uint16_t>(metrics_port);
   GLEAM_CONFIG_TRY(cfg.advertise_host, f.get_string("node.advertise", "127.0.0.1"));
   std::string scheduler;
   GLEAM_CONFIG_TRY(scheduler, f.get_string("node.scheduler", ""));

@@ -22,6 +22,9 @@ struct node_config {
   bool cache_shard = false;      // ... "cache_shard"
   std::string bind_host;         // [node] bind: "" = every interface
   uint16_t port = 4750;          // [node] port: the node's one CAF port
+  /// [node] metrics-port: Prometheus text on HTTP GET /metrics (on the
+  /// bind address); 0 = off.
+  uint16_t metrics_port = 0;
   std::string advertise_host;    // [node] advertise: how others reach it
   std::string scheduler_host;    // [node] scheduler: HOST:PORT, unless own role
   uint16_t scheduler_port = 0;

@@ -892,40 +892,22 @@ private:
   /// before this call (which may have written it), then every pointer.
   bool check_device_array(CUstream stream, uint64_t ptr, int64_t count, uint64_t bytes_each,
                           const char* what) {
-    if (count <= 0)
-      return true;
-    uint64_t bytes = 0;
-    if (__builtin_mul_overflow(static_cast<uint64_t>(count), uint64_t{8}, &bytes)) {
-      invalid(fmt::format("{}: {} pointers overflow", what, count));
-      return false;
-    }
-    if (!check_range(ptr, bytes, what))
-      return false;
-    if (auto rc = driver_.cuStreamSynchronize(stream); rc != CUDA_SUCCESS) {
+    CUresult rc = CUDA_SUCCESS;
+    auto checked = check_pointer_array(
+      driver_, stream, ptr, count, bytes_each, what,
+      [this](uint64_t p, uint64_t n, const char* w) { return check_range(p, n, w); }, &rc);
+    if (checked == pointer_array_check::sync_failed || checked == pointer_array_check::read_failed) {
       r_.set_status(static_cast<int32_t>(rc));
-      r_.set_blas_status(CUBLAS_STATUS_EXECUTION_FAILED);
-      r_.set_error(fmt::format("cuStreamSynchronize before reading {} failed: {}", what,
-                               driver_.describe(rc)));
-      return false;
+      r_.set_blas_status(checked == pointer_array_check::sync_failed
+                           ? CUBLAS_STATUS_EXECUTION_FAILED
+                           : CUBLAS_STATUS_MAPPING_ERROR);
+      r_.set_error(fmt::format("{} {} failed: {}",
+                               checked == pointer_array_check::sync_failed
+                                 ? "cuStreamSynchronize before reading"
+                                 : "reading",
+                               what, driver_.describe(rc)));
     }
-    // Read in pieces: the array's size is the client's to choose.
-    constexpr size_t piece = size_t{1} << 16;
-    std::vector<uint64_t> ptrs(std::min(piece, static_cast<size_t>(count)));
-    for (size_t first = 0; first < static_cast<size_t>(count); first += piece) {
-      auto n = std::min(piece, static_cast<size_t>(count) - first);
-      if (auto rc = driver_.cuMemcpyDtoH(ptrs.data(), static_cast<CUdeviceptr>(ptr + first * 8),
-                                         n * 8);
-          rc != CUDA_SUCCESS) {
-        r_.set_status(static_cast<int32_t>(rc));
-        r_.set_blas_status(CUBLAS_STATUS_MAPPING_ERROR);
-        r_.set_error(fmt::format("reading {} failed: {}", what, driver_.describe(rc)));
-        return false;
-      }
-      for (size_t j = 0; j < n; ++j)
-        if (!check_range(ptrs[j], bytes_each, fmt::format("{}[{}]", what, first + j).c_str()))
-          return false;
-    }
-    return true;
+    return checked == pointer_array_check::ok;
   }
 
   blas_tables& t_;

@@ -36,6 +36,9 @@ public:
   // Answered with cudnnGetVersion's call (executor/cudnn_backend.cpp).
   X(cudnnGetCudartVersion)
   X(cudnnGetMaxDeviceVersion)
+  // The attention window length of cudnn_attn_qo_length (the app's own
+  // getter is answered by the client).
+  X(cudnnGetAttnDescriptor)
 #undef X
 
   /// Every entry point null, no library held.
@@ -75,6 +78,58 @@ uint64_t cudnn_filter_bytes(cudnn_api& api, cudnnFilterDescriptor_t d) noexcept;
 uint64_t cudnn_scaling_bytes(cudnn_api& api, cudnnTensorDescriptor_t d) noexcept;
 uint64_t cudnn_scaling_bytes(cudnn_api& api, cudnnFilterDescriptor_t d) noexcept;
 uint64_t cudnn_value_bytes(cudnn_api& api, cudnnTensorDescriptor_t d) noexcept;
+
+/// The size helpers of the RNN, CTC, attention, spatial transformer and
+/// im2col extents (cudnn.spec), asked of the session's descriptors the
+/// same way; invalid_extent where the library refuses the query.
+///   cudnn_type_bytes      one element of data type t (a padding fill)
+///   cudnn_value_bytes     one element of an RNN data / sequence data
+///                         descriptor's data type
+///   cudnn_tensor_dim      dimension i of tensor d (elements)
+///   cudnn_rnn_data_bytes  maxSeqLength x batchSize x vectorSize elements
+///                         (packed: the sum of the sequence lengths x
+///                         vectorSize)
+///   cudnn_rnn_batch       batchSize (the device sequence length array)
+///   cudnn_seq_data_bytes  the product of the four dimensions, in elements
+///                         of its data type
+///   cudnn_seq_batch       batch x beam (its device sequence length arrays)
+///   cudnn_attn_qo_length  qoMaxSeqLength (the attention window arrays)
+///   cudnn_grid_bytes      a sampling grid n x h x w x 2 of tensor d's
+///                         shape and type, or of the spatial transformer's
+///                         last set dimensions (cudnn_note_spatial_transformer)
+///   cudnn_theta_bytes     n x 2 x 3 affine parameters of the transformer
+///   cudnn_im2col_bytes    cudnnIm2Col's column matrix: n x outputs' spatial
+///                         size rows of c x the filter's spatial size
+///   cudnn_bias_bytes      cudnnReorderFilterAndBias's bias: k floats
+uint64_t cudnn_type_bytes(cudnn_api& api, cudnnDataType_t t) noexcept;
+uint64_t cudnn_value_bytes(cudnn_api& api, cudnnRNNDataDescriptor_t d) noexcept;
+uint64_t cudnn_value_bytes(cudnn_api& api, cudnnSeqDataDescriptor_t d) noexcept;
+uint64_t cudnn_tensor_dim(cudnn_api& api, cudnnTensorDescriptor_t d, int i) noexcept;
+uint64_t cudnn_rnn_data_bytes(cudnn_api& api, cudnnRNNDataDescriptor_t d) noexcept;
+uint64_t cudnn_rnn_batch(cudnn_api& api, cudnnRNNDataDescriptor_t d) noexcept;
+uint64_t cudnn_seq_data_bytes(cudnn_api& api, cudnnSeqDataDescriptor_t d) noexcept;
+uint64_t cudnn_seq_batch(cudnn_api& api, cudnnSeqDataDescriptor_t d) noexcept;
+uint64_t cudnn_attn_qo_length(cudnn_api& api, cudnnAttnDescriptor_t d) noexcept;
+uint64_t cudnn_grid_bytes(cudnn_api& api, cudnnTensorDescriptor_t d) noexcept;
+uint64_t cudnn_grid_bytes(cudnn_api& api, cudnnSpatialTransformerDescriptor_t d) noexcept;
+uint64_t cudnn_theta_bytes(cudnn_api& api, cudnnSpatialTransformerDescriptor_t d) noexcept;
+uint64_t cudnn_im2col_bytes(cudnn_api& api, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                            cudnnConvolutionDescriptor_t conv) noexcept;
+uint64_t cudnn_bias_bytes(cudnn_api& api, cudnnFilterDescriptor_t w) noexcept;
+
+/// The sum of the label lengths at `lengths` (host memory that arrived
+/// whole: one int per batch entry of probabilities `d`); invalid_extent
+/// for a negative length or an unknown batch.
+uint64_t cudnn_label_count(cudnn_api& api, cudnnTensorDescriptor_t d,
+                           const void* lengths) noexcept;
+
+/// Keeps the data type and dimensions (n, c, h, w) that spatial
+/// transformer `d` was set to, or forgets `d` (`dims` 0): cuDNN has no
+/// getter for them, and its grid generator's extents need them. Called by
+/// cudnn_api::load()'s wrappers of cudnnSetSpatialTransformerNdDescriptor
+/// and cudnnDestroySpatialTransformerDescriptor (and by fakes). Thread-safe.
+void cudnn_note_spatial_transformer(const void* d, cudnnDataType_t type, int dims,
+                                    const int* dim) noexcept;
 
 /// Runs generated cuDNN function `function` (its spec id) with the
 /// arguments in `in`; false when no generated function has that id.

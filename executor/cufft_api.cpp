@@ -13,13 +13,11 @@ cufft_api::~cufft_api() {
 
 caf::expected<std::unique_ptr<cufft_api>> cufft_api::load(const std::string& dir) {
   return load_vendor_api<cufft_api>(
-    dir, {"libcufft.so.12", "GLEAM_CUFFT_DIR", "CUDA 13 cuFFT"}, [](cufft_api& api, void* lib) {
+    dir, {"libcufft.so.12", "GLEAM_CUFFT_DIR", "CUDA 13 cuFFT"},
+    "the loaded libcufft.so.12 defines none of cuFFT's functions: install the cuFFT of CUDA 13",
+    [](cufft_api& api, void* lib) {
       api.lib_ = lib;
-      bool any = false;
-#define X(name) any = resolve_vendor_symbol(lib, #name, &api.name) || any;
-#include "executor/cufft_generated_api.inc"
-#undef X
-      return any;
+      return resolve_vendor_entries(api, lib);
     });
 }
 

@@ -36,6 +36,14 @@ public:
   /// Every entry point null, no library held.
   cufft_api() = default;
 
+  /// Calls f(name, member) for every entry point (resolve_vendor_entries).
+  template <class F>
+  void for_each_entry(F&& f) {
+#define X(name) f(#name, name);
+#include "executor/cufft_generated_api.inc"
+#undef X
+  }
+
   cufft_api(const cufft_api&) = delete;
   cufft_api& operator=(const cufft_api&) = delete;
 

@@ -13,13 +13,11 @@ curand_api::~curand_api() {
 
 caf::expected<std::unique_ptr<curand_api>> curand_api::load(const std::string& dir) {
   return load_vendor_api<curand_api>(
-    dir, {"libcurand.so.10", "GLEAM_CURAND_DIR", "CUDA 13 cuRAND"}, [](curand_api& api, void* lib) {
+    dir, {"libcurand.so.10", "GLEAM_CURAND_DIR", "CUDA 13 cuRAND"},
+    "the loaded libcurand.so.10 defines none of cuRAND's functions: install the cuRAND of CUDA 13",
+    [](curand_api& api, void* lib) {
       api.lib_ = lib;
-      bool any = false;
-#define X(name) any = resolve_vendor_symbol(lib, #name, &api.name) || any;
-#include "executor/curand_generated_api.inc"
-#undef X
-      return any;
+      return resolve_vendor_entries(api, lib);
     });
 }
 

@@ -35,6 +35,14 @@ public:
   /// Every entry point null, no library held.
   curand_api() = default;
 
+  /// Calls f(name, member) for every entry point (resolve_vendor_entries).
+  template <class F>
+  void for_each_entry(F&& f) {
+#define X(name) f(#name, name);
+#include "executor/curand_generated_api.inc"
+#undef X
+  }
+
   curand_api(const curand_api&) = delete;
   curand_api& operator=(const curand_api&) = delete;
 

@@ -13,13 +13,12 @@ cusparse_api::~cusparse_api() {
 
 caf::expected<std::unique_ptr<cusparse_api>> cusparse_api::load(const std::string& dir) {
   return load_vendor_api<cusparse_api>(
-    dir, {"libcusparse.so.12", "GLEAM_CUSPARSE_DIR", "CUDA 13 cuSPARSE"}, [](cusparse_api& api, void* lib) {
+    dir, {"libcusparse.so.12", "GLEAM_CUSPARSE_DIR", "CUDA 13 cuSPARSE"},
+    "the loaded libcusparse.so.12 defines none of cuSPARSE's functions: install the cuSPARSE "
+    "of CUDA 13",
+    [](cusparse_api& api, void* lib) {
       api.lib_ = lib;
-      bool any = false;
-#define X(name) any = resolve_vendor_symbol(lib, #name, &api.name) || any;
-#include "executor/cusparse_generated_api.inc"
-#undef X
-      return any;
+      return resolve_vendor_entries(api, lib);
     });
 }
 

@@ -37,6 +37,14 @@ public:
   /// Every entry point null, no library held.
   cusparse_api() = default;
 
+  /// Calls f(name, member) for every entry point (resolve_vendor_entries).
+  template <class F>
+  void for_each_entry(F&& f) {
+#define X(name) f(#name, name);
+#include "executor/cusparse_generated_api.inc"
+#undef X
+  }
+
   cusparse_api(const cusparse_api&) = delete;
   cusparse_api& operator=(const cusparse_api&) = delete;
 

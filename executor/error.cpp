@@ -20,6 +20,8 @@ std::string to_string(error_code x) {
       return "no_blas_library";
     case error_code::no_vendor_library:
       return "no_vendor_library";
+    case error_code::protocol_mismatch:
+      return "protocol_mismatch";
   }
   return "error_code(" + std::to_string(static_cast<int>(x)) + ")";
 }

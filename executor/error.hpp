@@ -25,6 +25,8 @@ enum class error_code : uint8_t {
   no_blas_library,
   /// Another vendor library (libcurand.so.10, …) could not be loaded.
   no_vendor_library,
+  /// The client speaks another protocol version (wire/protocol.hpp).
+  protocol_mismatch,
 };
 
 /// The CAF error category of this component.

@@ -20,6 +20,7 @@
 #include "executor/module_image.hpp"
 #include "executor/op_result.hpp"
 #include "executor/session_streams.hpp"
+#include "wire/protocol.hpp"
 
 namespace gleam::executor {
 
@@ -1793,6 +1794,11 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
     return make_error(error_code::driver_call_failed,
                       fmt::format("cuCtxSetCurrent on GPU {} failed: {}",
                                   ordinal_, api_.describe(rc)));
+  // 0: a caller that states no version (the executor's own tests).
+  if (request.protocol_version() != 0)
+    if (auto why = wire::protocol_mismatch(request.protocol_version(), wire::protocol_version);
+        !why.empty())
+      return make_error(error_code::protocol_mismatch, why);
   uint64_t id = request.resume_session();
   if (id != 0) {
     auto i = sessions_.find(id);
@@ -1819,7 +1825,7 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
   proto::SessionOpened out;
   out.set_session(id);
   out.set_driver_version(driver_version_);
-  out.set_protocol_version(protocol_version);
+  out.set_protocol_version(wire::protocol_version);
   *out.add_devices() = device_info_;
   return out;
 }

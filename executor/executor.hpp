@@ -38,9 +38,6 @@ namespace gleam::executor {
 /// context current on the calling thread first.
 class executor {
 public:
-  /// Protocol version this executor speaks, echoed in SessionOpened.
-  static constexpr uint32_t protocol_version = 1;
-
   /// Largest device-to-host transfer of one op, bytes (64 MiB).
   static constexpr uint64_t max_transfer_bytes = uint64_t{64} << 20;
 

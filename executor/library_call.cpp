@@ -1,9 +1,12 @@
 #include "executor/library_call.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "executor/driver_api.hpp"
 
 namespace gleam::executor {
 
@@ -153,6 +156,15 @@ void* library_call_env::host_output(uint64_t bytes, const char* what) {
   return p;
 }
 
+void* library_call_env::host_scratch(uint64_t bytes, const char* what) {
+  if (bytes > max_host_outputs) {
+    too_large(fmt::format("{}: {} bytes of host workspace exceed the {} a call may use", what,
+                          bytes, max_host_outputs));
+    return nullptr;
+  }
+  return host_memory(bytes == 0 ? 1 : bytes);
+}
+
 bool library_call_env::output(const placement_arg& p, uint64_t bytes, const char* what,
                               void** out) {
   if (p.bad) {
@@ -175,6 +187,34 @@ bool library_call_env::output(const placement_arg& p, uint64_t bytes, const char
     return false;
   *out = reinterpret_cast<void*>(static_cast<uintptr_t>(p.address));
   return true;
+}
+
+pointer_array_check
+check_pointer_array(driver_api& driver, CUstream stream, uint64_t ptr, int64_t count,
+                    uint64_t bytes_each, const char* what,
+                    const std::function<bool(uint64_t, uint64_t, const char*)>& in_range,
+                    CUresult* rc) {
+  if (count <= 0)
+    return pointer_array_check::ok;
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), uint64_t{8}, &bytes))
+    bytes = wire::extents::invalid_extent;
+  if (!in_range(ptr, bytes, what))
+    return pointer_array_check::refused;
+  if (*rc = driver.cuStreamSynchronize(stream); *rc != CUDA_SUCCESS)
+    return pointer_array_check::sync_failed;
+  constexpr size_t piece = size_t{1} << 16;
+  std::vector<uint64_t> ptrs(std::min(piece, static_cast<size_t>(count)));
+  for (size_t first = 0; first < static_cast<size_t>(count); first += piece) {
+    auto n = std::min(piece, static_cast<size_t>(count) - first);
+    *rc = driver.cuMemcpyDtoH(ptrs.data(), static_cast<CUdeviceptr>(ptr + first * 8), n * 8);
+    if (*rc != CUDA_SUCCESS)
+      return pointer_array_check::read_failed;
+    for (size_t j = 0; j < n; ++j)
+      if (!in_range(ptrs[j], bytes_each, fmt::format("{}[{}]", what, first + j).c_str()))
+        return pointer_array_check::refused;
+  }
+  return pointer_array_check::ok;
 }
 
 } // namespace gleam::executor

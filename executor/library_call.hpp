@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,6 +17,33 @@
 namespace gleam::executor {
 
 class blas_api;
+class driver_api;
+
+/// How check_pointer_array() ended.
+enum class pointer_array_check {
+  /// The array and every pointer it holds lie in the session's memory.
+  ok,
+  /// `in_range` refused the array or one of its pointers (and failed the
+  /// call).
+  refused,
+  /// The stream's earlier work failed (*rc): the array was not read.
+  sync_failed,
+  /// Reading the array failed (*rc).
+  read_failed,
+};
+
+/// Checks a device array of `count` device pointers at `ptr` (a batched
+/// routine's matrices), each to `bytes_each` bytes: the array's own bytes
+/// with `in_range(address, bytes, what)`, then, once `stream` has done the
+/// work before this call (which may have written the array), every pointer
+/// read from it, named "<what>[i]". `in_range` fails the call itself when it
+/// refuses; a failed synchronization or read leaves its CUresult in `*rc`.
+/// Reads the array in pieces (its size is the client's to choose).
+pointer_array_check
+check_pointer_array(driver_api& driver, CUstream stream, uint64_t ptr, int64_t count,
+                    uint64_t bytes_each, const char* what,
+                    const std::function<bool(uint64_t, uint64_t, const char*)>& in_range,
+                    CUresult* rc);
 
 /// What the generated server code of a library's functions (generate.py,
 /// library_calls.py server_file: <lib>_library_calls.cpp) needs from the op
@@ -75,8 +103,9 @@ public:
   /// inside the session's allocations and each pointer it holds, read once
   /// the handle's stream has done the work before this call, starts
   /// `bytes_each` bytes inside one (a null pointer only when `bytes_each`
-  /// is 0); else fails the call naming `what`. Call after handle(). The
-  /// default fails the call: only cuBLAS's runner serves device arrays.
+  /// is 0); else fails the call naming `what`. Call after handle() (or
+  /// library_handle() for work). The default fails the call: a runner that
+  /// serves device arrays overrides it (cuBLAS's, the generic one).
   virtual bool device_array(uint64_t ptr, int64_t count, uint64_t bytes_each,
                             const char* what);
 
@@ -137,6 +166,11 @@ public:
   /// bytes become the next host output. Null after failing the call (more
   /// than max_host_outputs in all).
   void* host_output(uint64_t bytes, const char* what);
+
+  /// Host memory of `bytes` bytes, zeroed, that only the library uses (a
+  /// 'scratch' parameter): nothing comes back. Null after failing the call
+  /// (more than max_host_outputs).
+  void* host_scratch(uint64_t bytes, const char* what);
 
   /// Where a 'dev_or_host' output of `bytes` bytes goes: the device address
   /// (checked like device()) or host_output() memory, matching the host

@@ -18,11 +18,12 @@ extern const library_descriptor cufft_library;
 extern const library_descriptor cusparse_library;
 extern const library_descriptor nvml_library;
 extern const library_descriptor cudnn_library;
+extern const library_descriptor cusolver_library;
 
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept {
   static const library_descriptor* const all[] = {&curand_library, &cufft_library,
                                                   &cusparse_library, &nvml_library,
-                                                  &cudnn_library};
+                                                  &cudnn_library, &cusolver_library};
   for (const auto* d : all)
     if (d->library == library)
       return d;
@@ -122,6 +123,31 @@ public:
     return false;
   }
 
+  /// A batched routine's array of matrix pointers, read on the stream of
+  /// the call's handle once its earlier work is done.
+  bool device_array(uint64_t ptr, int64_t count, uint64_t bytes_each,
+                    const char* what) override {
+    if (work_stream_ == nullptr && count > 0) {
+      fail(lib_.status.internal,
+           fmt::format("{}: a device array of pointers needs the call's handle on a stream",
+                       what));
+      return false;
+    }
+    CUresult rc = CUDA_SUCCESS;
+    auto checked = check_pointer_array(
+      driver_, work_stream_, ptr, count, bytes_each, what,
+      [this](uint64_t p, uint64_t n, const char* w) { return device(p, n, w); }, &rc);
+    if (checked == pointer_array_check::sync_failed || checked == pointer_array_check::read_failed)
+      fail(lib_.status.internal,
+           fmt::format("{} {} failed: {}",
+                       checked == pointer_array_check::sync_failed
+                         ? "the stream's work before reading"
+                         : "reading",
+                       what, driver_.describe(rc)),
+           rc);
+    return checked == pointer_array_check::ok;
+  }
+
   CUstream stream(uint64_t id, bool work) override {
     CUstream out = nullptr;
     auto rc = work ? stream_for_work(driver_, s_, id, &out) : driver_stream(driver_, s_, id, &out);
@@ -163,6 +189,7 @@ public:
       }
       e->bound = st;
     }
+    work_stream_ = st;
     return e->handle;
   }
 
@@ -318,6 +345,9 @@ private:
   session& s_;
   proto::OpResult& r_;
   bool succeeded_ = false;
+  /// The driver stream of the handle this call works on (library_handle
+  /// for work); null before, or for a handle without a stream.
+  CUstream work_stream_ = nullptr;
 };
 
 void run_call(blas_api* blas, driver_api& driver, session& s, const proto::Op& op,

@@ -1,14 +1,14 @@
 #pragma once
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
-#include <dlfcn.h>
-
 #include <caf/expected.hpp>
-#include <fmt/format.h>
 
 #include "executor/error.hpp"
 
@@ -50,33 +50,34 @@ std::vector<std::string> vendor_library_dirs(const std::string& dir, const char*
 [[nodiscard]] caf::expected<void*> open_vendor_library(const std::string& dir,
                                                        const vendor_library_search& search);
 
-/// Points `*slot` at `lib`'s function `name` (null when it has none);
-/// whether it has it.
-template <class Fn>
-bool resolve_vendor_symbol(void* lib, const char* name, Fn** slot) noexcept {
-  *slot = reinterpret_cast<Fn*>(::dlsym(lib, name));
-  return *slot != nullptr;
+/// Looks up every entry point of `api` in `lib` (dlsym by its exact name)
+/// through `api.for_each_entry(f)`, which calls f(name, member) for each of
+/// its function-pointer members; whether any was found.
+template <class Api>
+bool resolve_vendor_entries(Api& api, void* lib) {
+  bool any = false;
+  api.for_each_entry([&](const char* name, auto& member) {
+    member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(::dlsym(lib, name));
+    any = any || member != nullptr;
+  });
+  return any;
 }
 
-/// Opens `search.soname` like open_vendor_library() and makes an `Api` of
-/// it: `adopt(api, lib)` hands the new api the library (its destructor
-/// closes it) and resolves its entry points (resolve_vendor_symbol),
-/// answering whether any resolved. Error: open_vendor_library's, or
-/// missing_symbol when none resolved (not the vendor's library). `Api` is
-/// one of the loaded-library classes (cufft_api, curand_api, ...).
-template <class Api, class Adopt>
-caf::expected<std::unique_ptr<Api>> load_vendor_api(const std::string& dir,
-                                                    const vendor_library_search& search,
-                                                    Adopt&& adopt) {
+/// Loads vendor library api `Api`: opens `search.soname` (open_vendor_library())
+/// and fills a new `Api` with `resolve(Api&, void* lib)`, which keeps `lib`
+/// (the api closes it) and looks up every entry point, returning whether it
+/// found any. Error: open_vendor_library()'s; missing_symbol with
+/// `none_found` when `resolve` found none (another library of that name).
+template <class Api, class Resolve>
+[[nodiscard]] caf::expected<std::unique_ptr<Api>>
+load_vendor_api(const std::string& dir, const vendor_library_search& search,
+                const char* none_found, Resolve resolve) {
   auto lib = open_vendor_library(dir, search);
   if (!lib)
     return std::move(lib.error());
   auto api = std::make_unique<Api>();
-  if (!adopt(*api, *lib))
-    return make_error(error_code::missing_symbol,
-                      fmt::format("the loaded {} defines none of the functions of {}: install "
-                                  "that library",
-                                  search.soname, search.what));
+  if (!resolve(*api, *lib))
+    return make_error(error_code::missing_symbol, none_found);
   return api;
 }
 

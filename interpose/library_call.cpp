@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "actors/proto/ops.pb.h"
+#include "interpose/error_map.hpp"
 #include "interpose/message_size.hpp"
 #include "interpose/runtime.hpp"
 
@@ -71,6 +72,28 @@ void release_value_handle(const library_traits& lib, int32_t type, long long id)
   v.live.erase(std::make_tuple(lib.library, type, id));
 }
 
+int32_t status_of_cuda(cudaError_t x, const cuda_error_statuses& s) noexcept {
+  switch (x) {
+    case cudaSuccess:
+      return s.success;
+    case cudaErrorNoDevice:
+    case cudaErrorInitializationError:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorDevicesUnavailable:
+      return s.no_server;
+    case cudaErrorMemoryAllocation:
+      return s.alloc_failed;
+    case cudaErrorInvalidValue:
+      return s.invalid;
+    case cudaErrorInvalidResourceHandle:
+      return s.bad_handle;
+    case cudaErrorNotSupported:
+      return s.not_supported;
+    default:
+      return is_sticky(x) ? s.gpu_fault : s.other;
+  }
+}
+
 void report_library_unsupported(const char* name, const char* reason) noexcept {
   static std::mutex mutex;
   static std::set<std::string> reported;
@@ -129,13 +152,15 @@ int32_t library_call::scalar(const void* p, uint64_t bytes, bool send, void* bac
 
 int32_t library_call::host(const void* p, uint64_t bytes, uint64_t limit, bool send,
                            void* back) {
-  if (bytes == 0 || bytes > limit) {
+  // Host memory parameters may be empty (a workspace of 0 bytes, null or
+  // not); a scalar always has a size.
+  if (bytes > limit || (bytes == 0 && limit == max_scalar_bytes)) {
     report_library_unsupported(name_, limit == max_scalar_bytes
                                           ? "a scalar of a data type whose size Gleam does not know"
                                           : "a host parameter larger than Gleam sends with a call");
     return lib_.not_supported;
   }
-  if (p == nullptr)
+  if (p == nullptr && bytes != 0)
     return lib_.invalid;
   if (send)
     args_.bytes(p, bytes);

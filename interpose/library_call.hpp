@@ -46,6 +46,30 @@ struct library_traits {
   int32_t (*from_cuda)(cudaError_t x) noexcept;
 };
 
+/// A library's status for each kind of runtime error that a failed
+/// transport or the process's GPU state stands for (the body of a
+/// library_traits::from_cuda).
+struct cuda_error_statuses {
+  int32_t success;
+  /// No server or device, a lost session, a driver that cannot start.
+  int32_t no_server;
+  /// cudaErrorMemoryAllocation.
+  int32_t alloc_failed;
+  /// cudaErrorInvalidValue.
+  int32_t invalid;
+  /// cudaErrorInvalidResourceHandle.
+  int32_t bad_handle;
+  /// cudaErrorNotSupported.
+  int32_t not_supported;
+  /// A sticky error: the process's GPU context faulted.
+  int32_t gpu_fault;
+  /// Any other runtime error.
+  int32_t other;
+};
+
+/// The status of `s` that runtime error `x` stands for.
+int32_t status_of_cuda(cudaError_t x, const cuda_error_statuses& s) noexcept;
+
 /// Marks a client handle object of a library ("GLMLHND\0").
 constexpr uint64_t library_handle_magic = 0x00444e484c4d4c47ull;
 
@@ -198,7 +222,8 @@ public:
 
   /// Host memory the call reads (in: 'in host'), or reads and writes
   /// (inout), `bytes` bytes of it travelling with the call; inout's come
-  /// back. invalid for a null `p`, not_supported (logged once) above
+  /// back; 0 bytes (null or not) is an empty run. invalid for a null `p`
+  /// with bytes, not_supported (logged once) above
   /// wire::max_host_input_bytes. host_out: host_output() of at most
   /// max_scalar_bytes, refusing a null `p` (cuBLAS's host results).
   int32_t host_in(const void* p, uint64_t bytes);

@@ -44,6 +44,7 @@
 #include "interpose/mirror.hpp"
 #include "interpose/upload.hpp"
 #include "interpose/wait_report.hpp"
+#include "wire/protocol.hpp"
 
 namespace gleam::interpose {
 
@@ -402,7 +403,7 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   actors::pb<proto::OpenSession> open;
   open->set_client_id(client_id());
   open->set_task_signature(c.cfg.task_signature);
-  open->set_protocol_version(1);
+  open->set_protocol_version(wire::protocol_version);
   open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
   open->set_resume_session(resume);
   if (resume != 0) {
@@ -417,8 +418,24 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   self->request(proxy, open_within, actors::open_atom::value, open)
     .receive(
       [&](actors::pb<proto::SessionOpened>& r) {
-        c.opened = std::move(r.value);
-        result = attach_result::ok;
+        // A server of another protocol (one that did not refuse the
+        // session itself) or a driver older than this runtime: one clear
+        // error, no op stream.
+        if (auto mismatch = wire::protocol_mismatch(wire::protocol_version,
+                                                    r->protocol_version());
+            !mismatch.empty()) {
+          why = mismatch;
+          result = attach_result::refused;
+        } else if (r->driver_version() < wire::cuda_runtime_version) {
+          why = "the server's CUDA driver (" + wire::cuda_version_text(r->driver_version())
+                + ") is older than CUDA " + wire::cuda_version_text(wire::cuda_runtime_version)
+                + ", the runtime this client implements: update the GPU host's NVIDIA driver "
+                  "(580 or newer)";
+          result = attach_result::refused;
+        } else {
+          c.opened = std::move(r.value);
+          result = attach_result::ok;
+        }
       },
       [&](caf::error& e) {
         why = render(c, e);

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "wire/library_args.hpp"
+
 /// What Gleam's libcudnn.so.9 and the server's cuDNN runner share about
 /// cuDNN (interpose/spec/cudnn.spec): the pinned indices of the spec's first
 /// handle types, the element size of each backend attribute type, and the
@@ -21,6 +23,14 @@ inline constexpr int32_t backend_descriptor_type = 1;
 /// the spec's 'handle' lines.
 inline constexpr int32_t tensor_descriptor_type = 2;
 inline constexpr int32_t filter_descriptor_type = 3;
+
+/// The indices of the dropout, RNN, RNN data, attention and sequence data
+/// descriptors among the spec's 'handle' lines.
+inline constexpr int32_t dropout_descriptor_type = 10;
+inline constexpr int32_t rnn_descriptor_type = 13;
+inline constexpr int32_t rnn_data_descriptor_type = 14;
+inline constexpr int32_t attn_descriptor_type = 16;
+inline constexpr int32_t seq_data_descriptor_type = 17;
 
 /// cudnnBackendAttributeType_t values whose elements are not plain bytes.
 inline constexpr int64_t type_handle = 0;              // CUDNN_TYPE_HANDLE
@@ -104,6 +114,21 @@ constexpr uint64_t data_type_bytes(int64_t t) noexcept {
     default:
       return 0;
   }
+}
+
+/// The sum of the `batch` label lengths at `lengths` (CTC loss's host
+/// label list); extents::invalid_extent for a NULL array, a negative
+/// length or a batch that is itself invalid_extent.
+inline uint64_t label_count(uint64_t batch, const int* lengths) noexcept {
+  if (lengths == nullptr || batch == extents::invalid_extent)
+    return extents::invalid_extent;
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < batch; ++i) {
+    if (lengths[i] < 0)
+      return extents::invalid_extent;
+    total += static_cast<uint64_t>(lengths[i]);
+  }
+  return total;
 }
 
 /// Bytes of a host scaling factor (alpha, beta) for data of cudnnDataType_t

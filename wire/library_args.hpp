@@ -47,7 +47,8 @@ public:
   /// Appends `bytes` bytes at `p`, preceded by their count.
   void bytes(const void* p, uint64_t bytes) {
     value(bytes);
-    buf_.append(static_cast<const char*>(p), static_cast<size_t>(bytes));
+    if (bytes != 0)
+      buf_.append(static_cast<const char*>(p), static_cast<size_t>(bytes));
   }
 
   /// The packed arguments (the packer is left empty).

@@ -80,6 +80,46 @@ uint64_t cudnn_value_bytes(const client_view&, cudnnTensorDescriptor_t d) noexce
   return bytes == 0 ? wire::extents::invalid_extent : bytes;
 }
 
+uint64_t cudnn_type_bytes(const client_view&, cudnnDataType_t t) noexcept {
+  auto bytes = wire::cudnn::data_type_bytes(t);
+  return bytes == 0 ? wire::extents::invalid_extent : bytes;
+}
+
+uint64_t cudnn_value_bytes(const client_view& v, cudnnRNNDataDescriptor_t d) noexcept {
+  return cudnn_type_bytes(
+    v, static_cast<cudnnDataType_t>(data_type_of(d, wire::cudnn::rnn_data_descriptor_type)));
+}
+
+uint64_t cudnn_value_bytes(const client_view& v, cudnnSeqDataDescriptor_t d) noexcept {
+  return cudnn_type_bytes(
+    v, static_cast<cudnnDataType_t>(data_type_of(d, wire::cudnn::seq_data_descriptor_type)));
+}
+
+uint64_t cudnn_tensor_dim(const client_view&, cudnnTensorDescriptor_t d, int i) noexcept {
+  cudnnDataType_t type{};
+  int dims = 0;
+  int dim[CUDNN_DIM_MAX] = {};
+  int stride[CUDNN_DIM_MAX] = {};
+  if (i < 0 || i >= CUDNN_DIM_MAX
+      || cudnnGetTensorNdDescriptor(d, CUDNN_DIM_MAX, &type, &dims, dim, stride)
+           != CUDNN_STATUS_SUCCESS
+      || i >= dims || dim[i] < 0)
+    return wire::extents::invalid_extent;
+  return static_cast<uint64_t>(dim[i]);
+}
+
+uint64_t cudnn_label_count(const client_view& v, cudnnTensorDescriptor_t d,
+                           const int* lengths) noexcept {
+  return wire::cudnn::label_count(cudnn_tensor_dim(v, d, 1), lengths);
+}
+
+uint64_t cudnn_attn_qo_length(const client_view&, cudnnAttnDescriptor_t d) noexcept {
+  if (library_handle_of(d, traits, wire::cudnn::attn_descriptor_type) == nullptr
+      || d->qo_max_seq_length < 0)
+    return wire::extents::invalid_extent;
+  return static_cast<uint64_t>(d->qo_max_seq_length);
+}
+
 bool cudnn_variant_pack(const client_view&, cudnnBackendDescriptor_t d) noexcept {
   return library_handle_of(d, traits, wire::cudnn::backend_descriptor_type) != nullptr
          && static_cast<const cudnnBackendDescriptorStruct*>(d)->type
@@ -87,6 +127,13 @@ bool cudnn_variant_pack(const client_view&, cudnnBackendDescriptor_t d) noexcept
 }
 
 namespace {
+
+/// Writes `value` to `out` unless the app passed NULL there.
+template <class T, class U>
+void put(T* out, const U& value) noexcept {
+  if (out != nullptr)
+    *out = static_cast<T>(value);
+}
 
 /// The server library's versions, as cudnnGetVersion's call returns them.
 struct versions {
@@ -171,6 +218,73 @@ GLEAM_INTERPOSE_EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaSt
   if (streamId == nullptr)
     return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
   *streamId = handle->stream;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT cudnnStatus_t
+cudnnGetRNNDescriptor_v8(cudnnRNNDescriptor_t rnnDesc, cudnnRNNAlgo_t* algo,
+                         cudnnRNNMode_t* cellMode, cudnnRNNBiasMode_t* biasMode,
+                         cudnnDirectionMode_t* dirMode, cudnnRNNInputMode_t* inputMode,
+                         cudnnDataType_t* dataType, cudnnDataType_t* mathPrec,
+                         cudnnMathType_t* mathType, int32_t* inputSize, int32_t* hiddenSize,
+                         int32_t* projSize, int32_t* numLayers,
+                         cudnnDropoutDescriptor_t* dropoutDesc, uint32_t* auxFlags) {
+  // The values of the app's last set (cudnn.spec): a NULL output is not
+  // written, as the vendor's getter.
+  if (gleam::interpose::library_handle_of(rnnDesc, cudnn::traits,
+                                          gleam::wire::cudnn::rnn_descriptor_type)
+      == nullptr)
+    return CUDNN_STATUS_BAD_PARAM;
+  const auto& d = *rnnDesc;
+  cudnn::put(algo, d.algo);
+  cudnn::put(cellMode, d.cell_mode);
+  cudnn::put(biasMode, d.bias_mode);
+  cudnn::put(dirMode, d.dir_mode);
+  cudnn::put(inputMode, d.input_mode);
+  cudnn::put(dataType, d.data_type);
+  cudnn::put(mathPrec, d.math_prec);
+  cudnn::put(mathType, d.math_type);
+  cudnn::put(inputSize, d.input_size);
+  cudnn::put(hiddenSize, d.hidden_size);
+  cudnn::put(projSize, d.proj_size);
+  cudnn::put(numLayers, d.num_layers);
+  cudnn::put(dropoutDesc, d.dropout);
+  cudnn::put(auxFlags, d.aux_flags);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT cudnnStatus_t
+cudnnGetAttnDescriptor(cudnnAttnDescriptor_t attnDesc, unsigned* attnMode, int* nHeads,
+                       double* smScaler, cudnnDataType_t* dataType, cudnnDataType_t* computePrec,
+                       cudnnMathType_t* mathType, cudnnDropoutDescriptor_t* attnDropoutDesc,
+                       cudnnDropoutDescriptor_t* postDropoutDesc, int* qSize, int* kSize,
+                       int* vSize, int* qProjSize, int* kProjSize, int* vProjSize, int* oProjSize,
+                       int* qoMaxSeqLength, int* kvMaxSeqLength, int* maxBatchSize,
+                       int* maxBeamSize) {
+  if (gleam::interpose::library_handle_of(attnDesc, cudnn::traits,
+                                          gleam::wire::cudnn::attn_descriptor_type)
+      == nullptr)
+    return CUDNN_STATUS_BAD_PARAM;
+  const auto& d = *attnDesc;
+  cudnn::put(attnMode, d.attn_mode);
+  cudnn::put(nHeads, d.heads);
+  cudnn::put(smScaler, d.sm_scaler);
+  cudnn::put(dataType, d.data_type);
+  cudnn::put(computePrec, d.compute_prec);
+  cudnn::put(mathType, d.math_type);
+  cudnn::put(attnDropoutDesc, d.attn_dropout);
+  cudnn::put(postDropoutDesc, d.post_dropout);
+  cudnn::put(qSize, d.q_size);
+  cudnn::put(kSize, d.k_size);
+  cudnn::put(vSize, d.v_size);
+  cudnn::put(qProjSize, d.q_proj_size);
+  cudnn::put(kProjSize, d.k_proj_size);
+  cudnn::put(vProjSize, d.v_proj_size);
+  cudnn::put(oProjSize, d.o_proj_size);
+  cudnn::put(qoMaxSeqLength, std::max(d.qo_max_seq_length, 0));
+  cudnn::put(kvMaxSeqLength, d.kv_max_seq_length);
+  cudnn::put(maxBatchSize, d.max_batch_size);
+  cudnn::put(maxBeamSize, d.max_beam_size);
   return CUDNN_STATUS_SUCCESS;
 }
 

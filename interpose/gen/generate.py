@@ -5,7 +5,8 @@ One spec per library (--library or --surface, default: the spec's file name
 stem): cudart (libcudart.so.13), cuda (libcuda.so.1, the driver-level
 surface), cublas (libcublas.so.13), cublasLt (libcublasLt.so.13), curand
 (libcurand.so.10), cudnn (libcudnn.so.9), cufft (libcufft.so.12), cusparse
-(libcusparse.so.12), nvml (libnvidia-ml.so.1). Writes, into
+(libcusparse.so.12), cusolver (libcusolver.so.12), nvml (libnvidia-ml.so.1).
+Writes, into
 --out-dir (the build directory, never the source tree), with <lib> the
 library's name:
   <lib>.map                   GNU ld version script: every spec name, version
@@ -261,6 +262,55 @@ LIBRARIES = {
                 ("CUSPARSE_STATUS_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
                 ("CUSPARSE_STATUS_INSUFFICIENT_RESOURCES", "CUDA_ERROR_OUT_OF_MEMORY"),
             ])),
+    # libcusolver.so.12 (CUDA 13 ships cuSOLVER 12): the dense API's handles
+    # declared in the spec, the generic client and server pieces; the 64-bit
+    # API's host workspace is 'scratch' memory of the server.
+    "cusolver": library(
+        "cusolver", ["cusolverDn.h", "cusolverSp.h", "cusolverSp_LOWLEVEL_PREVIEW.h",
+                     "cusolverRf.h"],
+        {"cusolverStatus_t": "CUSOLVER_STATUS_NOT_SUPPORTED"},
+        "gleam::interpose::report_library_unsupported", "interpose/library_call.hpp",
+        "cusolver_export.hpp", version="libcusolver.so.12",
+        generated=generated_calls(
+            "cusolverStatus_t", "CUSOLVER", "CUSOLVER_STATUS_INVALID_VALUE",
+            "CUSOLVER_STATUS_NOT_INITIALIZED", "CUSOLVER_STATUS_NOT_SUPPORTED",
+            "interpose/cusolver/library.hpp", "gleam::interpose::cusolver",
+            "cusolver_api", "executor/cusolver_api.hpp", "run_generated_cusolver",
+            success="CUSOLVER_STATUS_SUCCESS", display="cuSOLVER",
+            alloc_failed="CUSOLVER_STATUS_ALLOC_FAILED",
+            internal="CUSOLVER_STATUS_INTERNAL_ERROR",
+            client_traits="gleam::interpose::cusolver::traits",
+            expression_words=("api", "least", "svd_job_ok", "svd_u_cols", "svd_vt_rows",
+                              "svd_rwork", "getrf_workspace", "MAJOR_VERSION",
+                              "MINOR_VERSION", "PATCH_LEVEL"),
+            statuses=[
+                ("CUSOLVER_STATUS_SUCCESS", "CUDA_SUCCESS"),
+                ("CUSOLVER_STATUS_NOT_INITIALIZED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("CUSOLVER_STATUS_ALLOC_FAILED", "CUDA_ERROR_OUT_OF_MEMORY"),
+                ("CUSOLVER_STATUS_INVALID_VALUE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_ARCH_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSOLVER_STATUS_MAPPING_ERROR", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_EXECUTION_FAILED", "CUDA_ERROR_LAUNCH_FAILED"),
+                ("CUSOLVER_STATUS_INTERNAL_ERROR", "CUDA_ERROR_UNKNOWN"),
+                ("CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSOLVER_STATUS_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSOLVER_STATUS_ZERO_PIVOT", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_INVALID_LICENSE", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_IRS_PARAMS_INVALID", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_IRS_PARAMS_INVALID_PREC", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_IRS_PARAMS_INVALID_REFINE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_IRS_PARAMS_INVALID_MAXITER", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_IRS_INTERNAL_ERROR", "CUDA_ERROR_UNKNOWN"),
+                ("CUSOLVER_STATUS_IRS_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSOLVER_STATUS_IRS_OUT_OF_RANGE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_IRS_NRHS_NOT_SUPPORTED_FOR_REFINE_GMRES",
+                 "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSOLVER_STATUS_IRS_INFOS_NOT_INITIALIZED", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_IRS_INFOS_NOT_DESTROYED", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_IRS_MATRIX_SINGULAR", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSOLVER_STATUS_INVALID_WORKSPACE", "CUDA_ERROR_INVALID_VALUE"),
+            ])),
     # libnvidia-ml.so.1 (NVML, next to the driver): unversioned names like
     # the vendor's. No nvml.h is installed with the toolkit: the spec carries
     # the prototypes and wire/nvml.h the types. Every stub first checks that
@@ -319,7 +369,11 @@ LIBRARIES = {
             client_traits="gleam::interpose::cudnn::traits",
             manual_server="run_manual_cudnn",
             expression_words=("api", "cudnn_tensor_bytes", "cudnn_filter_bytes",
-                              "cudnn_scaling_bytes", "cudnn_value_bytes", "cudnn_variant_pack"),
+                              "cudnn_scaling_bytes", "cudnn_value_bytes", "cudnn_variant_pack",
+                              "cudnn_type_bytes", "cudnn_tensor_dim", "cudnn_rnn_data_bytes",
+                              "cudnn_rnn_batch", "cudnn_seq_data_bytes", "cudnn_seq_batch",
+                              "cudnn_attn_qo_length", "cudnn_grid_bytes", "cudnn_theta_bytes",
+                              "cudnn_im2col_bytes", "cudnn_bias_bytes", "cudnn_label_count"),
             client_api="gleam::interpose::cudnn::client_descriptors",
             statuses=[
                 ("CUDNN_STATUS_SUCCESS", "CUDA_SUCCESS"),

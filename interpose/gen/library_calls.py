@@ -24,13 +24,20 @@ import re
 #   dev          '<dir> dev <EXPR>': device memory, EXPR elements
 #   scalar       '<dir> scalar [<EXPR>]': cuBLAS pointer-mode scalar
 #   devarray     '<dir> devarray <COUNT>; <EXPR>': a device array of COUNT
-#                device pointers, each to EXPR elements (cuBLAS's batched
-#                routines; the server reads the array once the handle's
-#                stream has done the earlier work and checks each pointer)
+#                device pointers, each to EXPR elements (batched routines of
+#                cuBLAS and cuSOLVER; the server reads the array once the
+#                handle's stream has done the earlier work and checks each
+#                pointer: executor::check_pointer_array)
 #   host         '<dir> host <EXPR>': host memory of the app whatever a
 #                pointer mode says; in and inout bytes travel with the call;
 #                out and inout ones come back ('out': the server writes into
 #                scratch memory)
+#   opthost      '<dir> opthost <EXPR>': host memory as 'host' that the app may
+#                pass as NULL (cuDNN's padding fills, optional sizes): whether
+#                it did travels first, and NULL reaches the library as NULL
+#   scratch      'inout scratch <EXPR>': host memory only the library uses
+#                (cuSOLVER's bufferOnHost): nothing travels either way; the
+#                server gives the library EXPR bytes of its own
 #   dev_or_host  'out dev_or_host <EXPR>': device memory when the entry's
 #                handle is a device handle, else (a handle made by an
 #                'out handle host' create) host memory as 'host'
@@ -46,7 +53,7 @@ import re
 # that, when false, has failed the call itself; it may name 'env' (the
 # call's library_call_env), 'api' and 'note(<handle param>)' (the note slot
 # of an object handle parameter, library_handle_entry::note).
-POINTER_KINDS = ("dev", "scalar", "devarray", "host", "dev_or_host", "handle")
+POINTER_KINDS = ("dev", "scalar", "devarray", "host", "opthost", "scratch", "dev_or_host", "handle")
 VALUE_KINDS = ("destroys", "stream")
 
 
@@ -206,7 +213,7 @@ def parse_note(decl, name, note, where, spec_error, make_param):
     length = note.split(None, 2)[2].strip() if len(words) > 2 else None
     if kind in ("dev_or_host", "handle") and direction != "out":
         raise spec_error("%s: '%s' is an output: 'out %s ...'" % (where, decl, kind))
-    if kind in ("dev", "devarray", "host", "dev_or_host") and length is None:
+    if kind in ("dev", "devarray", "host", "opthost", "scratch", "dev_or_host") and length is None:
         raise spec_error("%s: '%s' needs the extent: '%s %s <elements>'"
                          % (where, decl, direction, kind))
     if kind == "devarray" and length.count(";") != 1:
@@ -256,10 +263,10 @@ def validate_generated(fn, where, lib, handles, spec_error):
             raise spec_error("%s: the first parameter of a generated entry is the %s"
                              % (where, g.handle))
     for p in fn.params:
-        if p.kind in ("scalar", "devarray") and not g.legacy():
-            raise spec_error("%s: %s: '%s' belongs to cuBLAS (pointer mode, batched arrays); "
-                             "use 'host' or 'dev'" % (where, p.name, p.kind))
-        if p.kind in ("dev_or_host", "handle", "destroys", "stream") and g.legacy():
+        if p.kind == "scalar" and not g.legacy():
+            raise spec_error("%s: %s: 'scalar' belongs to cuBLAS (pointer mode); use 'host' "
+                             "or 'dev'" % (where, p.name))
+        if p.kind in ("dev_or_host", "opthost", "scratch", "handle", "destroys", "stream") and g.legacy():
             raise spec_error("%s: %s: '%s' needs the library's handle types in its spec"
                              % (where, p.name, p.kind))
     # By-value parameters of a declared handle type are handles.
@@ -304,8 +311,11 @@ def validate_generated(fn, where, lib, handles, spec_error):
             p.handle = declared
         elif p.kind in POINTER_KINDS:
             stars = 2 if p.kind == "devarray" else 1
-            # A host output may hold pointers (cusparseCsrGet's void **).
-            if p.kind == "host" and p.ctype().count("*") == 2 and p.direction == "out":
+            # A host output may hold pointers (cusparseCsrGet's void **), and
+            # a host array of addresses (cuDNN's weight and dropout state
+            # addresses): 'void **' takes 'host' and 'opthost'.
+            if (p.kind == "host" and p.ctype().count("*") == 2 and p.direction == "out") \
+                    or (p.kind in ("host", "opthost") and p.ctype().replace(" ", "") == "void**"):
                 stars = 2
             if p.ctype().count("*") != stars or "[" in p.decl:
                 raise spec_error("%s: %s: %s takes a %s pointer" % (
@@ -364,12 +374,30 @@ def validate_generated(fn, where, lib, handles, spec_error):
 def host_outputs(fn):
     """Parameters whose values always come back to the app's host memory."""
     return [p for p in fn.params
-            if (p.kind in ("scalar", "host") and p.direction != "in") or p.kind == "handle"]
+            if (p.kind in ("scalar", "host", "opthost") and p.direction != "in")
+            or p.kind == "handle"]
+
+
+def host_order(fn):
+    """fn's parameters with those whose extent names a host input after
+    it: the server sizes a host array by another (CTC loss's labels by the
+    label lengths) once that one arrived whole."""
+    inputs = {p.name for p in fn.params
+              if p.kind in ("host", "opthost", "scalar") and p.direction != "out"}
+
+    def names_input(p):
+        return p.length is not None and any(
+            n != p.name and re.search(r"\b%s\b" % n, p.length) for n in inputs)
+    return ([p for p in fn.params if not names_input(p)]
+            + [p for p in fn.params if names_input(p)])
 
 
 def byte_count(p):
     """The C++ expression of p's extent in bytes."""
     count = p.length if p.length is not None else "1"
+    if count.strip() == "0":
+        # Also for pointers to an incomplete type (cudnnRuntimeTag_t).
+        return "uint64_t{0}"
     if p.pointee() == "void":
         return "(%s)" % count
     return "mul(%s, sizeof(%s))" % (count, p.pointee())
@@ -513,12 +541,21 @@ def client_stub(fn, lib):
                            "      return st_;\n" % (p.name, p.name, g.success))
         elif p.kind == "stream":
             out.append("    call_.stream(%s);\n" % p.name)
-        elif p.kind == "dev":
+        elif p.kind in ("dev", "devarray"):
             out.append("    call_.device(%s);\n" % p.name)
         elif p.kind == "host":
             method = "host_output" if p.direction == "out" else "host_" + p.direction
             out.append("    if (auto st_ = call_.%s(%s, %s); st_ != %s)\n"
                        "      return st_;\n" % (method, p.name, byte_count(p), g.success))
+        elif p.kind == "opthost":
+            method = "host_output" if p.direction == "out" else "host_" + p.direction
+            out.append("    call_.value(uint8_t{%s != nullptr ? uint8_t{1} : uint8_t{0}});\n"
+                       % p.name)
+            out.append("    if (%s != nullptr)\n"
+                       "      if (auto st_ = call_.%s(%s, %s); st_ != %s)\n"
+                       "        return st_;\n" % (p.name, method, p.name, byte_count(p), g.success))
+        elif p.kind == "scratch":
+            pass
         elif p.kind == "dev_or_host":
             out.append("    if (auto st_ = call_.output(%s, %s, %s_->host); st_ != %s)\n"
                        "      return st_;\n" % (p.name, byte_count(p), owner.name, g.success))
@@ -706,9 +743,15 @@ def server_case(fn, lib):
                        % (p.name, "false" if p.direction == "out" else "true"))
         elif p.kind == "dev_or_host":
             out.append("      auto %s_ = env.placement(in);\n" % p.name)
+        elif p.kind == "scratch":
+            pass
         elif p.kind == "host":
             if p.direction != "out":
                 out.append("      auto %s_ = env.host(in, true);\n" % p.name)
+        elif p.kind == "opthost":
+            out.append("      bool %s_given_ = in.value<uint8_t>() != 0;\n" % p.name)
+            if p.direction != "out":
+                out.append("      auto %s_ = env.host(in, %s_given_);\n" % (p.name, p.name))
         else:
             out.append("      auto %s = in.value<%s>();\n" % (p.name, value_type(p)))
     out.append('      if (!in.done())\n        return env.malformed("%s"), true;\n' % fn.name)
@@ -766,7 +809,7 @@ def server_case(fn, lib):
                        % (p.name, count, each_bytes, p.name))
     for condition in fn.verify:
         out.append("      if (!(%s))\n        return true;\n" % server_condition(fn, condition))
-    for p in fn.params:
+    for p in host_order(fn):
         if p.kind == "scalar":
             out.append('      auto* %s = env.scalar_%s(%s_, %s, "%s");\n'
                        '      if (%s == nullptr)\n        return true;\n'
@@ -780,6 +823,19 @@ def server_case(fn, lib):
             out.append('      auto* %s = env.host_%s(%s_, %s, "%s");\n'
                        '      if (%s == nullptr)\n        return true;\n'
                        % (p.name, p.direction, p.name, byte_count(p), p.name, p.name))
+        elif p.kind == "opthost":
+            if p.direction == "out":
+                made = 'env.host_output(%s, "%s")' % (byte_count(p), p.name)
+            else:
+                made = 'env.host_%s(%s_, %s, "%s")' % (p.direction, p.name, byte_count(p), p.name)
+            out.append("      void* %s = nullptr;\n" % p.name)
+            out.append("      if (%s_given_) {\n        %s = %s;\n"
+                       "        if (%s == nullptr)\n          return true;\n      }\n"
+                       % (p.name, p.name, made, p.name))
+        elif p.kind == "scratch":
+            out.append('      auto* %s = env.host_scratch(%s, "%s");\n'
+                       '      if (%s == nullptr)\n        return true;\n'
+                       % (p.name, byte_count(p), p.name, p.name))
         elif p.kind == "dev_or_host":
             out.append("      void* %s = nullptr;\n" % p.name)
             out.append('      if (!env.output(%s_, %s, "%s", &%s))\n        return true;\n'
@@ -792,7 +848,7 @@ def server_case(fn, lib):
             call_args.append(p.name)
         elif p.kind in ("dev", "devarray"):
             call_args.append(p.name)
-        elif p.kind in ("scalar", "host", "dev_or_host"):
+        elif p.kind in ("scalar", "host", "opthost", "scratch", "dev_or_host"):
             call_args.append("static_cast<%s>(%s)" % (p.ctype(), p.name))
         elif p.kind == "handle":
             call_args.append("&%s_made" % p.name)
@@ -970,4 +1026,4 @@ def api_list(functions, banner, handles=()):
     return banner + "".join("X(%s)\n" % n for n in names)
 
 
-EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN|CUSPARSE)_\w+$")
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN|CUSPARSE|CUSOLVER)_\w+$")

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -211,6 +212,184 @@ struct cudnn_calls : Base {
     return call(ids::cudnnBatchNormalizationForwardInference, p);
   }
 
+  /// A descriptor under client id `id` made by create function `create`.
+  void made(uint32_t create, uint64_t id) {
+    arg_packer p;
+    p.value(id);
+    ok(create, p);
+  }
+
+  /// cudnnCreateTensorDescriptor under client id `id`, set to packed
+  /// floats of dimensions `dims` (cudnnSetTensorNdDescriptor).
+  void nd_tensor(uint64_t id, const std::vector<int>& dims) {
+    made(ids::cudnnCreateTensorDescriptor, id);
+    std::vector<int> strides(dims.size(), 1);
+    for (size_t i = dims.size() - 1; i > 0; --i)
+      strides[i - 1] = strides[i] * dims[i];
+    arg_packer set;
+    set.value(id);
+    set.value(CUDNN_DATA_FLOAT);
+    set.value(static_cast<int>(dims.size()));
+    set.bytes(dims.data(), dims.size() * sizeof(int));
+    set.bytes(strides.data(), strides.size() * sizeof(int));
+    ok(ids::cudnnSetTensorNdDescriptor, set);
+  }
+
+  /// cudnnSetRNNDescriptor_v8 of RNN descriptor `id`: `mode` cells of
+  /// `input` inputs and `hidden` outputs, one layer, one direction, double
+  /// bias, floats without tensor cores, padded input and output (the
+  /// unpacked layouts of rnn_data()), dropout descriptor `dropout` (0:
+  /// none).
+  proto::OpResult rnn(uint64_t id, cudnnRNNMode_t mode, int32_t input, int32_t hidden,
+                      uint64_t dropout = 0) {
+    arg_packer p;
+    p.value(id);
+    p.value(CUDNN_RNN_ALGO_STANDARD);
+    p.value(mode);
+    p.value(CUDNN_RNN_DOUBLE_BIAS);
+    p.value(CUDNN_UNIDIRECTIONAL);
+    p.value(CUDNN_LINEAR_INPUT);
+    p.value(CUDNN_DATA_FLOAT);
+    p.value(CUDNN_DATA_FLOAT);
+    p.value(CUDNN_FMA_MATH);
+    p.value(input);
+    p.value(hidden);
+    p.value(hidden);
+    p.value(int32_t{1});
+    p.value(dropout);
+    p.value(uint32_t{CUDNN_RNN_PADDED_IO_ENABLED});
+    return call(ids::cudnnSetRNNDescriptor_v8, p);
+  }
+
+  /// cudnnSetRNNDataDescriptor of `id`: sequence-major unpacked floats,
+  /// every sequence `steps` long, no padding fill.
+  void rnn_data(uint64_t id, int steps, int batch, int vector) {
+    arg_packer p;
+    p.value(id);
+    p.value(CUDNN_DATA_FLOAT);
+    p.value(CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED);
+    p.value(steps);
+    p.value(batch);
+    p.value(vector);
+    std::vector<int> lengths(static_cast<size_t>(batch), steps);
+    p.bytes(lengths.data(), lengths.size() * sizeof(int));
+    p.value(uint8_t{0});
+    ok(ids::cudnnSetRNNDataDescriptor, p);
+  }
+
+  /// The host output `i` of `r` as a T.
+  template <class T>
+  static T output(const proto::OpResult& r, int i) {
+    T v{};
+    REQUIRE(r.library_outputs().data_size() > i);
+    REQUIRE(r.library_outputs().data(i).size() == sizeof(T));
+    std::memcpy(&v, r.library_outputs().data(i).data(), sizeof(T));
+    return v;
+  }
+
+  /// cudnnGetRNNWeightParams of linear layer `layer` (pseudo layer 0),
+  /// filling tensor descriptors `m` and `b`: the matrix's and the bias's
+  /// device addresses.
+  std::pair<uint64_t, uint64_t> weight_params(uint64_t handle, uint64_t rnn_id, uint64_t space,
+                                              size_t space_size, int32_t layer, uint64_t m,
+                                              uint64_t b) {
+    arg_packer p;
+    p.value(handle);
+    p.value(rnn_id);
+    p.value(int32_t{0});
+    p.value(space_size);
+    p.value(space);
+    p.value(layer);
+    p.value(m);
+    p.value(uint8_t{1});
+    p.value(b);
+    p.value(uint8_t{1});
+    auto r = call(ids::cudnnGetRNNWeightParams, p);
+    INFO(r.error());
+    REQUIRE(r.blas_status() == CUDNN_STATUS_SUCCESS);
+    return {output<uint64_t>(r, 0), output<uint64_t>(r, 1)};
+  }
+
+  /// The device operands of an RNN forward.
+  struct rnn_operands {
+    uint64_t lengths, x, y, hx, hy, cx, cy, weights;
+    size_t weight_bytes;
+    uint64_t work;
+    size_t work_bytes;
+  };
+
+  /// cudnnRNNForward (inference) of RNN `rnn_id` on data descriptors `xd`,
+  /// `yd`, hidden-state descriptor `hd` and cell-state descriptor `cd` (0:
+  /// none).
+  proto::OpResult rnn_forward(uint64_t handle, uint64_t rnn_id, uint64_t xd, uint64_t yd,
+                              uint64_t hd, uint64_t cd, const rnn_operands& o) {
+    arg_packer p;
+    p.value(handle);
+    p.value(rnn_id);
+    p.value(CUDNN_FWD_MODE_INFERENCE);
+    p.value(o.lengths);
+    p.value(xd);
+    p.value(o.x);
+    p.value(yd);
+    p.value(o.y);
+    p.value(hd);
+    p.value(o.hx);
+    p.value(o.hy);
+    p.value(cd);
+    p.value(o.cx);
+    p.value(o.cy);
+    p.value(o.weight_bytes);
+    p.value(o.weights);
+    p.value(o.work_bytes);
+    p.value(o.work);
+    p.value(size_t{0});
+    p.value(uint64_t{0});
+    return call(ids::cudnnRNNForward, p);
+  }
+
+  /// A device allocation holding `v` (ints).
+  uint64_t ints(const std::vector<int>& v) {
+    std::vector<float> bits(v.size());
+    std::memcpy(bits.data(), v.data(), v.size() * sizeof(int));
+    return floats(bits);
+  }
+
+  /// cudnnCTCLoss_v8 (deterministic algorithm) of CTC descriptor `ctc` on
+  /// probabilities of descriptor `probs_desc`; gradients of the same
+  /// descriptor at `gradients` (0: none).
+  proto::OpResult ctc_loss(uint64_t handle, uint64_t ctc, uint64_t probs_desc, uint64_t probs,
+                           uint64_t labels, uint64_t label_lengths, uint64_t input_lengths,
+                           uint64_t costs, uint64_t work, size_t work_bytes,
+                           uint64_t gradients = 0) {
+    arg_packer p;
+    p.value(handle);
+    p.value(CUDNN_CTC_LOSS_ALGO_DETERMINISTIC);
+    p.value(ctc);
+    p.value(probs_desc);
+    p.value(probs);
+    p.value(labels);
+    p.value(label_lengths);
+    p.value(input_lengths);
+    p.value(costs);
+    p.value(gradients == 0 ? uint64_t{0} : probs_desc);
+    p.value(gradients);
+    p.value(work_bytes);
+    p.value(work);
+    return call(ids::cudnnCTCLoss_v8, p);
+  }
+
+  /// cudnnSetCTCLossDescriptor_v8 of `ctc`: floats, softmax applied,
+  /// labels up to `max_label` long.
+  void ctc_descriptor(uint64_t ctc, int max_label) {
+    arg_packer p;
+    p.value(ctc);
+    p.value(CUDNN_DATA_FLOAT);
+    p.value(CUDNN_LOSS_NORMALIZATION_SOFTMAX);
+    p.value(CUDNN_PROPAGATE_NAN);
+    p.value(max_label);
+    ok(ids::cudnnSetCTCLossDescriptor_v8, p);
+  }
+
   /// cudnnBackendExecute.
   proto::OpResult execute(uint64_t handle, uint64_t plan, uint64_t pack) {
     arg_packer p;
@@ -234,6 +413,24 @@ struct fake_gpu : cudnn_calls<gleam::test::fake_executor> {
 };
 
 constexpr uint64_t handle_id = 701;
+
+/// The operands of a forward of the fake's tanh RNN (steps x 1 x 2 floats
+/// in and out, hidden state 1 x 1 x 2, no cell state): x holding `x`, the
+/// weight space `weights` of `weight_bytes`, zeros elsewhere.
+template <class Gpu>
+typename Gpu::rnn_operands cudnn_fake_rnn_operands(Gpu& g, const std::vector<float>& x,
+                                                   uint64_t weights, size_t weight_bytes) {
+  typename Gpu::rnn_operands o{};
+  o.lengths = g.ints(std::vector<int>(1, static_cast<int>(x.size() / 2)));
+  o.x = g.floats(x);
+  o.y = g.floats(std::vector<float>(x.size(), 0));
+  o.hy = g.floats({0, 0});
+  o.weights = weights;
+  o.weight_bytes = weight_bytes;
+  o.work_bytes = 64;
+  o.work = g.alloc(64);
+  return o;
+}
 
 /// The fake's backend descriptor made last.
 fake_backend* newest() {
@@ -562,6 +759,358 @@ TEST_CASE("batch-normalization inference over tensor descriptors: values packed 
   CHECK(std::vector<int>(dims, dims + 4) == std::vector<int>{1, 2, 2, 2});
 }
 
+TEST_CASE("a tanh RNN through LibraryCall ops: weight params inside the app's weight space, "
+          "the forward's output; operands outside the session's allocations reach no library",
+          "[executor][cudnn]") {
+  fake_gpu g;
+  g.create_handle(handle_id);
+  constexpr int steps = 2, batch = 1, input = 2, hidden = 2;
+  g.made(ids::cudnnCreateRNNDescriptor, 41);
+  REQUIRE(g.rnn(41, CUDNN_RNN_TANH, input, hidden).blas_status() == CUDNN_STATUS_SUCCESS);
+  g.made(ids::cudnnCreateRNNDataDescriptor, 42);
+  g.made(ids::cudnnCreateRNNDataDescriptor, 43);
+  g.rnn_data(42, steps, batch, input);
+  g.rnn_data(43, steps, batch, hidden);
+  g.nd_tensor(44, {1, batch, hidden});
+  g.nd_tensor(45, {1});
+  g.nd_tensor(46, {1});
+
+  // Packed data spans the sum of its sequence lengths, unpacked data every
+  // sequence padded to the longest.
+  for (auto layout :
+       {CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED}) {
+    INFO(static_cast<int>(layout));
+    auto before = fake_cudnn().rnn_data;
+    g.made(ids::cudnnCreateRNNDataDescriptor, 47);
+    arg_packer p;
+    p.value(uint64_t{47});
+    p.value(CUDNN_DATA_FLOAT);
+    p.value(layout);
+    p.value(int{3});
+    p.value(int{2});
+    p.value(int{2});
+    std::vector<int> lengths{3, 1};
+    p.bytes(lengths.data(), 8);
+    p.value(uint8_t{0});
+    g.ok(ids::cudnnSetRNNDataDescriptor, p);
+    cudnnRNNDataDescriptor_t data = nullptr;
+    for (auto* made : fake_cudnn().rnn_data)
+      if (before.count(made) == 0)
+        data = reinterpret_cast<cudnnRNNDataDescriptor_t>(made);
+    REQUIRE(data != nullptr);
+    CHECK(gleam::executor::cudnn_rnn_data_bytes(g.cudnn, data)
+          == (layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? 4 * 2 * 4 : 3 * 2 * 2 * 4));
+    REQUIRE(g.on(ids::cudnnDestroyRNNDataDescriptor, 47).blas_status() == CUDNN_STATUS_SUCCESS);
+  }
+
+  // The data descriptor comes back as set, its padding fill sized by its
+  // data type.
+  arg_packer get;
+  get.value(uint64_t{42});
+  get.value(int{batch});
+  get.value(uint8_t{1});
+  auto got = g.call(ids::cudnnGetRNNDataDescriptor, get);
+  INFO(got.error());
+  REQUIRE(got.blas_status() == CUDNN_STATUS_SUCCESS);
+  CHECK(g.output<int>(got, 2) == steps);
+  CHECK(g.output<int>(got, 3) == batch);
+  CHECK(g.output<int>(got, 4) == input);
+  CHECK(g.output<int>(got, 5) == steps);
+  CHECK(got.library_outputs().data(6).size() == sizeof(float));
+
+  arg_packer size;
+  size.value(uint64_t{handle_id});
+  size.value(uint64_t{41});
+  auto space = g.call(ids::cudnnGetRNNWeightSpaceSize, size);
+  REQUIRE(space.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto space_bytes = g.output<size_t>(space, 0);
+  CHECK(space_bytes == (hidden * input + hidden * hidden + 2 * hidden) * sizeof(float));
+
+  // W = 0.5 I, R = 0.25 I, biases 0.1 and 0: the app writes them where
+  // the weight params say.
+  std::vector<float> weights{0.5f, 0, 0, 0.5f, 0.25f, 0, 0, 0.25f, 0.1f, 0.1f, 0, 0};
+  auto w = g.floats(weights);
+  auto [m0, b0] = g.weight_params(handle_id, 41, w, space_bytes, 0, 45, 46);
+  CHECK(m0 == w);
+  CHECK(b0 == w + 8 * sizeof(float));
+  auto [m1, b1] = g.weight_params(handle_id, 41, w, space_bytes, 1, 45, 46);
+  CHECK(m1 == w + 4 * sizeof(float));
+  CHECK(b1 == w + 10 * sizeof(float));
+  // The app's matrix descriptor was filled in place: 1 x hidden x hidden.
+  arg_packer nd;
+  nd.value(uint64_t{45});
+  nd.value(int{3});
+  auto shape = g.call(ids::cudnnGetTensorNdDescriptor, nd);
+  REQUIRE(shape.blas_status() == CUDNN_STATUS_SUCCESS);
+  int dims[3] = {};
+  std::memcpy(dims, shape.library_outputs().data(2).data(), sizeof(dims));
+  CHECK(std::vector<int>(dims, dims + 3) == std::vector<int>{1, hidden, hidden});
+  // A weight space smaller than the app says is refused before the library.
+  arg_packer short_space;
+  short_space.value(uint64_t{handle_id});
+  short_space.value(uint64_t{41});
+  short_space.value(int32_t{0});
+  short_space.value(space_bytes);
+  short_space.value(g.alloc(space_bytes - 4));
+  short_space.value(int32_t{0});
+  short_space.value(uint64_t{45});
+  short_space.value(uint8_t{1});
+  short_space.value(uint64_t{46});
+  short_space.value(uint8_t{1});
+  auto refused_space = g.call(ids::cudnnGetRNNWeightParams, short_space);
+  CHECK(refused_space.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(refused_space.error(), Catch::Contains("weightSpace"));
+
+  arg_packer temp;
+  temp.value(uint64_t{handle_id});
+  temp.value(uint64_t{41});
+  temp.value(CUDNN_FWD_MODE_INFERENCE);
+  temp.value(uint64_t{42});
+  temp.value(uint8_t{1});
+  auto sizes = g.call(ids::cudnnGetRNNTempSpaceSizes, temp);
+  REQUIRE(sizes.blas_status() == CUDNN_STATUS_SUCCESS);
+  CHECK(g.output<size_t>(sizes, 0) == 64);
+  CHECK(g.output<size_t>(sizes, 1) == 0);
+
+  std::vector<float> x{1, 2, 3, 4};
+  auto o = cudnn_fake_rnn_operands(g, x, w, space_bytes);
+  auto r = g.rnn_forward(handle_id, 41, 42, 43, 44, 0, o);
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUDNN_STATUS_SUCCESS);
+  // h1 = tanh(0.5 x1 + 0.1), h2 = tanh(0.5 x2 + 0.25 h1 + 0.1).
+  float h10 = std::tanh(0.5f * 1 + 0.1f), h11 = std::tanh(0.5f * 2 + 0.1f);
+  float h20 = std::tanh(0.5f * 3 + 0.25f * h10 + 0.1f);
+  float h21 = std::tanh(0.5f * 4 + 0.25f * h11 + 0.1f);
+  const auto* y = reinterpret_cast<const float*>(static_cast<uintptr_t>(o.y));
+  CHECK(y[0] == Approx(h10));
+  CHECK(y[1] == Approx(h11));
+  CHECK(y[2] == Approx(h20));
+  CHECK(y[3] == Approx(h21));
+  const auto* hy = reinterpret_cast<const float*>(static_cast<uintptr_t>(o.hy));
+  CHECK(hy[0] == Approx(h20));
+  CHECK(hy[1] == Approx(h21));
+  CHECK(fake_cudnn().computed == std::vector<std::string>{"cudnnRNNForward"});
+
+  SECTION("x in an allocation shorter than its data descriptor") {
+    auto at = o;
+    at.x = g.alloc(12);
+    auto refused = g.rnn_forward(handle_id, 41, 42, 43, 44, 0, at);
+    CHECK(refused.blas_status() == CUDNN_STATUS_BAD_PARAM);
+    CHECK(refused.status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK_THAT(refused.error(), Catch::Contains("x: address"));
+    CHECK_THAT(refused.error(), Catch::Contains("+ 16 bytes is outside this session's allocations"));
+  }
+  SECTION("a weight space the app says is larger than its allocation") {
+    auto at = o;
+    at.weight_bytes = space_bytes + 4;
+    auto refused = g.rnn_forward(handle_id, 41, 42, 43, 44, 0, at);
+    CHECK(refused.blas_status() == CUDNN_STATUS_BAD_PARAM);
+    CHECK_THAT(refused.error(), Catch::Contains("weightSpace"));
+  }
+  SECTION("a host pointer as the final hidden state") {
+    std::vector<float> host(2);
+    auto at = o;
+    at.hy = reinterpret_cast<uintptr_t>(host.data());
+    auto refused = g.rnn_forward(handle_id, 41, 42, 43, 44, 0, at);
+    CHECK(refused.blas_status() == CUDNN_STATUS_BAD_PARAM);
+    CHECK_THAT(refused.error(), Catch::Contains("hy: address"));
+    CHECK(host == std::vector<float>{0, 0});
+  }
+  SECTION("a cell-state descriptor the session does not hold") {
+    auto refused = g.rnn_forward(handle_id, 41, 42, 43, 44, 99, o);
+    CHECK(refused.blas_status() == CUDNN_STATUS_BAD_PARAM);
+    CHECK_THAT(refused.error(), Catch::Contains("cudnnTensorDescriptor_t 99 is not a handle"));
+  }
+  CHECK(fake_cudnn().computed.size() == 1);
+
+  // The session's end destroys what the app left, RNN data before RNNs.
+  fake_cudnn().destroyed.clear();
+  g.exec->close_session(g.session);
+  CHECK(fake_cudnn().rnns.empty());
+  CHECK(fake_cudnn().rnn_data.empty());
+  CHECK(fake_cudnn().destroyed.front() == "rnn data");
+}
+
+TEST_CASE("CTC loss v8: the costs of the forward recursion; lengths and costs outside the "
+          "session's allocations are refused",
+          "[executor][cudnn]") {
+  fake_gpu g;
+  g.create_handle(handle_id);
+  g.made(ids::cudnnCreateCTCLossDescriptor, 51);
+  g.ctc_descriptor(51, 4);
+  arg_packer get;
+  get.value(uint64_t{51});
+  auto desc = g.call(ids::cudnnGetCTCLossDescriptor_v8, get);
+  REQUIRE(desc.blas_status() == CUDNN_STATUS_SUCCESS);
+  CHECK(g.output<cudnnDataType_t>(desc, 0) == CUDNN_DATA_FLOAT);
+  CHECK(g.output<cudnnLossNormalizationMode_t>(desc, 1) == CUDNN_LOSS_NORMALIZATION_SOFTMAX);
+  CHECK(g.output<int>(desc, 3) == 4);
+  // Two time steps, a batch of one, blank and one letter: uniform logits.
+  g.nd_tensor(52, {2, 1, 2});
+  arg_packer size;
+  size.value(uint64_t{handle_id});
+  size.value(CUDNN_CTC_LOSS_ALGO_DETERMINISTIC);
+  size.value(uint64_t{51});
+  size.value(uint64_t{52});
+  size.value(uint64_t{52});
+  auto ws = g.call(ids::cudnnGetCTCLossWorkspaceSize_v8, size);
+  REQUIRE(ws.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto work_bytes = g.output<size_t>(ws, 0);
+  CHECK(work_bytes == 128);
+  auto probs = g.floats({0, 0, 0, 0});
+  auto labels = g.ints({1}), label_lengths = g.ints({1}), input_lengths = g.ints({2});
+  auto costs = g.floats({-1});
+  auto work = g.alloc(work_bytes);
+  auto r = g.ctc_loss(handle_id, 51, 52, probs, labels, label_lengths, input_lengths, costs, work,
+                      work_bytes);
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUDNN_STATUS_SUCCESS);
+  // Paths "1 1", "0 1" and "1 0", each 1/4: -ln(3/4).
+  CHECK(*reinterpret_cast<const float*>(static_cast<uintptr_t>(costs))
+        == Approx(-std::log(0.75f)));
+
+  std::vector<char> elsewhere(64);
+  auto outside = reinterpret_cast<uintptr_t>(elsewhere.data());
+  auto refused = g.ctc_loss(handle_id, 51, 52, probs, labels, outside, input_lengths, costs, work,
+                            work_bytes);
+  CHECK(refused.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(refused.error(), Catch::Contains("labelLengths: address"));
+  auto short_costs = g.ctc_loss(handle_id, 51, 52, probs, labels, label_lengths, input_lengths,
+                                g.alloc(2), work, work_bytes);
+  CHECK(short_costs.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(short_costs.error(), Catch::Contains("costs: address"));
+  auto short_work = g.ctc_loss(handle_id, 51, 52, probs, labels, label_lengths, input_lengths,
+                               costs, g.alloc(64), work_bytes);
+  CHECK(short_work.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(short_work.error(), Catch::Contains("workspace"));
+  CHECK(fake_cudnn().computed == std::vector<std::string>{"cudnnCTCLoss_v8"});
+
+  // The host-array form: the labels and lengths travel with the call, the
+  // server checks their sizes against its own descriptor (a batch of one:
+  // one length each, the labels their sum).
+  auto legacy = [&](const std::vector<int>& label_list, const std::vector<int>& lengths,
+                    uint64_t out) {
+    arg_packer p;
+    p.value(uint64_t{handle_id});
+    p.value(uint64_t{52});
+    p.value(probs);
+    p.bytes(label_list.data(), label_list.size() * sizeof(int));
+    p.bytes(lengths.data(), lengths.size() * sizeof(int));
+    int input_length = 2;
+    p.bytes(&input_length, sizeof(int));
+    p.value(out);
+    p.value(uint64_t{0});
+    p.value(uint64_t{0});
+    p.value(CUDNN_CTC_LOSS_ALGO_DETERMINISTIC);
+    p.value(uint64_t{51});
+    p.value(work);
+    p.value(work_bytes);
+    return g.call(ids::cudnnCTCLoss, p);
+  };
+  auto host_costs = g.floats({-1});
+  auto host_form = legacy({1}, {1}, host_costs);
+  INFO(host_form.error());
+  REQUIRE(host_form.blas_status() == CUDNN_STATUS_SUCCESS);
+  CHECK(*reinterpret_cast<const float*>(static_cast<uintptr_t>(host_costs))
+        == Approx(-std::log(0.75f)));
+  // Labels that do not add up to the lengths reach no library.
+  auto ragged = legacy({1, 1}, {1}, host_costs);
+  CHECK(ragged.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(ragged.error(), Catch::Contains("hostLabels arrived with 8 bytes"));
+  auto negative = legacy({7}, {-1}, host_costs);
+  CHECK(negative.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK(fake_cudnn().computed
+        == std::vector<std::string>{"cudnnCTCLoss_v8", "cudnnCTCLoss"});
+}
+
+TEST_CASE("normalization inference per channel and the affine grid generator over the "
+          "session's descriptors",
+          "[executor][cudnn]") {
+  fake_gpu g;
+  g.create_handle(handle_id);
+  g.legacy_tensor(31, 1, 2, 2, 2);
+  g.legacy_tensor(32, 1, 2, 1, 1);
+  auto o = g.example_bn();
+  auto normalize = [&](uint64_t y) {
+    arg_packer p;
+    p.value(uint64_t{handle_id});
+    p.value(CUDNN_NORM_PER_CHANNEL);
+    p.value(CUDNN_NORM_OPS_NORM);
+    p.value(CUDNN_NORM_ALGO_STANDARD);
+    float one = 1, zero = 0;
+    p.bytes(&one, 4);
+    p.bytes(&zero, 4);
+    p.value(uint64_t{31});
+    p.value(o.x);
+    p.value(uint64_t{32});
+    p.value(o.scale);
+    p.value(o.bias);
+    p.value(uint64_t{32});
+    p.value(o.mean);
+    p.value(o.var);
+    p.value(uint64_t{0});
+    p.value(uint64_t{0});
+    p.value(uint64_t{0});
+    p.value(uint64_t{31});
+    p.value(y);
+    p.value(0.0);
+    p.value(int{1});
+    return g.call(ids::cudnnNormalizationForwardInference, p);
+  };
+  auto r = normalize(o.y);
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUDNN_STATUS_SUCCESS);
+  const auto* out = reinterpret_cast<const float*>(static_cast<uintptr_t>(o.y));
+  CHECK(std::vector<float>(out, out + 8)
+        == std::vector<float>{0, 1, 2, 3, -1.5f, -1, -0.5f, 0});
+  auto short_y = normalize(g.alloc(28));
+  CHECK(short_y.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(short_y.error(), Catch::Contains("y: address"));
+
+  // A 1x1x2x2 transformer: the identity's grid is the corners, (x, y).
+  g.made(ids::cudnnCreateSpatialTransformerDescriptor, 61);
+  arg_packer set;
+  set.value(uint64_t{61});
+  set.value(CUDNN_SAMPLER_BILINEAR);
+  set.value(CUDNN_DATA_FLOAT);
+  set.value(int{4});
+  std::vector<int> dims{1, 1, 2, 2};
+  set.bytes(dims.data(), 16);
+  g.ok(ids::cudnnSetSpatialTransformerNdDescriptor, set);
+  auto grid_of = [&](uint64_t theta, uint64_t grid) {
+    arg_packer p;
+    p.value(uint64_t{handle_id});
+    p.value(uint64_t{61});
+    p.value(theta);
+    p.value(grid);
+    return g.call(ids::cudnnSpatialTfGridGeneratorForward, p);
+  };
+  auto theta = g.floats({1, 0, 0, 0, 1, 0});
+  auto grid = g.floats(std::vector<float>(8, 9));
+  auto made = grid_of(theta, grid);
+  INFO(made.error());
+  REQUIRE(made.blas_status() == CUDNN_STATUS_SUCCESS);
+  const auto* points = reinterpret_cast<const float*>(static_cast<uintptr_t>(grid));
+  CHECK(std::vector<float>(points, points + 8)
+        == std::vector<float>{-1, -1, 1, -1, -1, 1, 1, 1});
+  auto short_grid = grid_of(theta, g.alloc(28));
+  CHECK(short_grid.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(short_grid.error(), Catch::Contains("grid: address"));
+  CHECK(fake_cudnn().computed
+        == std::vector<std::string>{"cudnnNormalizationForwardInference",
+                                    "cudnnSpatialTfGridGeneratorForward"});
+  // Destroyed, the transformer's dimensions are forgotten: its grid has
+  // no extent the server knows.
+  REQUIRE(fake_cudnn().transformers.size() == 1);
+  auto* transformer =
+    reinterpret_cast<cudnnSpatialTransformerDescriptor_t>(*fake_cudnn().transformers.begin());
+  CHECK(gleam::executor::cudnn_grid_bytes(g.cudnn, transformer) == 32);
+  REQUIRE(g.on(ids::cudnnDestroySpatialTransformerDescriptor, 61).blas_status()
+          == CUDNN_STATUS_SUCCESS);
+  CHECK(gleam::executor::cudnn_grid_bytes(g.cudnn, transformer)
+        == gleam::wire::extents::invalid_extent);
+}
+
 TEST_CASE("cudnn_api loads the vendor's cuDNN and refuses Gleam's own", "[executor][cudnn]") {
   auto own = cudnn_api::load(gleam::test::build_path("lib"));
   REQUIRE_FALSE(own);
@@ -746,4 +1295,143 @@ TEST_CASE("cuDNN on the GPU: a backend convolution and batch-normalization infer
   std::vector<float> want{0, 1, 2, 3, -1.5f, -1, -0.5f, 0};
   for (size_t i = 0; i < 8; ++i)
     CHECK(out[i] == Approx(want[i]).margin(1e-4));
+}
+
+TEST_CASE("cuDNN on the GPU: an LSTM forward equals a host LSTM over the weights its weight "
+          "params name; CTC loss of a known case",
+          "[gpu][executor][cudnn]") {
+  real_gpu g;
+  g.create_handle(handle_id);
+  constexpr int steps = 2, input = 3, hidden = 2;
+  // Dropout (none): cuDNN's RNN descriptor names one.
+  g.made(ids::cudnnCreateDropoutDescriptor, 40);
+  arg_packer states_size;
+  states_size.value(uint64_t{handle_id});
+  auto ss = g.call(ids::cudnnDropoutGetStatesSize, states_size);
+  REQUIRE(ss.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto state_bytes = real_gpu::output<size_t>(ss, 0);
+  arg_packer dropout;
+  dropout.value(uint64_t{40});
+  dropout.value(uint64_t{handle_id});
+  dropout.value(0.0f);
+  dropout.value(g.alloc(state_bytes));
+  dropout.value(state_bytes);
+  dropout.value(static_cast<unsigned long long>(1234));
+  g.ok(ids::cudnnSetDropoutDescriptor, dropout);
+
+  g.made(ids::cudnnCreateRNNDescriptor, 41);
+  auto set = g.rnn(41, CUDNN_LSTM, input, hidden, 40);
+  INFO(set.error());
+  REQUIRE(set.blas_status() == CUDNN_STATUS_SUCCESS);
+  g.made(ids::cudnnCreateRNNDataDescriptor, 42);
+  g.made(ids::cudnnCreateRNNDataDescriptor, 43);
+  g.rnn_data(42, steps, 1, input);
+  g.rnn_data(43, steps, 1, hidden);
+  g.nd_tensor(44, {1, 1, hidden});
+  g.made(ids::cudnnCreateTensorDescriptor, 45);
+  g.made(ids::cudnnCreateTensorDescriptor, 46);
+
+  arg_packer size;
+  size.value(uint64_t{handle_id});
+  size.value(uint64_t{41});
+  auto sr = g.call(ids::cudnnGetRNNWeightSpaceSize, size);
+  REQUIRE(sr.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto space_bytes = real_gpu::output<size_t>(sr, 0);
+  std::vector<float> space(space_bytes / sizeof(float));
+  for (size_t i = 0; i < space.size(); ++i)
+    space[i] = 0.05f * static_cast<float>(static_cast<int>(i % 7) - 3);
+  auto w = g.upload(space.data(), space_bytes);
+  // Linear layers 0-3: the input weights of gates i, f, g, o; 4-7: the
+  // recurrent ones; each with its bias.
+  std::vector<const float*> mat(8), bias(8);
+  for (int32_t layer = 0; layer < 8; ++layer) {
+    auto [m, b] = g.weight_params(handle_id, 41, w, space_bytes, layer, 45, 46);
+    REQUIRE(m >= w);
+    REQUIRE(b >= w);
+    mat[static_cast<size_t>(layer)] = space.data() + (m - w) / sizeof(float);
+    bias[static_cast<size_t>(layer)] = space.data() + (b - w) / sizeof(float);
+  }
+
+  std::vector<float> x{0.5f, -1, 0.25f, 1, 0.5f, -0.5f};
+  std::vector<float> h(hidden, 0), c(hidden, 0), expect;
+  auto sigmoid = [](float v) { return 1.0f / (1.0f + std::exp(-v)); };
+  for (int t = 0; t < steps; ++t) {
+    std::vector<float> gate(4 * hidden);
+    for (int k = 0; k < 4; ++k)
+      for (int j = 0; j < hidden; ++j) {
+        float a = bias[static_cast<size_t>(k)][j] + bias[static_cast<size_t>(k + 4)][j];
+        for (int i = 0; i < input; ++i)
+          a += mat[static_cast<size_t>(k)][j * input + i] * x[static_cast<size_t>(t * input + i)];
+        for (int i = 0; i < hidden; ++i)
+          a += mat[static_cast<size_t>(k + 4)][j * hidden + i] * h[static_cast<size_t>(i)];
+        gate[static_cast<size_t>(k * hidden + j)] = a;
+      }
+    for (int j = 0; j < hidden; ++j) {
+      auto at = [&](int k) { return gate[static_cast<size_t>(k * hidden + j)]; };
+      float cj = sigmoid(at(1)) * c[static_cast<size_t>(j)] + sigmoid(at(0)) * std::tanh(at(2));
+      c[static_cast<size_t>(j)] = cj;
+      h[static_cast<size_t>(j)] = sigmoid(at(3)) * std::tanh(cj);
+    }
+    expect.insert(expect.end(), h.begin(), h.end());
+  }
+
+  arg_packer temp;
+  temp.value(uint64_t{handle_id});
+  temp.value(uint64_t{41});
+  temp.value(CUDNN_FWD_MODE_INFERENCE);
+  temp.value(uint64_t{42});
+  temp.value(uint8_t{1});
+  auto tr = g.call(ids::cudnnGetRNNTempSpaceSizes, temp);
+  REQUIRE(tr.blas_status() == CUDNN_STATUS_SUCCESS);
+  real_gpu::rnn_operands o{};
+  o.lengths = g.upload(std::vector<int>{steps}.data(), sizeof(int));
+  o.x = g.upload(x.data(), x.size() * sizeof(float));
+  o.y = g.alloc(steps * hidden * sizeof(float));
+  o.hy = g.alloc(hidden * sizeof(float));
+  o.cy = g.alloc(hidden * sizeof(float));
+  o.weights = w;
+  o.weight_bytes = space_bytes;
+  o.work_bytes = real_gpu::output<size_t>(tr, 0);
+  o.work = o.work_bytes > 0 ? g.alloc(o.work_bytes) : 0;
+  auto r = g.rnn_forward(handle_id, 41, 42, 43, 44, 44, o);
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto y = g.download<float>(o.y, static_cast<size_t>(steps * hidden));
+  for (size_t i = 0; i < expect.size(); ++i)
+    CHECK(y[i] == Approx(expect[i]).margin(1e-5));
+  auto cy = g.download<float>(o.cy, hidden);
+  CHECK(cy[0] == Approx(c[0]).margin(1e-5));
+  CHECK(cy[1] == Approx(c[1]).margin(1e-5));
+  // An output one step short of its data descriptor: refused.
+  auto at = o;
+  at.y = g.alloc(hidden * sizeof(float));
+  auto refused = g.rnn_forward(handle_id, 41, 42, 43, 44, 44, at);
+  CHECK(refused.blas_status() == CUDNN_STATUS_BAD_PARAM);
+  CHECK_THAT(refused.error(), Catch::Contains("y: address"));
+
+  // CTC loss: two steps of uniform logits over blank and one letter, the
+  // label "1": paths 11, 01, 10 of 1/4 each, -ln(3/4).
+  g.made(ids::cudnnCreateCTCLossDescriptor, 51);
+  g.ctc_descriptor(51, 1);
+  g.nd_tensor(52, {2, 1, 2});
+  arg_packer ws;
+  ws.value(uint64_t{handle_id});
+  ws.value(CUDNN_CTC_LOSS_ALGO_DETERMINISTIC);
+  ws.value(uint64_t{51});
+  ws.value(uint64_t{52});
+  ws.value(uint64_t{52});
+  auto wr = g.call(ids::cudnnGetCTCLossWorkspaceSize_v8, ws);
+  INFO(wr.error());
+  REQUIRE(wr.blas_status() == CUDNN_STATUS_SUCCESS);
+  auto work_bytes = real_gpu::output<size_t>(wr, 0);
+  std::vector<float> logits(4, 0.0f);
+  std::vector<int> one{1}, two{2};
+  auto costs = g.alloc(sizeof(float));
+  auto loss = g.ctc_loss(handle_id, 51, 52, g.upload(logits.data(), 16),
+                         g.upload(one.data(), 4), g.upload(one.data(), 4),
+                         g.upload(two.data(), 4), costs, work_bytes > 0 ? g.alloc(work_bytes) : 0,
+                         work_bytes, g.alloc(16));
+  INFO(loss.error());
+  REQUIRE(loss.blas_status() == CUDNN_STATUS_SUCCESS);
+  CHECK(g.download<float>(costs, 1)[0] == Approx(-std::log(0.75)).margin(1e-5));
 }

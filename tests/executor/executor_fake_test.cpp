@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "executor/error.hpp"
+#include "wire/protocol.hpp"
 
 namespace proto = gleam::proto;
 using gleam::executor::driver_api;
@@ -246,6 +247,25 @@ TEST_CASE("executor over a fake driver: replay, unknown sessions, DeviceReset",
   CHECK(live_allocations().count(p) == 0);
   CHECK(c.htod(p, "z") == CUDA_ERROR_INVALID_VALUE);
   CHECK(g.exec->find_session(c.session) != nullptr);
+}
+
+TEST_CASE("executor over a fake driver: a client of another protocol is refused by name",
+          "[executor][fake]") {
+  fake_gpu g;
+  proto::OpenSession req;
+  req.set_protocol_version(gleam::wire::protocol_version + 1);
+  auto refused = g.exec->open_session(req);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code()
+        == static_cast<uint8_t>(gleam::executor::error_code::protocol_mismatch));
+  CHECK_THAT(caf::to_string(refused.error()),
+             Catch::Contains("this client speaks Gleam protocol "
+                             + std::to_string(gleam::wire::protocol_version + 1))
+               && Catch::Contains("upgrade gleamd on the GPU host"));
+  req.set_protocol_version(gleam::wire::protocol_version);
+  auto opened = g.exec->open_session(req);
+  REQUIRE(opened);
+  CHECK(opened->protocol_version() == gleam::wire::protocol_version);
 }
 
 TEST_CASE("executor over a fake driver: device description",

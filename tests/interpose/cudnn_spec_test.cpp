@@ -77,10 +77,45 @@ TEST_CASE("cudnn.spec names every vendor export once, the calls PyTorch makes re
         "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
         "cudnnGetBatchNormalizationBackwardExWorkspaceSize",
         "cudnnGetBatchNormalizationTrainingExReserveSpaceSize", "cudnnConvolutionForward",
-        "cudnnCreateDropoutDescriptor", "cudnnSetDropoutDescriptor"}) {
+        "cudnnCreateDropoutDescriptor", "cudnnSetDropoutDescriptor",
+        // nn.LSTM / nn.GRU / nn.RNN and F.ctc_loss with device targets.
+        "cudnnCreateRNNDescriptor", "cudnnSetRNNDescriptor_v8", "cudnnGetRNNDescriptor_v8",
+        "cudnnDestroyRNNDescriptor", "cudnnCreateRNNDataDescriptor", "cudnnSetRNNDataDescriptor",
+        "cudnnDestroyRNNDataDescriptor", "cudnnGetRNNWeightSpaceSize",
+        "cudnnGetRNNTempSpaceSizes", "cudnnGetRNNWeightParams", "cudnnRNNForward",
+        "cudnnRNNBackwardData_v8", "cudnnRNNBackwardWeights_v8", "cudnnDestroyDropoutDescriptor",
+        "cudnnDropoutGetStatesSize", "cudnnRestoreDropoutDescriptor",
+        "cudnnCreateCTCLossDescriptor", "cudnnSetCTCLossDescriptor_v8",
+        "cudnnSetCTCLossDescriptor_v9", "cudnnGetCTCLossWorkspaceSize_v8", "cudnnCTCLoss_v8",
+        "cudnnDestroyCTCLossDescriptor",
+        // F.ctc_loss with host targets.
+        "cudnnSetCTCLossDescriptorEx", "cudnnGetCTCLossWorkspaceSize", "cudnnCTCLoss",
+        // The rest of the legacy API and multi-head attention.
+        "cudnnNormalizationForwardInference", "cudnnNormalizationForwardTraining",
+        "cudnnNormalizationBackward", "cudnnGetNormalizationForwardTrainingWorkspaceSize",
+        "cudnnGetNormalizationBackwardWorkspaceSize",
+        "cudnnGetNormalizationTrainingReserveSpaceSize", "cudnnSpatialTfGridGeneratorForward",
+        "cudnnSpatialTfGridGeneratorBackward", "cudnnSpatialTfSamplerForward",
+        "cudnnSpatialTfSamplerBackward", "cudnnIm2Col", "cudnnReorderFilterAndBias",
+        "cudnnQueryRuntimeError", "cudnnRNNSetClip_v9", "cudnnRNNGetClip_v9",
+        "cudnnGetDropoutDescriptor", "cudnnCreateAttnDescriptor", "cudnnSetAttnDescriptor",
+        "cudnnGetAttnDescriptor", "cudnnCreateSeqDataDescriptor", "cudnnSetSeqDataDescriptor",
+        "cudnnGetSeqDataDescriptor", "cudnnGetMultiHeadAttnBuffers",
+        "cudnnGetMultiHeadAttnWeights", "cudnnMultiHeadAttnForward",
+        "cudnnMultiHeadAttnBackwardData", "cudnnMultiHeadAttnBackwardWeights"}) {
     INFO(name);
     CHECK(cls[name] != "unsupported");
   }
+  // At least 90% of the exports are real; what is left calls back into the
+  // app, hands over a client cudaGraph_t, is internal or is the deprecated
+  // fused-ops API.
+  CHECK(real >= 204);
+  CHECK(call["cudnnRNNForward"] == "async");
+  CHECK(call["cudnnCTCLoss_v8"] == "async");
+  CHECK(call["cudnnGetRNNWeightParams"] == "sync");
+  CHECK(call["cudnnGetRNNDescriptor_v8"] == "local");
+  CHECK(cls["cudnnSetCallback"] == "unsupported");
+  CHECK(cls["cudnnCreateFusedOpsPlan"] == "unsupported");
   // Error-code-only: execution, compute and settings; the app acts on the
   // status of a finalization and of an attribute at once.
   CHECK(call["cudnnBackendExecute"] == "async");
@@ -124,6 +159,11 @@ TEST_CASE("cuDNN calls answered at the call need no server", "[interpose][librar
   GLEAM_CUDNN(cudnnSetTensorNdDescriptor);
   GLEAM_CUDNN(cudnnBatchNormalizationForwardInference);
   GLEAM_CUDNN(cudnnBackendPopulateCudaGraph);
+  GLEAM_CUDNN(cudnnSetCallback);
+  GLEAM_CUDNN(cudnnGetRNNDescriptor_v8);
+  GLEAM_CUDNN(cudnnRNNForward);
+  GLEAM_CUDNN(cudnnSetRNNDataDescriptor);
+  GLEAM_CUDNN(cudnnCTCLoss);
 #undef GLEAM_CUDNN
   CHECK(std::string(cudnnGetErrorString(CUDNN_STATUS_BAD_PARAM)) == "CUDNN_STATUS_BAD_PARAM");
   CHECK(std::string(cudnnGetErrorString(CUDNN_STATUS_NOT_SUPPORTED_SHAPE))
@@ -159,6 +199,28 @@ TEST_CASE("cuDNN calls answered at the call need no server", "[interpose][librar
   // Unsupported: the defined status, never a pretended success.
   CHECK(cudnnBackendPopulateCudaGraph(foreign, not_a_handle, not_a_handle, nullptr)
         == CUDNN_STATUS_NOT_SUPPORTED);
+  CHECK(cudnnSetCallback(0, nullptr, nullptr) == CUDNN_STATUS_NOT_SUPPORTED);
+  // The RNN API: descriptors the app does not hold are refused at the
+  // call, the getter answers from the client without a server.
+  auto foreign_rnn = reinterpret_cast<cudnnRNNDescriptor_t>(not_a_handle);
+  int32_t hidden = -1;
+  CHECK(cudnnGetRNNDescriptor_v8(foreign_rnn, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                 nullptr, nullptr, nullptr, nullptr, &hidden, nullptr, nullptr,
+                                 nullptr, nullptr)
+        == CUDNN_STATUS_BAD_PARAM);
+  CHECK(hidden == -1);
+  CHECK(cudnnRNNForward(foreign, foreign_rnn, CUDNN_FWD_MODE_INFERENCE, nullptr, nullptr, nullptr,
+                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0,
+                        nullptr, 0, nullptr, 0, nullptr)
+        == CUDNN_STATUS_BAD_PARAM);
+  int lengths[1] = {1};
+  CHECK(cudnnSetRNNDataDescriptor(reinterpret_cast<cudnnRNNDataDescriptor_t>(not_a_handle),
+                                  CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 1,
+                                  1, lengths, nullptr)
+        == CUDNN_STATUS_BAD_PARAM);
+  CHECK(cudnnCTCLoss(foreign, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                     nullptr, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, nullptr, nullptr, 0)
+        == CUDNN_STATUS_BAD_PARAM);
 
   // Where the vendor library is installed, the status names are its names.
   if (auto* v = dlopen(vendor.c_str(), RTLD_NOW | RTLD_LOCAL)) {
@@ -205,6 +267,8 @@ TEST_CASE("the generator checks cuDNN's annotations", "[interpose][spec][cudnn]"
     CHECK(rc != 0);
     return out;
   };
+  CHECK_THAT(refused("  call async\n  param const int *p | in opthost\n"),
+             Catch::Contains("needs the extent"));
   CHECK_THAT(refused("  call async\n  param int n | optional\n"),
              Catch::Contains("'| optional' marks a by-value handle"));
   CHECK_THAT(refused("  call async\n  remember t.data_type = k\n"

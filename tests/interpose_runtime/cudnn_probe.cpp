@@ -13,6 +13,15 @@
 //           with its pointers in the session's memory and one with a host
 //           pointer (refused by the server: the next synchronizing call's
 //           error); a handle the app does not hold; the destroys
+//   rnn     an RNN descriptor set and read back (answered locally, NULL
+//           outputs skipped, a foreign descriptor refused), RNN data
+//           descriptors, the weight space size, the weight params of the
+//           two linear layers (offsets in the app's weight space, the
+//           matrix descriptor filled in place), the app's weights written
+//           there, the temp sizes (no reserve asked), a tanh RNN forward
+//           whose output is read back, one with x in host memory (refused
+//           by the server: the next synchronizing call's error), the
+//           destroys
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -57,7 +66,20 @@ struct cuda {
   X(cudnnBackendFinalize)                                                       \
   X(cudnnBackendSetAttribute)                                                   \
   X(cudnnBackendGetAttribute)                                                   \
-  X(cudnnBackendExecute)
+  X(cudnnBackendExecute)                                                        \
+  X(cudnnSetTensorNdDescriptor)                                                 \
+  X(cudnnGetTensorNdDescriptor)                                                 \
+  X(cudnnCreateRNNDescriptor)                                                   \
+  X(cudnnDestroyRNNDescriptor)                                                  \
+  X(cudnnSetRNNDescriptor_v8)                                                   \
+  X(cudnnGetRNNDescriptor_v8)                                                   \
+  X(cudnnCreateRNNDataDescriptor)                                               \
+  X(cudnnDestroyRNNDataDescriptor)                                              \
+  X(cudnnSetRNNDataDescriptor)                                                  \
+  X(cudnnGetRNNWeightSpaceSize)                                                 \
+  X(cudnnGetRNNTempSpaceSizes)                                                  \
+  X(cudnnGetRNNWeightParams)                                                    \
+  X(cudnnRNNForward)
 
 struct dnn {
 #define GLEAM_PROBE_MEMBER(name) decltype(&::name) name;
@@ -224,11 +246,128 @@ int run(const cuda& c, const dnn& d) {
   return 0;
 }
 
+int run_rnn(const cuda& c, const dnn& d) {
+  auto st = [&](cudnnStatus_t s) { return d.cudnnGetErrorString(s); };
+  cudnnHandle_t h = nullptr;
+  std::printf("create=%s\n", st(d.cudnnCreate(&h)));
+  cudnnRNNDescriptor_t rnn = nullptr;
+  std::printf("rnn=%s", st(d.cudnnCreateRNNDescriptor(&rnn)));
+  std::printf(",%s\n",
+              st(d.cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_RNN_TANH,
+                                            CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
+                                            CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+                                            CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, 2, 2, 2, 1,
+                                            nullptr, CUDNN_RNN_PADDED_IO_ENABLED)));
+  cudnnRNNMode_t mode{};
+  int32_t input = 0, hidden = 0, layers = 0;
+  cudnnMathType_t math{};
+  cudnnDropoutDescriptor_t dropout = reinterpret_cast<cudnnDropoutDescriptor_t>(&h);
+  auto status = d.cudnnGetRNNDescriptor_v8(rnn, nullptr, &mode, nullptr, nullptr, nullptr,
+                                           nullptr, nullptr, &math, &input, &hidden, nullptr,
+                                           &layers, &dropout, nullptr);
+  std::printf("rnn_get=%s tanh=%d fma=%d input=%d hidden=%d layers=%d dropout=%p\n", st(status),
+              mode == CUDNN_RNN_TANH, math == CUDNN_FMA_MATH, input, hidden, layers,
+              static_cast<void*>(dropout));
+  int not_a_descriptor[16] = {};
+  std::printf("rnn_get_foreign=%s\n",
+              st(d.cudnnGetRNNDescriptor_v8(
+                reinterpret_cast<cudnnRNNDescriptor_t>(not_a_descriptor), nullptr, &mode, nullptr,
+                nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                nullptr, nullptr)));
+
+  // Two steps of a batch of one, two values each, in and out.
+  cudnnRNNDataDescriptor_t x_desc = nullptr, y_desc = nullptr;
+  int lengths[1] = {2};
+  float fill = -1;
+  std::printf("data=%s", st(d.cudnnCreateRNNDataDescriptor(&x_desc)));
+  std::printf(",%s", st(d.cudnnCreateRNNDataDescriptor(&y_desc)));
+  std::printf(",%s", st(d.cudnnSetRNNDataDescriptor(x_desc, CUDNN_DATA_FLOAT,
+                                                     CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2,
+                                                     1, 2, lengths, nullptr)));
+  std::printf(",%s\n", st(d.cudnnSetRNNDataDescriptor(y_desc, CUDNN_DATA_FLOAT,
+                                                       CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                                                       2, 1, 2, lengths, &fill)));
+  cudnnTensorDescriptor_t h_desc = nullptr, m_desc = nullptr, b_desc = nullptr;
+  int dims[3] = {1, 1, 2}, strides[3] = {2, 2, 1};
+  std::printf("tensors=%s", st(d.cudnnCreateTensorDescriptor(&h_desc)));
+  std::printf(",%s", st(d.cudnnCreateTensorDescriptor(&m_desc)));
+  std::printf(",%s", st(d.cudnnCreateTensorDescriptor(&b_desc)));
+  std::printf(",%s\n", st(d.cudnnSetTensorNdDescriptor(h_desc, CUDNN_DATA_FLOAT, 3, dims,
+                                                        strides)));
+  size_t space_size = 0;
+  status = d.cudnnGetRNNWeightSpaceSize(h, rnn, &space_size);
+  std::printf("weight_space=%s %zu\n", st(status), space_size);
+  void* space = nullptr;
+  c.malloc(&space, space_size);
+  // W = 0.5 I, R = 0.25 I, the bias of W 0.1, of R 0, where the weight
+  // params say.
+  float matrices[2][4] = {{0.5f, 0, 0, 0.5f}, {0.25f, 0, 0, 0.25f}};
+  float biases[2][2] = {{0.1f, 0.1f}, {0, 0}};
+  for (int32_t layer = 0; layer < 2; ++layer) {
+    void* m = nullptr;
+    void* b = nullptr;
+    status = d.cudnnGetRNNWeightParams(h, rnn, 0, space_size, space, layer, m_desc, &m, b_desc,
+                                       &b);
+    std::printf("weight_params=%s m=%td b=%td\n", st(status),
+                static_cast<char*>(m) - static_cast<char*>(space),
+                static_cast<char*>(b) - static_cast<char*>(space));
+    c.memcpy(m, matrices[layer], sizeof(matrices[layer]), cudaMemcpyHostToDevice);
+    c.memcpy(b, biases[layer], sizeof(biases[layer]), cudaMemcpyHostToDevice);
+  }
+  cudnnDataType_t type{};
+  int got_dims = 0, dim[3] = {}, stride[3] = {};
+  status = d.cudnnGetTensorNdDescriptor(m_desc, 3, &type, &got_dims, dim, stride);
+  std::printf("matrix=%s %dx%dx%d\n", st(status), dim[0], dim[1], dim[2]);
+  size_t work_size = 0;
+  status = d.cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_INFERENCE, x_desc, &work_size,
+                                       nullptr);
+  std::printf("temp=%s %zu\n", st(status), work_size);
+
+  auto device = [&](std::vector<float> v) {
+    void* p = nullptr;
+    c.malloc(&p, v.size() * sizeof(float));
+    c.memcpy(p, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice);
+    return p;
+  };
+  void* x = device({1, 2, 3, 4});
+  void* y = device({0, 0, 0, 0});
+  void* hy = device({0, 0});
+  void* work = device(std::vector<float>(work_size / sizeof(float), 0));
+  void* seq = nullptr;
+  c.malloc(&seq, sizeof(int));
+  c.memcpy(seq, lengths, sizeof(int), cudaMemcpyHostToDevice);
+  std::printf("forward=%s\n",
+              st(d.cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_INFERENCE, static_cast<int32_t*>(seq),
+                                   x_desc, x, y_desc, y, h_desc, nullptr, hy, nullptr, nullptr,
+                                   nullptr, space_size, space, work_size, work, 0, nullptr)));
+  float out[4] = {}, last[2] = {};
+  auto copied = c.memcpy(out, y, sizeof(out), cudaMemcpyDeviceToHost);
+  c.memcpy(last, hy, sizeof(last), cudaMemcpyDeviceToHost);
+  std::printf("y=%s %.4f %.4f %.4f %.4f hy=%.4f %.4f\n", c.error_name(copied), out[0], out[1],
+              out[2], out[3], last[0], last[1]);
+  // An x in host memory: the server refuses it, the next synchronizing
+  // call reports it.
+  float host_x[4] = {1, 2, 3, 4};
+  std::printf("forward_host_x=%s\n",
+              st(d.cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_INFERENCE, static_cast<int32_t*>(seq),
+                                   x_desc, host_x, y_desc, y, h_desc, nullptr, hy, nullptr,
+                                   nullptr, nullptr, space_size, space, work_size, work, 0,
+                                   nullptr)));
+  std::printf("sync_after=%s\n", c.error_name(c.synchronize()));
+  std::printf("destroy=%s", st(d.cudnnDestroyRNNDataDescriptor(x_desc)));
+  std::printf(",%s", st(d.cudnnDestroyRNNDataDescriptor(y_desc)));
+  std::printf(",%s", st(d.cudnnDestroyRNNDescriptor(rnn)));
+  std::printf(",%s\n", st(d.cudnnDestroy(h)));
+  std::printf("final_sync=%s\n", c.error_name(c.synchronize()));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || std::string(argv[2]) != "cudnn") {
-    std::fprintf(stderr, "usage: %s LIBCUDART cudnn\n", argv[0]);
+  std::string scenario = argc == 3 ? argv[2] : "";
+  if (scenario != "cudnn" && scenario != "rnn") {
+    std::fprintf(stderr, "usage: %s LIBCUDART cudnn|rnn\n", argv[0]);
     return 2;
   }
   std::string cudart = argv[1];
@@ -250,5 +389,5 @@ int main(int argc, char** argv) {
 #undef GLEAM_PROBE_BIND
   if (!ok)
     return 2;
-  return run(c, d);
+  return scenario == "rnn" ? run_rnn(c, d) : run(c, d);
 }

@@ -79,6 +79,7 @@
 #include "consistency/replay_log.hpp"
 #include "tests/interpose_runtime/fake_library_calls.hpp"
 #include "tools/common/shutdown.hpp"
+#include "wire/protocol.hpp"
 
 using namespace gleam;
 
@@ -91,6 +92,11 @@ constexpr int32_t not_supported = 801; // CUDA_ERROR_NOT_SUPPORTED
 
 /// --cache: whether the fake has an (always cold) weight cache.
 bool cold_cache = false;
+
+// What SessionOpened reports (--protocol, --driver): a server of another
+// release or on an older driver.
+uint32_t reported_protocol = gleam::wire::protocol_version;
+int32_t reported_driver = 13000;
 
 struct fake_state {
   std::string stats_path;
@@ -755,8 +761,8 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       }
       proto::SessionOpened out;
       out.set_session(1);
-      out.set_driver_version(13000);
-      out.set_protocol_version(1);
+      out.set_driver_version(reported_driver);
+      out.set_protocol_version(reported_protocol);
       auto* d = out.add_devices();
       d->set_ordinal(0);
       d->set_name("Gleam fake GPU (host memory)");
@@ -817,7 +823,8 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: fake_gpu_server PORT STATS_FILE [--policy sharing|stealing] [--workers N] [--op-us U] [--scheduled 0|1] [--token T] "
-                         "[--threads N] [--scheduler-tenants NAME:TOKEN,...] [--cache 0|1]\n");
+                         "[--threads N] [--scheduler-tenants NAME:TOKEN,...] [--cache 0|1] "
+                         "[--protocol N] [--driver V]\n");
     return 2;
   }
   auto port = static_cast<uint16_t>(std::atoi(argv[1]));
@@ -844,6 +851,10 @@ int main(int argc, char** argv) {
       cold_cache = std::atoi(argv[i + 1]) != 0;
     else if (std::strcmp(argv[i], "--token") == 0)
       token = argv[i + 1];
+    else if (std::strcmp(argv[i], "--protocol") == 0)
+      reported_protocol = static_cast<uint32_t>(std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--driver") == 0)
+      reported_driver = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--scheduler-tenants") == 0)
       scheduler_tenants = argv[i + 1];
   }

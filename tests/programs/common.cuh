@@ -37,6 +37,19 @@
     }                                                                     \
   } while (false)
 
+/// Checks a call of a CUDA library that returns a status enum whose success
+/// value is `ok`; on failure prints the call and the status number to
+/// stderr and exits with status 1.
+#define GLEAM_PROGRAM_CHECK_STATUS(call, ok)                                      \
+  do {                                                                            \
+    auto gleam_library_status_ = (call);                                          \
+    if (gleam_library_status_ != (ok)) {                                          \
+      std::fprintf(stderr, "%s:%d: %s failed: status %d\n", __FILE__, __LINE__,   \
+                   #call, static_cast<int>(gleam_library_status_));               \
+      std::exit(1);                                                               \
+    }                                                                             \
+  } while (false)
+
 namespace gleam_program {
 
 /// FNV-1a 64-bit over `size` bytes, continuing from `hash`.
@@ -126,6 +139,21 @@ std::vector<T> to_host(const T* p, size_t n) {
   std::vector<T> v(n);
   GLEAM_PROGRAM_CHECK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
   return v;
+}
+
+/// Prints the bytes of `v` as 32-bit hex words under `label` (exact,
+/// whatever the element type) and adds them to `sum`.
+template <class T>
+void show_words(checksum& sum, const char* label, const std::vector<T>& v) {
+  sum.add(v.data(), v.size() * sizeof(T));
+  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+  std::printf("%s:", label);
+  for (size_t i = 0; i + 4 <= v.size() * sizeof(T); i += 4) {
+    uint32_t w;
+    std::memcpy(&w, bytes + i, 4);
+    std::printf(" %08x", w);
+  }
+  std::printf("\n");
 }
 
 } // namespace gleam_program

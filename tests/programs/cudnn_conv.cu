@@ -11,20 +11,11 @@
 // through Gleam compare byte for byte; the algorithms used are
 // deterministic.
 #include "common.cuh"
+#include "cudnn_check.cuh"
 
 #include <cudnn.h>
 
 #include <vector>
-
-#define GLEAM_CUDNN_CHECK(call)                                                  \
-  do {                                                                           \
-    cudnnStatus_t gleam_cudnn_status_ = (call);                                  \
-    if (gleam_cudnn_status_ != CUDNN_STATUS_SUCCESS) {                           \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,  \
-                   cudnnGetErrorString(gleam_cudnn_status_));                    \
-      std::exit(1);                                                              \
-    }                                                                            \
-  } while (false)
 
 namespace {
 

@@ -15,34 +15,16 @@
 
 #include <vector>
 
-#define GLEAM_CUFFT_CHECK(call)                                                   \
-  do {                                                                            \
-    cufftResult gleam_cufft_status_ = (call);                                     \
-    if (gleam_cufft_status_ != CUFFT_SUCCESS) {                                   \
-      std::fprintf(stderr, "%s:%d: %s failed: cufftResult %d\n", __FILE__,        \
-                   __LINE__, #call, static_cast<int>(gleam_cufft_status_));       \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (false)
+#define GLEAM_CUFFT_CHECK(call) GLEAM_PROGRAM_CHECK_STATUS(call, CUFFT_SUCCESS)
 
 namespace {
 
 gleam_program::checksum sum;
 
-/// Prints `n` floats of `v` (each component of complex values) under `label`
-/// and adds every byte to the checksum.
+/// Prints the bytes of `v` under `label` and adds them to the checksum.
 template <class T>
 void show(const char* label, const std::vector<T>& v) {
-  sum.add(v.data(), v.size() * sizeof(T));
-  const auto* f = reinterpret_cast<const unsigned char*>(v.data());
-  std::printf("%s:", label);
-  // The bytes, as hex words: exact, whatever the element type.
-  for (size_t i = 0; i + 4 <= v.size() * sizeof(T); i += 4) {
-    uint32_t w;
-    std::memcpy(&w, f + i, 4);
-    std::printf(" %08x", w);
-  }
-  std::printf("\n");
+  gleam_program::show_words(sum, label, v);
 }
 
 std::vector<float> pattern(size_t n, uint32_t seed) {

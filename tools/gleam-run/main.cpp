@@ -1,18 +1,23 @@
 // gleam-run: runs an unmodified CUDA program through Gleam's interposer.
 //
 //   gleam-run [--config FILE] [--server HOST:PORT] [--sync] -- prog args...
+//   gleam-run --doctor [--config FILE] [--server HOST:PORT] [-- prog args...]
+//
+// --doctor checks instead what such a run needs (tools/gleam-run/doctor.hpp).
 //
 // Sets GLEAM_CONFIG / GLEAM_SERVER / GLEAM_ASYNC=off as asked, puts the
 // directory of our libcudart.so.13 (<exe dir>/../lib) first on
 // LD_LIBRARY_PATH, preloads that library, our libcuda.so.1 from lib/driver
 // and, where the bundle has them, our libcublasLt.so.13, libcublas.so.13,
-// libcurand.so.10, libcufft.so.12, libcusparse.so.12, libcudnn.so.9 and
-// libnvidia-ml.so.1
+// libcurand.so.10, libcufft.so.12, libcusparse.so.12, libcusolver.so.12,
+// libcudnn.so.9 and libnvidia-ml.so.1
 // (pynvml and PyTorch dlopen NVML by that SONAME)
 // (so they win over copies that an app finds through its own RPATH, as
 // PyTorch wheels do, and over the real driver: a preloaded object answers
 // every later request for its SONAME), and execs the program.
 #include <unistd.h>
+
+#include "tools/gleam-run/doctor.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -27,7 +32,9 @@ namespace {
 void usage() {
   std::fprintf(stderr,
                "usage: gleam-run [--config FILE] [--server HOST:PORT] [--sync] "
-               "-- program [args...]\n");
+               "-- program [args...]\n"
+               "       gleam-run --doctor [--config FILE] [--server HOST:PORT] "
+               "[-- program [args...]]\n");
 }
 
 std::string self_dir() {
@@ -53,6 +60,7 @@ void prepend_env(const char* name, const std::string& value, char sep) {
 
 int main(int argc, char** argv) {
   int i = 1;
+  bool doctor = false;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") {
@@ -61,6 +69,8 @@ int main(int argc, char** argv) {
     }
     if ((arg == "--config" || arg == "--server") && i + 1 < argc) {
       ::setenv(arg == "--config" ? "GLEAM_CONFIG" : "GLEAM_SERVER", argv[++i], 1);
+    } else if (arg == "--doctor") {
+      doctor = true;
     } else if (arg == "--sync") {
       ::setenv("GLEAM_ASYNC", "off", 1);
     } else if (arg == "-h" || arg == "--help") {
@@ -74,14 +84,21 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  if (i >= argc) {
-    usage();
-    return 2;
-  }
   auto lib_dir = self_dir() + "/../lib";
   char resolved[PATH_MAX];
   if (::realpath(lib_dir.c_str(), resolved) != nullptr)
     lib_dir = resolved;
+  if (doctor) {
+    gleam::tools::doctor::options opt;
+    opt.lib_dir = lib_dir;
+    opt.bin_dir = self_dir();
+    opt.program.assign(argv + i, argv + argc);
+    return gleam::tools::doctor::run(opt);
+  }
+  if (i >= argc) {
+    usage();
+    return 2;
+  }
   auto lib = lib_dir + "/libcudart.so.13";
   if (::access(lib.c_str(), R_OK) != 0) {
     std::fprintf(stderr,
@@ -103,11 +120,11 @@ int main(int argc, char** argv) {
     return 127;
   }
   // Preloaded in this order: libcudart, the driver surface, then the
-  // library surfaces (BLAS, cuRAND, cuFFT, cuSPARSE, cuDNN, NVML).
+  // library surfaces (BLAS, cuRAND, cuFFT, cuSPARSE, cuSOLVER, cuDNN, NVML).
   std::string preload = lib + ":" + driver;
   for (const char* extra : {"libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10",
-                            "libcufft.so.12", "libcusparse.so.12", "libcudnn.so.9",
-                            "libnvidia-ml.so.1"}) {
+                            "libcufft.so.12", "libcusparse.so.12", "libcusolver.so.12",
+                            "libcudnn.so.9", "libnvidia-ml.so.1"}) {
     auto path = lib_dir + "/" + extra;
     if (::access(path.c_str(), R_OK) == 0)
       preload += ":" + path;

@@ -26,6 +26,7 @@
 #include "config/node_config.hpp"
 #include "executor/weight_cache.hpp"
 #include "tools/common/shutdown.hpp"
+#include "tools/gleamd/metrics.hpp"
 
 using namespace gleam;
 using actors::log;
@@ -46,6 +47,43 @@ std::string config_path(int argc, char** argv) {
       return argv[i + 1];
   }
   return "";
+}
+
+/// One metrics scrape: the node's status, its weight cache's counters, the
+/// scheduler's queue and contention table; a part that does not answer
+/// within 2 s is left out.
+std::string scrape(caf::actor_system& sys, const actors::node_actor& node,
+                   executor::weight_cache* cache, const actors::scheduler_actor& scheduler) {
+  constexpr auto timeout = std::chrono::seconds{2};
+  caf::scoped_actor self{sys};
+  tools::metrics::snapshot s;
+  self->request(node, timeout, actors::status_atom::value)
+    .receive([&](actors::pb<proto::NodeStatus>& st) { s.node = std::move(st.value); },
+             [](caf::error&) {});
+  proto::CacheStatsReply cache_stats;
+  if (cache != nullptr) {
+    cache_stats = cache->stats();
+    s.cache = &cache_stats;
+  }
+  proto::PlacementQueue queue;
+  proto::GammaTable gamma;
+  if (scheduler) {
+    self->request(scheduler, timeout, actors::queue_atom::value)
+      .receive(
+        [&](actors::pb<proto::PlacementQueue>& q) {
+          queue = std::move(q.value);
+          s.queue = &queue;
+        },
+        [](caf::error&) {});
+    self->request(scheduler, timeout, actors::gamma_atom::value)
+      .receive(
+        [&](actors::pb<proto::GammaTable>& g) {
+          gamma = std::move(g.value);
+          s.gamma = &gamma;
+        },
+        [](caf::error&) {});
+  }
+  return tools::metrics::render(s);
 }
 
 } // namespace
@@ -162,6 +200,7 @@ int main(int argc, char** argv) {
           return p ? p->rate_bytes_per_s() : 0.0;
         });
     auto node = actors::spawn_node(sys, *cfg, roles);
+    tools::metrics::server metrics;
     const char* bind = cfg->bind_host.empty() ? nullptr : cfg->bind_host.c_str();
     auto port = actors::publish(sys, node, cfg->port, bind,
                                 cfg->tls.enabled);
@@ -176,12 +215,25 @@ int main(int argc, char** argv) {
           cfg->tls.enabled ? " with TLS" : "",
           cfg->scheduler ? " scheduler" : "", cfg->gpu_server ? " gpu_server" : "",
           cfg->cache_shard ? " cache_shard" : "");
+      if (cfg->metrics_port != 0) {
+        auto why = metrics.start(cfg->bind_host, cfg->metrics_port,
+                                 [&sys, node, cache, scheduler = roles.scheduler] {
+                                   return scrape(sys, node, cache.get(), scheduler);
+                                 });
+        if (why.empty())
+          log(log_level::info, "metrics on http://{}:{}/metrics",
+              cfg->bind_host.empty() ? "*" : cfg->bind_host, cfg->metrics_port);
+        else
+          log(log_level::warning, "no metrics ([node] metrics-port in {}): {}", cfg->source,
+              why);
+      }
       int sig = signals.wait();
       log(log_level::info, "signal {} received, stopping", sig);
     }
     // Armed here, destroyed only after ~actor_system (declared outside).
     watchdog.emplace(std::chrono::milliseconds{1900});
     watchdog->step("closing the listener");
+    metrics.stop();
     if (port)
       actors::unpublish(sys, node.address(), *port,
                         cfg->tls.enabled); // closes the listener early

@@ -1,0 +1,435 @@
+// cuSOLVER's LibraryCall ops in the executor. On the CPU: the generic runner
+// over a fake driver (host memory as device memory, fake_device.hpp) and a
+// fake cuSOLVER (tests/support/fake_cusolver.hpp) that computes real LU,
+// Cholesky and symmetric eigen results, so the values that come back are
+// checked; the spec's extents refuse what lies outside the session's
+// memory before the library runs. On a GPU ([gpu]): the same calls against
+// the vendor's library. The loader against the installed library.
+#include "executor/cusolver_api.hpp"
+#include "executor/executor.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "executor/cusolver_function_ids.hpp"
+#include "tests/executor/fake_device.hpp"
+#include "tests/executor/real_gpu.hpp"
+#include "tests/support/fake_cusolver.hpp"
+#include "tests/support/gpu_probe.hpp"
+#include "wire/library_args.hpp"
+
+namespace proto = gleam::proto;
+namespace ids = gleam::generated::cusolver_ids;
+using gleam::executor::cusolver_api;
+using gleam::test::fake_cusolver;
+using gleam::wire::arg_packer;
+
+namespace {
+
+constexpr uint64_t handle_id = 11;
+constexpr uint64_t params_id = 12;
+
+/// A 3 x 3 system A x = b with x = (1, 2, 3), column-major; A needs a row
+/// exchange at the first step (its largest first-column entry is row 2).
+const std::vector<double> system_a{1, 4, 2, 2, 1, 7, 3, 2, 1};
+const std::vector<double> system_x{1, 2, 3};
+
+/// b = A x of the system above.
+std::vector<double> system_b() {
+  std::vector<double> b(3, 0.0);
+  for (size_t j = 0; j < 3; ++j)
+    for (size_t i = 0; i < 3; ++i)
+      b[i] += system_a[i + 3 * j] * system_x[j];
+  return b;
+}
+
+/// The symmetric tridiagonal (-1, 2, -1) matrix of order 3, whose
+/// eigenvalues are 2 - sqrt(2), 2 and 2 + sqrt(2).
+const std::vector<double> laplacian{2, -1, 0, -1, 2, -1, 0, -1, 2};
+const std::vector<double> laplacian_eigenvalues{2 - std::sqrt(2.0), 2.0, 2 + std::sqrt(2.0)};
+
+/// cuSOLVER's LibraryCall ops on a client of an executor (Base: the fake
+/// executor or a real one, with run() and alloc()).
+template <class Base>
+struct cusolver_calls : Base {
+  /// A LibraryCall of cuSOLVER function `id` whose arguments are `args`,
+  /// packed by value in order (device addresses and handle ids as
+  /// uint64_t), as the generated client stubs pack them.
+  template <class... Args>
+  proto::OpResult call(uint32_t id, const Args&... args) {
+    arg_packer p;
+    (p.value(args), ...);
+    return this->run([&](proto::Op& op) {
+      auto* c = op.mutable_library_call();
+      c->set_library(proto::LibraryCall::CUSOLVER);
+      c->set_function(id);
+      c->set_args(p.take());
+    });
+  }
+
+  /// A call that must succeed (the server's error as the message).
+  template <class... Args>
+  proto::OpResult ok(uint32_t id, const Args&... args) {
+    auto r = call(id, args...);
+    INFO(r.error());
+    REQUIRE(r.blas_status() == CUSOLVER_STATUS_SUCCESS);
+    return r;
+  }
+
+  /// Host output `i` of `r` as a T.
+  template <class T>
+  static T output(const proto::OpResult& r, int i) {
+    REQUIRE(r.library_outputs().data_size() > i);
+    const auto& bytes = r.library_outputs().data(i);
+    REQUIRE(bytes.size() == sizeof(T));
+    T v{};
+    std::memcpy(&v, bytes.data(), sizeof(v));
+    return v;
+  }
+
+  /// cusolverDnCreate of handle `id` and cusolverDnCreateParams of params
+  /// `params`.
+  void open(uint64_t id = handle_id, uint64_t params = params_id) {
+    ok(ids::cusolverDnCreate, id);
+    ok(ids::cusolverDnCreateParams, params);
+  }
+
+  /// The typed getrf's workspace (elements) for an n x n double matrix at a.
+  int getrf_lwork(int n, uint64_t a) {
+    auto r = ok(ids::cusolverDnDgetrf_bufferSize, handle_id, n, n, a, n);
+    return output<int>(r, 0);
+  }
+
+  proto::OpResult dgetrf(int n, uint64_t a, uint64_t work, uint64_t ipiv, uint64_t info) {
+    return call(ids::cusolverDnDgetrf, handle_id, n, n, a, n, work, ipiv, info);
+  }
+
+  proto::OpResult dgetrs(int n, uint64_t a, uint64_t ipiv, uint64_t b, uint64_t info) {
+    return call(ids::cusolverDnDgetrs, handle_id, CUBLAS_OP_N, n, 1, a, n, ipiv, b, n, info);
+  }
+
+  /// cusolverDnXsyevd_bufferSize of an n x n double matrix: (device bytes,
+  /// host bytes).
+  std::pair<uint64_t, uint64_t> xsyevd_sizes(int64_t n, uint64_t a, uint64_t w) {
+    auto r = ok(ids::cusolverDnXsyevd_bufferSize, handle_id, params_id,
+                CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, CUDA_R_64F, a, n,
+                CUDA_R_64F, w, CUDA_R_64F);
+    return {output<uint64_t>(r, 0), output<uint64_t>(r, 1)};
+  }
+
+  proto::OpResult xsyevd(int64_t n, uint64_t a, uint64_t w, uint64_t dev, uint64_t dev_bytes,
+                         uint64_t host_bytes, uint64_t info) {
+    return call(ids::cusolverDnXsyevd, handle_id, params_id, CUSOLVER_EIG_MODE_VECTOR,
+                CUBLAS_FILL_MODE_LOWER, n, CUDA_R_64F, a, n, CUDA_R_64F, w, CUDA_R_64F, dev,
+                dev_bytes, host_bytes, info);
+  }
+
+  proto::OpResult dpotrf(int n, uint64_t a, uint64_t work, int lwork, uint64_t info) {
+    return call(ids::cusolverDnDpotrf, handle_id, CUBLAS_FILL_MODE_LOWER, n, a, n, work, lwork,
+                info);
+  }
+};
+
+/// The fake device with the fake cuSOLVER attached.
+struct fake_gpu : cusolver_calls<gleam::test::fake_executor> {
+  cusolver_api cusolver;
+
+  fake_gpu() {
+    fake_cusolver() = gleam::test::fake_cusolver_log{};
+    gleam::test::install_fake_cusolver(cusolver);
+    exec->use_library(cusolver);
+  }
+
+  /// Device memory holding `values` (the fake's device memory is host
+  /// memory).
+  uint64_t upload(const std::vector<double>& values) {
+    auto p = alloc(values.size() * sizeof(double));
+    std::memcpy(at<double>(p), values.data(), values.size() * sizeof(double));
+    return p;
+  }
+
+  template <class T>
+  static T* at(uint64_t p) {
+    return reinterpret_cast<T*>(static_cast<uintptr_t>(p));
+  }
+
+  template <class T>
+  std::vector<T> download(uint64_t p, size_t count) {
+    return std::vector<T>(at<T>(p), at<T>(p) + count);
+  }
+};
+
+using real_gpu = cusolver_calls<gleam::test::real_client>;
+
+/// Checks `got` against `want` element by element within `margin`.
+void check_near(const std::vector<double>& got, const std::vector<double>& want,
+                double margin = 1e-9) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    CHECK(got[i] == Approx(want[i]).margin(margin));
+  }
+}
+
+} // namespace
+
+TEST_CASE("cuSOLVER getrf and getrs by LibraryCalls solve A x = b in the session's memory",
+          "[executor][cusolver]") {
+  fake_gpu g;
+  g.open();
+  auto a = g.upload(system_a);
+  auto b = g.upload(system_b());
+  auto ipiv = g.alloc(3 * sizeof(int));
+  auto info = g.alloc(sizeof(int));
+  *fake_gpu::at<int>(info) = -7;
+  auto lwork = g.getrf_lwork(3, a);
+  CHECK(lwork == gleam::test::fake_cusolver_lwork(3));
+  auto work = g.alloc(static_cast<uint64_t>(lwork) * sizeof(double));
+  auto factored = g.dgetrf(3, a, work, ipiv, info);
+  INFO(factored.error());
+  REQUIRE(factored.blas_status() == CUSOLVER_STATUS_SUCCESS);
+  CHECK(*fake_gpu::at<int>(info) == 0);
+  // Row 2 holds the largest entry of the first column (1-based pivots).
+  CHECK(fake_gpu::at<int>(ipiv)[0] == 2);
+  REQUIRE(g.dgetrs(3, a, ipiv, b, info).blas_status() == CUSOLVER_STATUS_SUCCESS);
+  check_near(g.download<double>(b, 3), system_x);
+  // Each computation ran on the session's stream, set on the handle first.
+  REQUIRE(fake_cusolver().computed_on.size() == 2);
+  CHECK(fake_cusolver().computed_on[0] == gleam::test::fake_device().streams[0]);
+  CHECK(fake_cusolver().computed_on[1] == fake_cusolver().computed_on[0]);
+}
+
+TEST_CASE("cuSOLVER's 64-bit syevd gives a symmetric matrix's eigenvalues and vectors",
+          "[executor][cusolver]") {
+  fake_gpu g;
+  g.open();
+  auto a = g.upload(laplacian);
+  auto w = g.alloc(3 * sizeof(double));
+  auto info = g.alloc(sizeof(int));
+  auto [dev_bytes, host_bytes] = g.xsyevd_sizes(3, a, w);
+  CHECK(dev_bytes == gleam::test::fake_cusolver_device_bytes(3));
+  CHECK(host_bytes == gleam::test::fake_cusolver_host_bytes(3));
+  auto dev = g.alloc(dev_bytes);
+  auto r = g.xsyevd(3, a, w, dev, dev_bytes, host_bytes, info);
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUSOLVER_STATUS_SUCCESS);
+  check_near(g.download<double>(w, 3), laplacian_eigenvalues);
+  // The host workspace is the server's own memory of the size asked for.
+  CHECK(fake_cusolver().host_workspace == host_bytes);
+  // A v = lambda v for the first eigenvector (in A's first column).
+  auto v = g.download<double>(a, 3);
+  for (size_t i = 0; i < 3; ++i) {
+    double av = 0;
+    for (size_t j = 0; j < 3; ++j)
+      av += laplacian[i + 3 * j] * v[j];
+    CHECK(av == Approx(laplacian_eigenvalues[0] * v[i]).margin(1e-9));
+  }
+}
+
+TEST_CASE("cuSOLVER's potrf factors a positive definite matrix and reports one that is not",
+          "[executor][cusolver]") {
+  fake_gpu g;
+  g.open();
+  auto a = g.upload({4, 2, 2, 3});
+  auto info = g.alloc(sizeof(int));
+  auto work = g.alloc(gleam::test::fake_cusolver_lwork(2) * sizeof(double));
+  REQUIRE(g.dpotrf(2, a, work, gleam::test::fake_cusolver_lwork(2), info).blas_status()
+          == CUSOLVER_STATUS_SUCCESS);
+  CHECK(*fake_gpu::at<int>(info) == 0);
+  // L = [[2, 0], [1, sqrt(2)]]; the upper triangle is left as it was.
+  check_near(g.download<double>(a, 4), {2, 1, 2, std::sqrt(2.0)});
+  auto indefinite = g.upload({1, 2, 2, 1});
+  REQUIRE(g.dpotrf(2, indefinite, work, gleam::test::fake_cusolver_lwork(2), info).blas_status()
+          == CUSOLVER_STATUS_SUCCESS);
+  CHECK(*fake_gpu::at<int>(info) == 2);
+}
+
+TEST_CASE("cuSOLVER's potrfBatched factors the matrices an array of device pointers names",
+          "[executor][cusolver]") {
+  fake_gpu g;
+  g.open();
+  auto first = g.upload({4, 2, 2, 3});
+  auto second = g.upload({9, 3, 3, 5});
+  auto info = g.alloc(2 * sizeof(int));
+  auto batch = [&](std::vector<uint64_t> matrices) {
+    auto array = g.alloc(matrices.size() * sizeof(uint64_t));
+    std::memcpy(fake_gpu::at<uint64_t>(array), matrices.data(), matrices.size() * 8);
+    return g.call(ids::cusolverDnDpotrfBatched, handle_id, CUBLAS_FILL_MODE_LOWER, 2, array, 2,
+                  info, static_cast<int>(matrices.size()));
+  };
+  SECTION("every matrix factored, an info each") {
+    auto r = batch({first, second});
+    INFO(r.error());
+    REQUIRE(r.blas_status() == CUSOLVER_STATUS_SUCCESS);
+    check_near(g.download<double>(first, 4), {2, 1, 2, std::sqrt(2.0)});
+    check_near(g.download<double>(second, 4), {3, 1, 3, 2});
+    CHECK(g.download<int>(info, 2) == std::vector<int>{0, 0});
+  }
+  SECTION("a pointer to a matrix smaller than n x n: refused, nothing factored") {
+    auto small = g.upload({1, 2, 3});
+    auto r = batch({first, small});
+    CHECK(r.blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("Aarray[1]"));
+    CHECK(g.download<double>(first, 4) == std::vector<double>{4, 2, 2, 3});
+    CHECK(fake_cusolver().computations == 0);
+  }
+  SECTION("an array shorter than the batch") {
+    auto array = g.alloc(sizeof(uint64_t));
+    *fake_gpu::at<uint64_t>(array) = first;
+    auto r = g.call(ids::cusolverDnDpotrfBatched, handle_id, CUBLAS_FILL_MODE_LOWER, 2, array, 2,
+                    info, 2);
+    CHECK(r.blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("Aarray:"));
+    CHECK(fake_cusolver().computations == 0);
+  }
+}
+
+TEST_CASE("cuSOLVER calls outside the session's memory or handles reach no library",
+          "[executor][cusolver]") {
+  fake_gpu g;
+  g.open();
+  auto info = g.alloc(sizeof(int));
+  *fake_gpu::at<int>(info) = -7;
+  auto ipiv = g.alloc(3 * sizeof(int));
+  auto work = g.alloc(gleam::test::fake_cusolver_lwork(3) * sizeof(double));
+  SECTION("a matrix smaller than n x n with its leading dimension") {
+    auto a = g.upload(std::vector<double>(system_a.begin(), system_a.end() - 1));
+    auto r = g.dgetrf(3, a, work, ipiv, info);
+    CHECK(r.blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("A:"));
+    CHECK(g.download<double>(a, 8) == std::vector<double>(system_a.begin(), system_a.end() - 1));
+  }
+  SECTION("a workspace smaller than the library's getrf_bufferSize") {
+    auto a = g.upload(system_a);
+    auto small = g.alloc((gleam::test::fake_cusolver_lwork(3) - 1) * sizeof(double));
+    auto r = g.dgetrf(3, a, small, ipiv, info);
+    CHECK(r.blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("Workspace"));
+    CHECK(g.download<double>(a, 9) == system_a);
+  }
+  SECTION("pivots one short of min(m, n)") {
+    auto a = g.upload(system_a);
+    auto short_ipiv = g.alloc(2 * sizeof(int));
+    CHECK(g.dgetrf(3, a, work, short_ipiv, info).blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+  }
+  SECTION("no pivots at all (NULL: an LU without pivoting) span nothing") {
+    auto a = g.upload(system_a);
+    CHECK(g.dgetrf(3, a, work, 0, info).blas_status() == CUSOLVER_STATUS_SUCCESS);
+    CHECK(fake_cusolver().computations == 1);
+  }
+  SECTION("a device workspace smaller than the 64-bit call says") {
+    auto a = g.upload(laplacian);
+    auto w = g.alloc(3 * sizeof(double));
+    auto dev = g.alloc(16);
+    CHECK(g.xsyevd(3, a, w, dev, 17, 8, info).blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(g.download<double>(a, 9) == laplacian);
+  }
+  SECTION("a host workspace larger than a call may use") {
+    auto a = g.upload(laplacian);
+    auto w = g.alloc(3 * sizeof(double));
+    auto dev = g.alloc(64);
+    auto r = g.xsyevd(3, a, w, dev, 64, uint64_t{1} << 40, info);
+    CHECK(r.blas_status() != CUSOLVER_STATUS_SUCCESS);
+    CHECK_THAT(r.error(), Catch::Contains("bufferOnHost"));
+  }
+  SECTION("a handle the session does not hold") {
+    auto a = g.upload(system_a);
+    auto r = g.call(ids::cusolverDnDgetrf, handle_id + 5, 3, 3, a, 3, work, ipiv, info);
+    CHECK(r.blas_status() == CUSOLVER_STATUS_NOT_INITIALIZED);
+  }
+  CHECK(*fake_gpu::at<int>(info) == (fake_cusolver().computations == 0 ? -7 : 0));
+  if (fake_cusolver().computations == 0)
+    CHECK(fake_cusolver().computed_on.empty());
+}
+
+TEST_CASE("cuSOLVER's version comes from the server's library; a session's end destroys its "
+          "handles",
+          "[executor][cusolver]") {
+  {
+    fake_gpu g;
+    auto v = g.ok(ids::cusolverGetVersion);
+    CHECK(fake_gpu::output<int>(v, 0) == 12004);
+    auto major = g.ok(ids::cusolverGetProperty, MAJOR_VERSION);
+    CHECK(fake_gpu::output<int>(major, 0) == 12);
+    g.open();
+    g.ok(ids::cusolverDnCreate, handle_id + 1);
+    REQUIRE(fake_cusolver().handles.size() == 2);
+    REQUIRE(fake_cusolver().params == 1);
+    g.ok(ids::cusolverDnDestroyParams, params_id);
+    CHECK(fake_cusolver().params == 0);
+    g.exec->close_session(g.session);
+    CHECK(fake_cusolver().handles.empty());
+  }
+}
+
+TEST_CASE("cusolver_api loads the vendor's cuSOLVER and refuses Gleam's own",
+          "[executor][cusolver]") {
+  if (!std::ifstream{"/usr/local/cuda/lib64/libcusolver.so.12"}.good()) {
+    WARN("no vendor libcusolver.so.12 to load; skipped");
+    return;
+  }
+  auto api = cusolver_api::load("/usr/local/cuda/lib64");
+  REQUIRE(api);
+  CHECK((*api)->cusolverDnXgetrf != nullptr);
+  CHECK((*api)->cusolverDnZgesvdjBatched != nullptr);
+  auto own = cusolver_api::load(gleam::test::build_path("lib"));
+  CHECK_FALSE(own);
+}
+
+TEST_CASE("cuSOLVER on the GPU: getrf and getrs solve A x = b, syevd and potrf give the known "
+          "results, an out-of-range matrix is refused",
+          "[gpu][executor][cusolver]") {
+  real_gpu g;
+  g.open();
+  auto info = g.alloc(sizeof(int));
+
+  // LU and solve, typed API.
+  auto a = g.upload(system_a.data(), 9 * sizeof(double));
+  auto b_host = system_b();
+  auto b = g.upload(b_host.data(), 3 * sizeof(double));
+  auto ipiv = g.alloc(3 * sizeof(int));
+  auto lwork = g.getrf_lwork(3, a);
+  auto work = g.alloc(static_cast<size_t>(std::max(lwork, 1)) * sizeof(double));
+  auto factored = g.dgetrf(3, a, work, ipiv, info);
+  INFO(factored.error());
+  REQUIRE(factored.blas_status() == CUSOLVER_STATUS_SUCCESS);
+  REQUIRE(g.dgetrs(3, a, ipiv, b, info).blas_status() == CUSOLVER_STATUS_SUCCESS);
+  CHECK(g.download<int>(info, 1)[0] == 0);
+  check_near(g.download<double>(b, 3), system_x);
+
+  // Eigenvalues, 64-bit API.
+  auto s = g.upload(laplacian.data(), 9 * sizeof(double));
+  auto w = g.alloc(3 * sizeof(double));
+  auto [dev_bytes, host_bytes] = g.xsyevd_sizes(3, s, w);
+  auto dev = g.alloc(static_cast<size_t>(std::max<uint64_t>(dev_bytes, 1)));
+  auto eig = g.xsyevd(3, s, w, dev, dev_bytes, host_bytes, info);
+  INFO(eig.error());
+  REQUIRE(eig.blas_status() == CUSOLVER_STATUS_SUCCESS);
+  CHECK(g.download<int>(info, 1)[0] == 0);
+  check_near(g.download<double>(w, 3), laplacian_eigenvalues, 1e-12);
+
+  // Cholesky.
+  std::vector<double> spd{4, 2, 2, 3};
+  auto c = g.upload(spd.data(), 4 * sizeof(double));
+  auto plw = g.ok(ids::cusolverDnDpotrf_bufferSize, handle_id, CUBLAS_FILL_MODE_LOWER, 2, c, 2);
+  auto potrf_lwork = real_gpu::output<int>(plw, 0);
+  auto pwork = g.alloc(static_cast<size_t>(std::max(potrf_lwork, 1)) * sizeof(double));
+  REQUIRE(g.dpotrf(2, c, pwork, potrf_lwork, info).blas_status() == CUSOLVER_STATUS_SUCCESS);
+  CHECK(g.download<int>(info, 1)[0] == 0);
+  auto l = g.download<double>(c, 4);
+  CHECK(l[0] == Approx(2.0));
+  CHECK(l[1] == Approx(1.0));
+  CHECK(l[3] == Approx(std::sqrt(2.0)));
+
+  // A matrix one element short: refused before the library, nothing written.
+  std::vector<double> eight(system_a.begin(), system_a.end() - 1);
+  auto short_a = g.upload(eight.data(), 8 * sizeof(double));
+  auto refused = g.dgetrf(3, short_a, work, ipiv, info);
+  CHECK(refused.blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+  CHECK(g.download<double>(short_a, 8) == eight);
+}
