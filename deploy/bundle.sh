@@ -37,9 +37,9 @@ if [ -d "$build/lib/driver" ]; then
 fi
 # Keep the SONAME links (libcudart.so.13 -> libcudart.so.13.0.0; the same for
 # libcublas.so.13, libcublasLt.so.13, libcurand.so.10, libcufft.so.12,
-# libcusolver.so.12, libcudnn.so.9 and libnvidia-ml.so.1, which gleam-run
-# preloads; the vendor's
-# libraries are never bundled: the server loads the GPU host's own).
+# libcusparse.so.12, libcusolver.so.12, libcudnn.so.9 and libnvidia-ml.so.1,
+# which gleam-run preloads; the vendor's libraries are never bundled: the
+# server loads the GPU host's own).
 for f in "$build"/lib/*.so*; do
   [ -L "$f" ] && cp -P "$f" "$root/lib/"
 done
@@ -64,7 +64,7 @@ find "$build" -maxdepth 3 \( -name '*.fatbin' -o -path "$build/interpose/*.txt" 
 
 # Non-system shared libraries, resolved here: everything ldd finds that is
 # not part of glibc / the compiler runtime / the CUDA driver.
-system_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcuda\.so|libcudart\.so|libcublas|libcurand|libcufft|libcusolver|libnvidia-ml|libcudnn)'
+system_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcuda\.so|libcudart\.so|libcublas|libcurand|libcufft|libcusparse|libcusolver|libnvidia-ml|libcudnn)'
 for f in "$root"/bin/* "$root"/lib/*.so* "$root"/tests/*; do
   [ -f "$f" ] || continue
   ldd "$f" 2>/dev/null | awk '/=> \//{print $1" "$3}' | while read -r name path; do

@@ -14,8 +14,8 @@ wheel_dir_of() {
 hits = [h for r in nvidia.__path__ for h in sorted(glob.glob(os.path.join(r, "*", "lib", sys.argv[1])))]
 print(os.path.dirname(hits[0]) if hits else "")' "$1" 2>/dev/null
 }
-for lib in CUBLAS:libcublas.so.13 CURAND:libcurand.so.10 CUFFT:libcufft.so.12 CUSOLVER:libcusolver.so.12 \
-           CUDNN:libcudnn.so.9; do
+for lib in CUBLAS:libcublas.so.13 CURAND:libcurand.so.10 CUFFT:libcufft.so.12 \
+  CUSPARSE:libcusparse.so.12 CUSOLVER:libcusolver.so.12 CUDNN:libcudnn.so.9; do
   var=GLEAM_${lib%%:*}_DIR soname=${lib#*:}
   if [ -z "${!var:-}" ] && { [ ! -e "$cuda_lib/$soname" ] || [ "${lib%%:*}" = CUDNN ]; }; then
     dir=$(wheel_dir_of "$soname")

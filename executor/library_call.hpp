@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -242,6 +243,17 @@ private:
   /// Host outputs: memory and size, in parameter order.
   std::vector<std::pair<void*, uint64_t>> outputs_;
 };
+
+/// The value of type `T` at the start of an in or inout host parameter's
+/// bytes as they arrived (a generated 'dev' extent's '*<param>'); zero when
+/// fewer bytes came.
+template <class T>
+T host_arg_value(const library_call_env::scalar_arg& a) noexcept {
+  T v{};
+  if (a.bytes.size() >= sizeof(T))
+    std::memcpy(&v, a.bytes.data(), sizeof(T));
+  return v;
+}
 
 /// For a hand-written server side of a function with an id: true when its
 /// arguments `in` were read to their end and the loaded library has the

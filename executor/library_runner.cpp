@@ -15,12 +15,14 @@ namespace gleam::executor {
 // Written by generate.py from each library's spec (<lib>_library_calls.cpp).
 extern const library_descriptor curand_library;
 extern const library_descriptor cufft_library;
+extern const library_descriptor cusparse_library;
 extern const library_descriptor nvml_library;
 extern const library_descriptor cudnn_library;
 extern const library_descriptor cusolver_library;
 
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept {
-  static const library_descriptor* const all[] = {&curand_library, &cufft_library, &nvml_library,
+  static const library_descriptor* const all[] = {&curand_library, &cufft_library,
+                                                  &cusparse_library, &nvml_library,
                                                   &cudnn_library, &cusolver_library};
   for (const auto* d : all)
     if (d->library == library)

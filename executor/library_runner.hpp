@@ -61,7 +61,7 @@ struct library_descriptor {
 };
 
 /// The descriptors of the libraries the generic runner serves (cuRAND,
-/// cuFFT, NVML, cuDNN).
+/// cuFFT, cuSPARSE, NVML, cuDNN, cuSOLVER).
 const library_descriptor* find_library(proto::LibraryCall::Library library) noexcept;
 
 /// Loaded libraries to use instead of each library's shared() one, by

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Drafts cudart.spec entries for exported names that the spec lacks.
+"""Drafts spec entries for exported names that a spec lacks.
 
-Used when a new CUDA release adds functions: it reads the names exported by
-the vendor's libcudart.so.13, asks clang for the vendor prototypes
-(-Xclang -ast-dump of the runtime headers), guesses pointer directions and
+Used when a new CUDA release adds functions or a new library is remoted: it
+reads the names a vendor library exports, asks clang for the vendor
+prototypes (-Xclang -ast-dump of the runtime headers, or of the headers
+given with --header), guesses pointer directions and
 lengths, and prints one draft entry per missing name on stdout (class
 unsupported, reason "not reviewed yet"). A person reviews every drafted line
 before it is added to interpose/spec/cudart.spec; this tool never writes the
@@ -12,6 +13,9 @@ spec itself and the build never runs it.
   python3 interpose/gen/draft_spec.py \
       --names interpose/spec/libcudart.so.13.symbols \
       --spec interpose/spec/cudart.spec > /tmp/draft.spec
+
+  python3 interpose/gen/draft_spec.py --header cusparse.h \
+      --names interpose/spec/libcusparse.so.12.symbols > /tmp/cusparse.draft
 
 Needs clang on PATH and the CUDA headers (--cuda-include, default
 /usr/local/cuda/include). Python 3 standard library only.
@@ -34,7 +38,7 @@ HEADERS = [
 ]
 
 FUNC_RE = re.compile(r"FunctionDecl 0x[0-9a-f]+ <[^>]*> \S+(?: \S+:\d+:\d+)?"
-                     r"(?: (?:referenced|used|implicit))* (\w+) '([^']*)' extern$")
+                     r"(?: (?:referenced|used|implicit))* (\w+) '([^']*)'(?: extern)?$")
 PARM_RE = re.compile(r"ParmVarDecl 0x[0-9a-f]+ <.*?> (?:<scratch space>:\d+:\d+|\S+)"
                      r"(?: (?:referenced|used))*(?: (\w+))? '([^']*)'")
 
@@ -58,13 +62,14 @@ typedef VdpStatus VdpGetProcAddress(VdpDevice device, VdpFuncId function_id,
 """
 
 
-def vendor_prototypes(cuda_include):
-    """Returns {name: (return type, [(param type, param name)])}."""
+def vendor_prototypes(cuda_include, headers=None):
+    """Returns {name: (return type, [(param type, param name)])} of the
+    functions `headers` (default: the runtime's, HEADERS) declare."""
     with tempfile.TemporaryDirectory() as tmp:
         vdpau_shim(os.path.join(tmp, "shim"))
         source = os.path.join(tmp, "all.cpp")
         with open(source, "w") as f:
-            for h in HEADERS:
+            for h in headers or HEADERS:
                 f.write("#include <%s>\n" % h)
         ast = subprocess.run(
             ["clang++", "-std=c++17", "-D__CUDA_API_VERSION_INTERNAL",
@@ -160,6 +165,8 @@ def main():
     ap.add_argument("--names", required=True, help="one exported name per line")
     ap.add_argument("--spec", help="existing spec; names it has are skipped")
     ap.add_argument("--cuda-include", default="/usr/local/cuda/include")
+    ap.add_argument("--header", action="append",
+                    help="a vendor header to read instead of the runtime's (repeatable)")
     args = ap.parse_args()
     with open(args.names) as f:
         names = [n.strip() for n in f if n.strip() and not n.startswith("#")]
@@ -167,7 +174,7 @@ def main():
     if args.spec:
         with open(args.spec) as f:
             known = {l.split()[1] for l in f if l.startswith("fn ")}
-    protos = vendor_prototypes(args.cuda_include)
+    protos = vendor_prototypes(args.cuda_include, args.header)
     for name in names:
         if name in known:
             continue

@@ -4,7 +4,8 @@
 One spec per library (--library or --surface, default: the spec's file name
 stem): cudart (libcudart.so.13), cuda (libcuda.so.1, the driver-level
 surface), cublas (libcublas.so.13), cublasLt (libcublasLt.so.13), curand
-(libcurand.so.10), cudnn (libcudnn.so.9), cusolver (libcusolver.so.12).
+(libcurand.so.10), cudnn (libcudnn.so.9), cufft (libcufft.so.12), cusparse
+(libcusparse.so.12), cusolver (libcusolver.so.12), nvml (libnvidia-ml.so.1).
 Writes, into
 --out-dir (the build directory, never the source tree), with <lib> the
 library's name:
@@ -216,6 +217,50 @@ LIBRARIES = {
                 ("CUFFT_NVRTC_FAILURE", "CUDA_ERROR_UNKNOWN"),
                 ("CUFFT_NVJITLINK_FAILURE", "CUDA_ERROR_UNKNOWN"),
                 ("CUFFT_NVSHMEM_FAILURE", "CUDA_ERROR_UNKNOWN"),
+            ])),
+    # libcusparse.so.12 (CUDA 13 ships cuSPARSE 12): handles and descriptors
+    # declared in the spec (the const descriptor types as aliases), the
+    # generic client and server pieces. Device pointers a descriptor holds
+    # are checked at every execution ('verify', executor/cusparse_checks.cpp)
+    # against the vendor's descriptor.
+    "cusparse": library(
+        "cusparse", ["cusparse.h"],
+        {"cusparseStatus_t": "CUSPARSE_STATUS_NOT_SUPPORTED",
+         "const char *": '"unsupported by gleam"'},
+        "gleam::interpose::report_library_unsupported", "interpose/library_call.hpp",
+        "cusparse_export.hpp", version="libcusparse.so.12",
+        generated=generated_calls(
+            "cusparseStatus_t", "CUSPARSE", "CUSPARSE_STATUS_INVALID_VALUE",
+            "CUSPARSE_STATUS_NOT_INITIALIZED", "CUSPARSE_STATUS_NOT_SUPPORTED",
+            "interpose/cusparse/library.hpp", "gleam::interpose::cusparse",
+            "cusparse_api", "executor/cusparse_api.hpp", "run_generated_cusparse",
+            success="CUSPARSE_STATUS_SUCCESS", display="cuSPARSE",
+            alloc_failed="CUSPARSE_STATUS_ALLOC_FAILED",
+            internal="CUSPARSE_STATUS_INTERNAL_ERROR",
+            client_traits="gleam::interpose::cusparse::traits",
+            expression_words=(
+                "api", "cusparse_scalar_bytes", "cusparse_index_bytes", "cusparse_value_bytes",
+                "cusparse_dense_bytes", "cusparse_sized", "cusparse_host_scalars",
+                "cusparse_sparse_ok", "cusparse_dense_ok", "cusparse_vector_ok",
+                "cusparse_keep_batch", "cusparse_spmm_buffer", "cusparse_spmv_buffer",
+                "cusparse_sddmm_buffer", "cusparse_spsv_buffer", "cusparse_spsm_buffer",
+                "cusparse_coosort_buffer", "cusparse_csrsort_buffer", "cusparse_cscsort_buffer",
+                "cusparse_keep_buffer", "cusparse_buffer_ok", "cusparse_csr2csc_buffer",
+                "cusparse_to_dense_buffer", "cusparse_to_sparse_buffer"),
+            client_api="gleam::interpose::cusparse::client_handles",
+            statuses=[
+                ("CUSPARSE_STATUS_SUCCESS", "CUDA_SUCCESS"),
+                ("CUSPARSE_STATUS_NOT_INITIALIZED", "CUDA_ERROR_NOT_INITIALIZED"),
+                ("CUSPARSE_STATUS_ALLOC_FAILED", "CUDA_ERROR_OUT_OF_MEMORY"),
+                ("CUSPARSE_STATUS_INVALID_VALUE", "CUDA_ERROR_INVALID_VALUE"),
+                ("CUSPARSE_STATUS_ARCH_MISMATCH", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSPARSE_STATUS_MAPPING_ERROR", "CUDA_ERROR_UNKNOWN"),
+                ("CUSPARSE_STATUS_EXECUTION_FAILED", "CUDA_ERROR_UNKNOWN"),
+                ("CUSPARSE_STATUS_INTERNAL_ERROR", "CUDA_ERROR_UNKNOWN"),
+                ("CUSPARSE_STATUS_MATRIX_TYPE_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSPARSE_STATUS_ZERO_PIVOT", "CUDA_ERROR_UNKNOWN"),
+                ("CUSPARSE_STATUS_NOT_SUPPORTED", "CUDA_ERROR_NOT_SUPPORTED"),
+                ("CUSPARSE_STATUS_INSUFFICIENT_RESOURCES", "CUDA_ERROR_OUT_OF_MEMORY"),
             ])),
     # libcusolver.so.12 (CUDA 13 ships cuSOLVER 12): the dense API's handles
     # declared in the spec, the generic client and server pieces; the 64-bit
@@ -458,6 +503,8 @@ class function:
         self.checks = []
         # 'remember <handle>.<field> = <param>' lines: (handle, field, param).
         self.remember = []
+        # 'verify <condition>' lines: server-side checks before the call.
+        self.verify = []
         # 'async <condition>': a sync entry that does not wait when the
         # condition holds at the call (None: always as 'call' says).
         self.async_when = None
@@ -599,6 +646,10 @@ def parse(path):
             if not m:
                 raise spec_error("%s: remember takes '<handle>.<field> = <param>'" % where)
             current.remember.append(m.groups())
+        elif key == "verify":
+            if not rest:
+                raise spec_error("%s: verify needs a condition" % where)
+            current.verify.append(rest)
         elif key == "check":
             # check <condition> [else <status>]
             condition, _, status = rest.partition(" else ")
@@ -656,9 +707,9 @@ def validate(fn, path):
         raise spec_error("%s: 'reason' and 'fail' belong to unsupported entries only" % where)
     if fn.cls == "generated":
         library_calls.validate_generated(fn, where, LIB, LIB.handles, spec_error)
-    elif fn.checks or fn.remember or fn.async_when:
-        raise spec_error("%s: 'check', 'remember' and 'async' belong to generated entries only"
-                         % where)
+    elif fn.checks or fn.remember or fn.async_when or fn.verify:
+        raise spec_error("%s: 'check', 'remember', 'verify' and 'async' belong to generated "
+                         "entries only" % where)
     elif fn.id is not None and (fn.cls != "manual" or LIB.generated is None):
         raise spec_error("%s: 'id' belongs to generated entries and to manual entries of "
                          "libraries with generated calls (their hand-written server side)"
@@ -677,9 +728,10 @@ def validate(fn, path):
                 raise spec_error("%s: length '%s' of %s names no parameter '%s'"
                                  % (where, p.length, p.name, ident))
     conditions = [c for c, _ in fn.checks] + ([fn.async_when] if fn.async_when else [])
-    for check in conditions:
+    for check in conditions + fn.verify:
+        server_words = ("env", "note") if check in fn.verify else ()
         for ident in re.findall(r"[A-Za-z_]\w*", check):
-            if ident not in names and ident not in words \
+            if ident not in names and ident not in words and ident not in server_words \
                     and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: check '%s' names no parameter '%s'"
                                  % (where, check, ident))

@@ -47,6 +47,12 @@ import re
 #   destroys     '| destroys': a by-value handle the call destroys
 #   stream       '| stream': a by-value cudaStream_t (the client's stream
 #                handle on the wire, the session's driver stream on the server)
+# A 'dev' extent may read an in or inout host parameter's value as '*<p>'.
+# Entry lines 'verify <condition>' (server only, after the handles are found
+# and the device ranges checked, before the vendor's call): a condition
+# that, when false, has failed the call itself; it may name 'env' (the
+# call's library_call_env), 'api' and 'note(<handle param>)' (the note slot
+# of an object handle parameter, library_handle_entry::note).
 POINTER_KINDS = ("dev", "scalar", "devarray", "host", "opthost", "scratch", "dev_or_host", "handle")
 VALUE_KINDS = ("destroys", "stream")
 
@@ -58,6 +64,10 @@ class handle_type:
       handle <C type> value destroy <function> [stream <function>]
       handle <C type> address destroy <function>
       handle <C type> device <struct> lookup <function>
+
+    Any of them may end in 'alias <C type>...': further C types that name
+    the same handles (cuSPARSE's cusparseConstSpMatDescr_t, a pointer to a
+    const cusparseSpMatDescr).
 
     object: the app holds a client object (<struct>, whose first member is
     a gleam::interpose::library_handle) named on the wire by a client-chosen
@@ -73,8 +83,10 @@ class handle_type:
     end; stream: the function that puts one on a stream (the server calls it
     before work when the handle's stream changed)."""
 
-    def __init__(self, ctype, kind, struct, destroy, stream, index, line, lookup=None):
+    def __init__(self, ctype, kind, struct, destroy, stream, index, line, lookup=None,
+                 aliases=()):
         self.ctype = ctype
+        self.aliases = tuple(aliases)
         self.kind = kind
         self.struct = struct
         self.destroy = destroy
@@ -90,6 +102,18 @@ class handle_type:
 
 def parse_handle_line(rest, where, spec_error, index, line):
     words = rest.split()
+    aliases = []
+    if "alias" in words:
+        at = words.index("alias")
+        words, aliases = words[:at], words[at + 1:]
+        if not aliases:
+            raise spec_error("%s: 'alias' names one C type or more" % where)
+    made = parse_handle_words(words, where, spec_error, index, line)
+    made.aliases = tuple(aliases)
+    return made
+
+
+def parse_handle_words(words, where, spec_error, index, line):
     if len(words) < 2 or words[1] not in ("object", "value", "address", "device"):
         raise spec_error("%s: 'handle <type> object <struct> destroy <fn> [stream <fn>]', "
                          "'handle <type> value destroy <fn> [stream <fn>]', "
@@ -206,8 +230,11 @@ def parse_note(decl, name, note, where, spec_error, make_param):
 
 
 def handle_of_type(handles, ctype):
+    if ctype is not None and ctype.startswith("const ") and "*" not in ctype:
+        # A by-value handle declared const ('const cusparseMatDescr_t').
+        ctype = ctype[len("const "):]
     for h in handles:
-        if h.ctype == ctype:
+        if h.ctype == ctype or ctype in h.aliases:
             return h
     return None
 
@@ -284,16 +311,21 @@ def validate_generated(fn, where, lib, handles, spec_error):
             p.handle = declared
         elif p.kind in POINTER_KINDS:
             stars = 2 if p.kind == "devarray" else 1
-            # A host array of addresses (cuDNN's weight and dropout state
+            # A host output may hold pointers (cusparseCsrGet's void **), and
+            # a host array of addresses (cuDNN's weight and dropout state
             # addresses): 'void **' takes 'host' and 'opthost'.
-            if p.kind in ("host", "opthost") and p.ctype().replace(" ", "") == "void**":
+            if (p.kind == "host" and p.ctype().count("*") == 2 and p.direction == "out") \
+                    or (p.kind in ("host", "opthost") and p.ctype().replace(" ", "") == "void**"):
                 stars = 2
             if p.ctype().count("*") != stars or "[" in p.decl:
                 raise spec_error("%s: %s: %s takes a %s pointer" % (
                     where, p.name, p.kind, "double" if stars == 2 else "single"))
         if p.kind == "scalar" and p.pointee() == "void" and p.length is None:
             raise spec_error("%s: void scalar %s needs its size in bytes" % (where, p.name))
-        if p.kind in POINTER_KINDS and p.direction != "in" and p.ctype().startswith("const"):
+        # 'const void **' is a pointer to a writable pointer: only the
+        # outermost pointee's const forbids writing.
+        if p.kind in POINTER_KINDS and p.direction != "in" and p.ctype().startswith("const") \
+                and p.ctype().count("*") == 1:
             raise spec_error("%s: %s is const but annotated %s" % (where, p.name, p.direction))
     for p in fn.params:
         if p.optional and p.kind != "handle_value":
@@ -326,6 +358,13 @@ def validate_generated(fn, where, lib, handles, spec_error):
                 or len(host_outputs(fn)) != len(made):
             raise spec_error("%s: 'async <condition>' belongs to a 'call sync' entry whose only "
                              "host output is a new object handle" % where)
+    for condition in fn.verify:
+        for m in re.finditer(r"\bnote\(\s*(\w+)\s*\)", condition):
+            p = by_name.get(m.group(1))
+            if p is None or p.kind not in ("handle_value", "destroys") \
+                    or p.handle.kind != "object":
+                raise spec_error("%s: verify: note(%s) names no object handle parameter"
+                                 % (where, m.group(1)))
     if host_outputs(fn) and fn.call != "sync":
         raise spec_error("%s: a generated entry with host outputs: 'call sync'" % where)
     if fn.call not in ("sync", "async"):
@@ -417,7 +456,11 @@ def release_handle(p, expr, traits):
         return "gleam::interpose::release_value_handle(%s, %d, %s)" % (
             traits, p.handle.index, expr)
     # Typed as the client struct: some handle types are void * to the app
-    # (cudnnBackendDescriptor_t).
+    # (cudnnBackendDescriptor_t), some point to const (an alias such as
+    # cusparseConstSpMatDescr_t).
+    if p.ctype() in p.handle.aliases or p.ctype().rstrip("*").strip() in p.handle.aliases:
+        return ("gleam::interpose::release_library_handle(const_cast<%s*>("
+                "static_cast<const %s*>(%s)))" % (p.handle.struct, p.handle.struct, expr))
     return "gleam::interpose::release_library_handle(static_cast<%s*>(%s))" % (
         p.handle.struct, expr)
 
@@ -756,7 +799,7 @@ def server_case(fn, lib):
     for p in fn.params:
         if p.kind == "dev":
             out.append('      if (!env.device(%s_, %s, "%s"))\n        return true;\n'
-                       % (p.name, byte_count(p), p.name))
+                       % (p.name, host_values(fn, byte_count(p)), p.name))
     for p in fn.params:
         if p.kind == "devarray":
             count, each = p.array_parts()
@@ -764,6 +807,8 @@ def server_case(fn, lib):
                 each, p.pointee())
             out.append('      if (!env.device_array(%s_, %s, %s, "%s"))\n        return true;\n'
                        % (p.name, count, each_bytes, p.name))
+    for condition in fn.verify:
+        out.append("      if (!(%s))\n        return true;\n" % server_condition(fn, condition))
     for p in host_order(fn):
         if p.kind == "scalar":
             out.append('      auto* %s = env.scalar_%s(%s_, %s, "%s");\n'
@@ -816,9 +861,13 @@ def server_case(fn, lib):
     elif created:
         p = created[0]
         out.append("      auto st_ = %s;\n" % call)
+        made = "%s_made" % p.name
+        if p.ctype()[:-1].strip() in p.handle.aliases:
+            # An alias pointing to const (cusparseConstSpMatDescr_t).
+            made = "const_cast<void*>(static_cast<const void*>(%s))" % made
         if p.handle.kind in ("object", "value"):
             adopt = "env.adopt(%s_, %d, %s, %s)" % (
-                p.name, p.handle.index, to_table(p.handle, "%s_made" % p.name),
+                p.name, p.handle.index, to_table(p.handle, made),
                 "true" if p.host_handle else "false")
         else:
             adopt = "env.adopt_address(%d, %s_made)" % (p.handle.index, p.name)
@@ -836,6 +885,28 @@ def server_case(fn, lib):
         out.append('      env.report(%s, "%s");\n' % (call, fn.name))
     out.append("      return true;\n    }\n")
     return "".join(out)
+
+
+def host_values(fn, expr):
+    """A device extent on the server: '*<p>' of an in or inout host
+    parameter p is the value the app passed (its bytes as they arrived:
+    cusparseSpGEMM_workEstimation's *bufferSize1)."""
+    for p in fn.params:
+        if p.kind == "host" and p.direction in ("in", "inout"):
+            expr = re.sub(r"\*\s*%s\b" % p.name,
+                          "host_arg_value<%s>(%s_)" % (p.pointee(), p.name), expr)
+    return expr
+
+
+def server_condition(fn, condition):
+    """A 'verify' condition as server code: 'note(<p>)' is the note slot of
+    handle parameter p (library_handle_entry::note, by its wire id)."""
+    by_name = {p.name: p for p in fn.params}
+
+    def note(m):
+        p = by_name[m.group(1)]
+        return "env.handle_note(%s_, %d)" % (p.name, p.handle.index)
+    return re.sub(r"\bnote\(\s*(\w+)\s*\)", note, condition)
 
 
 def server_file(functions, lib, banner):
@@ -955,4 +1026,4 @@ def api_list(functions, banner, handles=()):
     return banner + "".join("X(%s)\n" % n for n in names)
 
 
-EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN|CUSOLVER)_\w+$")
+EXPRESSION_CONSTANT = re.compile(r"^(CUBLAS|CUDA|CURAND|CUFFT|NVML|CUDNN|CUSPARSE|CUSOLVER)_\w+$")

@@ -9,8 +9,8 @@
 // directory of our libcudart.so.13 (<exe dir>/../lib) first on
 // LD_LIBRARY_PATH, preloads that library, our libcuda.so.1 from lib/driver
 // and, where the bundle has them, our libcublasLt.so.13, libcublas.so.13,
-// libcurand.so.10, libcufft.so.12, libcusolver.so.12, libcudnn.so.9 and
-// libnvidia-ml.so.1
+// libcurand.so.10, libcufft.so.12, libcusparse.so.12, libcusolver.so.12,
+// libcudnn.so.9 and libnvidia-ml.so.1
 // (pynvml and PyTorch dlopen NVML by that SONAME)
 // (so they win over copies that an app finds through its own RPATH, as
 // PyTorch wheels do, and over the real driver: a preloaded object answers
@@ -120,11 +120,11 @@ int main(int argc, char** argv) {
     return 127;
   }
   // Preloaded in this order: libcudart, the driver surface, then the
-  // library surfaces (BLAS, cuRAND, cuFFT, cuSOLVER, cuDNN, NVML).
+  // library surfaces (BLAS, cuRAND, cuFFT, cuSPARSE, cuSOLVER, cuDNN, NVML).
   std::string preload = lib + ":" + driver;
   for (const char* extra : {"libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10",
-                            "libcufft.so.12", "libcusolver.so.12", "libcudnn.so.9",
-                            "libnvidia-ml.so.1"}) {
+                            "libcufft.so.12", "libcusparse.so.12", "libcusolver.so.12",
+                            "libcudnn.so.9", "libnvidia-ml.so.1"}) {
     auto path = lib_dir + "/" + extra;
     if (::access(path.c_str(), R_OK) == 0)
       preload += ":" + path;
