@@ -543,51 +543,62 @@ bool mirror_next_upload(std::vector<proto::Op>& ops) {
   auto limit = std::max<size_t>(1, max_message_payload / page_size());
   for (auto& kv : table) {
     auto& m = kv.second;
-    auto first = std::find_if(m.state.begin(), m.state.end(), writable);
-    if (first == m.state.end())
-      continue;
-    auto a = static_cast<size_t>(first - m.state.begin());
-    auto state = *first;
-    auto b = a;
-    while (b < m.pages && b - a < limit && m.state[b] == state)
-      ++b;
-    // Whole pages while the device holds what the twin says; else only the
-    // bytes the host changed.
-    bool whole = state == page_new || (state == page_dirty && !device_ahead());
-    // Closed before the bytes are read: a write from now on faults again.
-    transition(m, a, b, state, page_clean, PROT_READ);
-    auto [lo, hi] = m.bytes(a, b);
-    auto dst = m.device_of(lo);
-    const char* now = m.shadow != nullptr ? m.shadow + (lo - m.begin)
-                                          : reinterpret_cast<const char*>(lo);
-    bytes.assign(now, hi - lo);
-    if (!whole)
+    size_t next = 0;
+    for (;;) {
+      auto first = std::find_if(m.state.begin() + static_cast<ptrdiff_t>(next), m.state.end(),
+                                writable);
+      if (first == m.state.end())
+        break;
+      auto a = static_cast<size_t>(first - m.state.begin());
+      auto state = *first;
+      auto b = a;
+      while (b < m.pages && b - a < limit && m.state[b] == state)
+        ++b;
+      next = b;
+      // Whole pages while the device holds what the twin says; else only the
+      // bytes the host changed.
+      bool whole = state == page_new || (state == page_dirty && !device_ahead());
+      // Closed before the bytes are read: a write from now on faults again.
+      transition(m, a, b, state, page_clean, PROT_READ);
+      auto [lo, hi] = m.bytes(a, b);
+      auto dst = m.device_of(lo);
+      const char* now = m.shadow != nullptr ? m.shadow + (lo - m.begin)
+                                            : reinterpret_cast<const char*>(lo);
+      bytes.assign(now, hi - lo);
       before.assign(m.twin + (lo - m.begin), hi - lo);
-    std::memcpy(m.twin + (lo - m.begin), bytes.data(), bytes.size());
-    guard.unlock();
-    auto add_op = [&](size_t from, size_t n) {
-      auto* c = ops.emplace_back().mutable_memcpy_htod();
-      c->set_dst(dst + from);
-      c->set_data(bytes.data() + from, n);
-      c->set_stream(2);
-      c->set_async(false);
-    };
-    if (whole) {
-      add_op(0, bytes.size());
+      // A page opened by a write outside the mirror's bytes (the allocator's
+      // data next to registered app memory, written by the app's threads or
+      // by Gleam's own allocations while it sends) holds nothing new: it
+      // stays clean and sends nothing. Returning it as an upload would have
+      // the caller send it, re-dirty it, and send it again, for ever.
+      if (state != page_new && bytes == before)
+        continue;
+      std::memcpy(m.twin + (lo - m.begin), bytes.data(), bytes.size());
+      guard.unlock();
+      auto add_op = [&](size_t from, size_t n) {
+        auto* c = ops.emplace_back().mutable_memcpy_htod();
+        c->set_dst(dst + from);
+        c->set_data(bytes.data() + from, n);
+        c->set_stream(2);
+        c->set_async(false);
+      };
+      if (whole) {
+        add_op(0, bytes.size());
+        return true;
+      }
+      for (size_t x = 0; x < bytes.size();) {
+        if (bytes[x] == before[x]) {
+          ++x;
+          continue;
+        }
+        auto y = x;
+        while (y < bytes.size() && bytes[y] != before[y])
+          ++y;
+        add_op(x, y - x);
+        x = y;
+      }
       return true;
     }
-    for (size_t x = 0; x < bytes.size();) {
-      if (bytes[x] == before[x]) {
-        ++x;
-        continue;
-      }
-      auto y = x;
-      while (y < bytes.size() && bytes[y] != before[y])
-        ++y;
-      add_op(x, y - x);
-      x = y;
-    }
-    return true;
   }
   any_dirty = false;
   return false;

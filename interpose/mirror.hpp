@@ -22,12 +22,16 @@ namespace gleam::interpose {
 ///   queued (mirror_next_upload, at each submit and round trip), every
 ///   dirty page is uploaded by synchronous MemcpyHtoD ops on the per-thread
 ///   stream and becomes clean (PROT_READ) again, so a kernel, copy or graph
-///   sees every host write made before its call. A page the device may
-///   have written since the host last saw it sends only the bytes that
-///   differ from its twin (the device's bytes as the host last knew them),
-///   so a host write to some bytes of a page never undoes a kernel's write
-///   to others (the allocator's data next to registered memory, or host and
-///   device writing neighbouring managed data).
+///   sees every host write made before its call. A dirty page whose
+///   mirrored bytes equal what the device holds (a write landed next to
+///   them: the allocator's data beside registered app memory, which Gleam's
+///   own allocations change while it sends) becomes clean and sends
+///   nothing. A page the device may have written since the host last saw
+///   it sends only the bytes that differ from its twin (the device's bytes
+///   as the host last knew them), so a host write to some bytes of a page
+///   never undoes a kernel's write to others (the allocator's data next to
+///   registered memory, or host and device writing neighbouring managed
+///   data).
 /// - An op that may write device memory (anything but the copies to the
 ///   host, allocations, queries and stream/event bookkeeping) marks the
 ///   device written; the next completed round trip (a synchronizing call:
@@ -117,8 +121,11 @@ void mirror_note_op(const proto::Op& op) noexcept;
 /// Appends to `ops` the next upload of dirty pages (at most
 /// max_message_payload bytes of one mirror: whole pages while the device
 /// holds what the host last saw, else one copy per run of bytes the host
-/// changed), marking those pages clean; false when no page is dirty. The
-/// caller sends them before the op that made it look.
+/// changed), marking those pages clean; false when no dirty page holds
+/// mirrored bytes the host changed (those pages become clean without an
+/// upload, so sending the uploads, which may re-open a page by allocating
+/// next to it, always ends). The caller sends them before the op that made
+/// it look.
 bool mirror_next_upload(std::vector<proto::Op>& ops);
 
 /// Called after a round trip completed (every earlier op executed): when an

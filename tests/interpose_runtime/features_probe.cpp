@@ -30,12 +30,24 @@
 //   mapped     cudaHostAlloc(Mapped) and cudaHostRegister(Mapped) with
 //              cudaHostGetDevicePointer: host writes seen by "kp", its
 //              writes seen after a sync; pinned and pageable memory refused
+//   mapped_neighbour  registered app memory whose pages another thread of
+//              the app keeps writing next to the registered bytes (as an
+//              allocator does): rounds of host write, "kp", sync, each
+//              seeing the other side's bytes
+//
+// With GLEAM_PROBE_DEADLINE_S=N set, a probe still running after N seconds
+// says so on stderr and exits with 124, so a hang fails a test.
 #include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda.h>
@@ -616,6 +628,52 @@ void mapped() {
   print("final_sync", cudaDeviceSynchronize_());
 }
 
+void mapped_neighbour() {
+  GLEAM_PROBE_FN(cudaHostRegister);
+  GLEAM_PROBE_FN(cudaHostUnregister);
+  GLEAM_PROBE_FN(cudaHostGetDevicePointer);
+  GLEAM_PROBE_FN(cudaDeviceSynchronize);
+  // Registered: [buffer + 64, buffer + 64 + 4096), two pages whose other
+  // bytes stay the app's; a second thread writes those while the rounds run.
+  alignas(4096) static char buffer[2 * 4096];
+  constexpr size_t offset = 64;
+  constexpr size_t size = 4096;
+  print("register", cudaHostRegister_(buffer + offset, size, cudaHostRegisterMapped));
+  void* dp = nullptr;
+  print("device_pointer", cudaHostGetDevicePointer_(&dp, buffer + offset, 0));
+  std::atomic<bool> stop{false};
+  std::atomic<long> writes{0};
+  std::thread neighbour{[&] {
+    auto* before = reinterpret_cast<volatile char*>(buffer);
+    auto* after = reinterpret_cast<volatile char*>(buffer + offset + size);
+    for (unsigned n = 0; !stop.load(std::memory_order_relaxed); ++n) {
+      before[n % offset] = static_cast<char>(n);
+      after[n % (sizeof(buffer) - offset - size)] = static_cast<char>(n);
+      writes.fetch_add(1, std::memory_order_relaxed);
+      std::this_thread::yield();
+    }
+  }};
+  // The neighbour is writing before the first round starts.
+  while (writes.load() == 0)
+    std::this_thread::yield();
+  cudaError_t rounds = cudaSuccess;
+  for (int round = 0; round < 20; ++round) {
+    buffer[offset + round] = static_cast<char>(round);
+    buffer[offset + size - 1 - round] = static_cast<char>(0x40 + round);
+    if (auto e = launch_kp(static_cast<char*>(dp) + round, 1); e != cudaSuccess)
+      rounds = e;
+    if (auto e = cudaDeviceSynchronize_(); e != cudaSuccess)
+      rounds = e;
+  }
+  stop = true;
+  neighbour.join();
+  print("rounds", rounds);
+  print_bytes("after", buffer + offset, 20);
+  print_bytes("after_tail", buffer + offset + size - 4, 4);
+  print("unregister", cudaHostUnregister_(buffer + offset));
+  print("final_sync", cudaDeviceSynchronize_());
+}
+
 void graph_copies() {
   GLEAM_PROBE_FN(cudaMalloc);
   GLEAM_PROBE_FN(cudaGraphCreate);
@@ -880,6 +938,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
     return 2;
   }
+  if (const char* deadline = std::getenv("GLEAM_PROBE_DEADLINE_S")) {
+    ::signal(SIGALRM, [](int) {
+      static const char message[] = "features probe: still running at GLEAM_PROBE_DEADLINE_S\n";
+      static_cast<void>(::write(2, message, sizeof(message) - 1));
+      ::_exit(124);
+    });
+    ::alarm(static_cast<unsigned>(std::atoi(deadline)));
+  }
   std::string scenario = argv[2];
   if (scenario == "launch_ex")
     launch_ex(argv[1]);
@@ -895,6 +961,8 @@ int main(int argc, char** argv) {
     graph_copies();
   else if (scenario == "mapped")
     mapped();
+  else if (scenario == "mapped_neighbour")
+    mapped_neighbour();
   else {
     std::fprintf(stderr, "unknown scenario %s\n", argv[2]);
     return 2;
