@@ -30,5 +30,8 @@ using host_copy_atom = caf::atom_constant<caf::atom("g_hostcopy")>;
 /// A reconnecting client hands its new proxy to a GPU's host-call router,
 /// through the node actor (which a blocked GPU server does not hold up).
 using host_attach_atom = caf::atom_constant<caf::atom("g_hostatt")>;
+/// Maintenance: the console drains or undrains a node at the scheduler, and
+/// a node passes the state it learns from its scheduler to its GPU servers.
+using drain_atom = caf::atom_constant<caf::atom("g_drain")>;
 
 } // namespace gleam::actors

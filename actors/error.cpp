@@ -27,6 +27,8 @@ const char* to_string(error_code x) {
       return "no_host_function";
     case error_code::unauthorized:
       return "unauthorized";
+    case error_code::draining:
+      return "draining";
   }
   return "unknown";
 }

@@ -19,6 +19,7 @@ enum class error_code : uint8_t {
   no_cache,           // a node without a weight cache
   unauthorized,       // OpenSession without the server's auth token
   no_host_function,   // a host call names a function the client never registered
+  draining,           // a new session on a node drained for maintenance
 };
 
 const char* to_string(error_code x);

@@ -50,6 +50,7 @@ public:
       board_(std::move(board)),
       slot_(slot),
       admission_{node.auth_token, node.tenants},
+      node_id_(node.node_id),
       loop_(loop),
       router_(std::move(router)),
       orphans_(node.session_grace) {
@@ -71,6 +72,7 @@ public:
       },
       [&](close_atom, uint64_t id) -> caf::result<bool> { return close(id); },
       [&](status_atom) { return pb<proto::NodeStatus>{status()}; },
+      [&](drain_atom, const pb<proto::DrainState>& state) { on_drain(state.value); },
       [&](tick_atom, uint64_t id) { expire(id); },
       [&](const caf::down_msg& dm) { client_gone(dm.source); },
       [&](const caf::exit_msg& em) {
@@ -158,6 +160,17 @@ private:
           exec_->ordinal(), req.client_id(), req.auth_token().empty() ? "no" : "wrong");
       return std::move(tenant.error());
     }
+    // A drained node finishes what runs (resumes included) and starts
+    // nothing new.
+    if (drain_.draining() && req.resume_session() == 0) {
+      log(log_level::info, "gpu {}: OpenSession from '{}' refused: node '{}' is draining",
+          exec_->ordinal(), req.client_id(), node_id_);
+      return make_error(error_code::draining,
+                        "node '" + node_id_
+                          + "' is draining for maintenance and opens no new sessions: use "
+                            "another GPU server (the scheduler places on the others) or wait "
+                            "until an admin runs 'undrain " + node_id_ + "'");
+    }
     auto client = current_sender();
     // A resume (after the client lost its link) comes from the process
     // that opened the session, nobody else.
@@ -202,6 +215,7 @@ private:
             exec_->ordinal(), batch.session(), r.seq(), r.status(), r.error());
     const auto* sess = exec_->find_session(batch.session());
     auto allocated = sess != nullptr ? sess->device_bytes() : 0;
+    meter_.on_reply(batch, reply);
     if (meter_.on_batch(batch, begin, unix_ns(), allocated))
       post_telemetry(); // the scheduler sees the compute phase begin
     return pb<proto::BatchReply>{std::move(reply)};
@@ -256,14 +270,42 @@ private:
   void expire(uint64_t id) {
     if (!orphans_.expire(id, std::chrono::steady_clock::now()))
       return; // resumed meanwhile, or orphaned again later: a newer timer runs
-    report_end(id);
-    session_owner_.erase(id);
-    session_client_.erase(id);
-    exec_->close_session(id);
+    end_session(id);
     log(log_level::warning,
         "gpu {}: session {} expired after its client was gone for {} ms; its GPU memory is "
         "freed",
         exec_->ordinal(), id, orphans_.grace().count());
+    after_end();
+  }
+
+  /// Ends session `id` from the server's side (its client does not close
+  /// it): reported to the scheduler, its resources freed.
+  void end_session(uint64_t id) {
+    report_end(id);
+    session_owner_.erase(id);
+    session_client_.erase(id);
+    exec_->close_session(id);
+    orphans_.back(id);
+    for (auto& [addr, ids] : sessions_by_client_)
+      ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+  }
+
+  /// The node's maintenance state: kept for open(); once a drain's deadline
+  /// has passed, the sessions still open are ended.
+  void on_drain(const proto::DrainState& state) {
+    drain_ = state;
+    if (!state.draining() || state.deadline_unix_ms() == 0
+        || unix_ns() / 1'000'000 < state.deadline_unix_ms())
+      return;
+    auto sessions = exec_->sessions();
+    if (sessions.empty())
+      return;
+    for (const auto& s : sessions) {
+      end_session(s.session());
+      log(log_level::warning,
+          "gpu {}: session {} of '{}' ended: node '{}' was drained and its deadline passed",
+          exec_->ordinal(), s.session(), s.client_id(), node_id_);
+    }
     after_end();
   }
 
@@ -282,6 +324,8 @@ private:
   std::shared_ptr<telemetry_board> board_;
   size_t slot_ = 0;
   admission admission_; // [node] auth-token and tenants
+  std::string node_id_;
+  proto::DrainState drain_; // the node's maintenance state (on_drain)
   multiplexer_loop* loop_; // may be null: CAF's own network thread
   /// Host nodes of the sessions' graphs call back into their clients
   /// through it (actors/host_call_router.hpp); the executor holds it too.

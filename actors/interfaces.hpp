@@ -24,6 +24,10 @@ using gpu_server_actor = caf::typed_actor<
   caf::replies_to<close_atom, uint64_t>::with<bool>,
   // Sessions and GPU state, for telemetry and the console.
   caf::replies_to<status_atom>::with<pb<proto::NodeStatus>>,
+  // The node's maintenance state, from its scheduler: while draining, new
+  // sessions are refused (resumes go on); past the deadline the sessions
+  // still open are ended.
+  caf::reacts_to<drain_atom, pb<proto::DrainState>>,
   // Internal timer: a session whose client vanished expires after the
   // grace period unless the client came back.
   caf::reacts_to<tick_atom, uint64_t>>;
@@ -45,6 +49,10 @@ using scheduler_actor = caf::typed_actor<
   caf::replies_to<gamma_atom>::with<pb<proto::GammaTable>>,
   // Requests waiting for a server (console "queue").
   caf::replies_to<queue_atom>::with<pb<proto::PlacementQueue>>,
+  // Drains or undrains a node (console "drain" / "undrain"): no new
+  // placements on it while draining; the reply is the node as the view
+  // shows it.
+  caf::replies_to<drain_atom, pb<proto::DrainRequest>>::with<pb<proto::NodeStatus>>,
   // Internal timer: sweeps nodes whose heartbeats stopped.
   caf::reacts_to<tick_atom>>;
 

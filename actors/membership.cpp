@@ -29,6 +29,21 @@ bool membership::on_heartbeat(const proto::Heartbeat& hb, clock::time_point now)
   return true;
 }
 
+bool membership::set_drain(const std::string& node_id, const proto::DrainState& state) {
+  auto i = nodes_.find(node_id);
+  if (i == nodes_.end())
+    return false;
+  i->second.drain = state;
+  if (!state.draining())
+    i->second.drain.Clear();
+  return true;
+}
+
+proto::DrainState membership::drain_of(const std::string& node_id) const {
+  auto i = nodes_.find(node_id);
+  return i != nodes_.end() ? i->second.drain : proto::DrainState{};
+}
+
 void membership::on_rtt(const std::string& node_id, std::chrono::microseconds rtt) {
   if (auto i = nodes_.find(node_id); i != nodes_.end())
     i->second.rtt_ms = static_cast<double>(rtt.count()) / 1000.0;
@@ -49,7 +64,8 @@ namespace {
 
 void fill_status(const std::string& id, const proto::NodeRegister& reg,
                  const proto::Telemetry& telemetry, double rtt_ms, bool up,
-                 std::chrono::milliseconds age, proto::NodeStatus* n) {
+                 const proto::DrainState& drain, std::chrono::milliseconds age,
+                 proto::NodeStatus* n) {
   n->set_node_id(id);
   n->set_hostname(reg.hostname());
   for (auto role : reg.roles())
@@ -61,6 +77,8 @@ void fill_status(const std::string& id, const proto::NodeRegister& reg,
   *n->mutable_telemetry() = telemetry;
   n->set_data_host(reg.data_host());
   n->set_data_port(reg.data_port());
+  if (drain.draining())
+    *n->mutable_drain() = drain;
 }
 
 } // namespace
@@ -68,7 +86,7 @@ void fill_status(const std::string& id, const proto::NodeRegister& reg,
 proto::ClusterView membership::view(clock::time_point now) const {
   proto::ClusterView result;
   for (const auto& [id, st] : nodes_)
-    fill_status(id, st.reg, st.telemetry, st.rtt_ms, st.up,
+    fill_status(id, st.reg, st.telemetry, st.rtt_ms, st.up, st.drain,
                 std::chrono::duration_cast<std::chrono::milliseconds>(now - st.last_seen),
                 result.add_nodes());
   return result;
@@ -81,7 +99,7 @@ bool membership::status_of(const std::string& node_id, clock::time_point now,
     return false;
   const auto& st = i->second;
   out.Clear();
-  fill_status(node_id, st.reg, st.telemetry, st.rtt_ms, st.up,
+  fill_status(node_id, st.reg, st.telemetry, st.rtt_ms, st.up, st.drain,
               std::chrono::duration_cast<std::chrono::milliseconds>(now - st.last_seen), &out);
   return true;
 }
@@ -100,7 +118,7 @@ proto::PlacementReply membership::place(const proto::PlacementRequest&) const {
   std::tuple<uint32_t, int64_t, std::string> best_key{};
   size_t gpus_seen = 0;
   for (const auto& [id, st] : nodes_) {
-    if (!st.up)
+    if (!st.up || st.drain.draining())
       continue;
     for (const auto& gpu : st.reg.gpus()) {
       ++gpus_seen;
@@ -125,8 +143,9 @@ proto::PlacementReply membership::place(const proto::PlacementRequest&) const {
     reply.set_error(gpus_seen == 0 && nodes_.empty()
                       ? "no GPU server has registered with the scheduler: start gleamd with "
                         "the gpu_server role on a host with a GPU"
-                      : "no GPU server is up: every registered node with a GPU is down or "
-                        "has no usable GPU (see gleam-console -c nodes)");
+                      : "no GPU server is up: every registered node with a GPU is down, "
+                        "draining for maintenance or has no usable GPU (see gleam-console -c "
+                        "nodes)");
     return reply;
   }
   reply.set_ok(true);

@@ -26,6 +26,15 @@ public:
   /// Records a heartbeat; false if the node is unknown (it must register).
   bool on_heartbeat(const proto::Heartbeat& hb, clock::time_point now);
 
+  /// Drains (or, with state.draining false, undrains) node `node_id`:
+  /// placement skips a draining node. The state outlives the node's
+  /// restarts (a drained host is restarted for maintenance) until undrained.
+  /// False when the node never registered.
+  bool set_drain(const std::string& node_id, const proto::DrainState& state);
+
+  /// The maintenance state of `node_id` (not draining when unknown).
+  proto::DrainState drain_of(const std::string& node_id) const;
+
   /// Records a measured round-trip time of the node's control link.
   void on_rtt(const std::string& node_id, std::chrono::microseconds rtt);
 
@@ -43,8 +52,9 @@ public:
   /// Ids of every registered node.
   std::vector<std::string> node_ids() const;
 
-  /// Picks the up GPU with the fewest sessions (ties: most free memory,
-  /// then node id); a reply with ok=false says why nothing fits.
+  /// Picks the up GPU of a node not draining with the fewest sessions
+  /// (ties: most free memory, then node id); a reply with ok=false says why
+  /// nothing fits.
   proto::PlacementReply place(const proto::PlacementRequest& req) const;
 
   /// Number of nodes that are up.
@@ -57,6 +67,7 @@ private:
     clock::time_point last_seen;
     double rtt_ms = 0;
     bool up = true;
+    proto::DrainState drain;
   };
 
   std::chrono::milliseconds down_after_;

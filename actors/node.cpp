@@ -41,10 +41,29 @@ struct node_state {
   uint64_t hb_seq = 0;
   uint64_t last_rtt_us = 0;
   bool warned_unreachable = false;
+  proto::DrainState drain; // as the scheduler last said
   static inline const char* name = "gleam.node";
 };
 
 using node_ptr = node_actor::stateful_pointer<node_state>;
+
+/// Passes the maintenance state the scheduler holds for this node to its
+/// GPU servers: on a change, and with every heartbeat while draining with a
+/// deadline (each server ends its open sessions once the deadline passed).
+void apply_drain(node_ptr self, const proto::DrainState& drain) {
+  auto& st = self->state;
+  bool changed = drain.draining() != st.drain.draining()
+                 || drain.deadline_unix_ms() != st.drain.deadline_unix_ms();
+  if (!changed && !(drain.draining() && drain.deadline_unix_ms() != 0))
+    return;
+  if (changed)
+    log(log_level::info, "node '{}' {}", st.cfg.node_id,
+        drain.draining() ? "is draining: its GPUs take no new sessions"
+                         : "is no longer draining: its GPUs take new sessions");
+  st.drain = drain;
+  for (auto& gpu : st.roles.gpus)
+    self->send(gpu, drain_atom::value, pb<proto::DrainState>{drain});
+}
 
 void lose_scheduler(node_ptr self, const std::string& why) {
   if (!self->state.warned_unreachable)
@@ -98,9 +117,10 @@ void register_node(node_ptr self) {
   pb<proto::NodeRegister> reg{make_registration(st.cfg, st.roles, st.start_time_ns)};
   self->request(st.scheduler, st.cfg.down_after, register_atom::value, std::move(reg))
     .then(
-      [=](const pb<proto::NodeRegistered>&) {
+      [=](const pb<proto::NodeRegistered>& reply) {
         self->state.in_flight = false;
         self->state.registered = true;
+        apply_drain(self, reply->drain());
         if (self->state.warned_unreachable || !self->state.roles.scheduler)
           log(log_level::info, "registered with scheduler {}:{}", self->state.cfg.scheduler_host,
               self->state.cfg.scheduler_port);
@@ -131,6 +151,7 @@ void heartbeat(node_ptr self) {
       [=](const pb<proto::HeartbeatAck>& ack) {
         self->state.in_flight = false;
         self->state.last_rtt_us = (unix_ns() - ack->echo_time_ns()) / 1000;
+        apply_drain(self, ack->drain());
       },
           [=](caf::error& err) {
             self->state.in_flight = false;
@@ -198,6 +219,8 @@ node_actor::behavior_type node_impl(node_ptr self, config::node_config cfg, node
       status.set_up(true);
       status.set_data_host(reg.data_host());
       status.set_data_port(reg.data_port());
+      if (st.drain.draining())
+        *status.mutable_drain() = st.drain;
       if (st.roles.board) {
         *status.mutable_telemetry() = st.roles.board->telemetry();
         for (auto& s : st.roles.board->sessions())

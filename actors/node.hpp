@@ -29,7 +29,8 @@ struct node_roles {
 /// connects to the scheduler (its own or the configured remote one),
 /// registers, sends heartbeats every heartbeat_interval, and reconnects and
 /// re-registers when the scheduler stops answering or restarts. The node
-/// actor is linked to its role actors: stopping it stops them.
+/// actor is linked to its role actors: stopping it stops them. The drain
+/// state the scheduler answers with goes to the GPU servers.
 node_actor spawn_node(caf::actor_system& sys, const config::node_config& cfg, node_roles roles);
 
 /// This node's registration message.

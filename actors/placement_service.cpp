@@ -166,7 +166,8 @@ void placement_service::refresh_gamma() {
 void placement_service::on_node(const proto::NodeStatus& reg, uint64_t now_ns) {
   const auto& telemetry = reg.telemetry();
   auto rtt_ms = reg.rtt_ms();
-  auto up = reg.up();
+  // A draining node takes nothing new: to placement it is not up.
+  auto up = reg.up() && !reg.drain().draining();
   caches_[reg.node_id()] = telemetry.cache();
   auto peer_rate = telemetry.peer_fetch_rate();
   if (!std::isfinite(peer_rate) || peer_rate < 0)
@@ -182,6 +183,7 @@ void placement_service::on_node(const proto::NodeStatus& reg, uint64_t now_ns) {
     g.data_host = reg.data_host();
     g.data_port = reg.data_port();
     g.up = up;
+    g.draining = reg.up() && reg.drain().draining();
     g.updated_ns = now_ns;
     g.peer_rate = peer_rate;
     if (rtt_ms > 0)
@@ -497,8 +499,11 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
   if (queue_.empty())
     return out;
   size_t up = 0;
-  for (const auto& g : gpus_)
+  size_t draining = 0;
+  for (const auto& g : gpus_) {
     up += g.up ? 1 : 0;
+    draining += g.draining ? 1 : 0;
+  }
   if (up == 0) {
     // Nothing can take a task: say so now instead of holding the client.
     for (const auto& w : queue_) {
@@ -509,6 +514,10 @@ std::vector<placement_service::placed> placement_service::dispatch(clock::time_p
       x.reply.set_error(gpus_.empty()
                           ? "no GPU server has registered with the scheduler: start gleamd with "
                             "the gpu_server role on a host with a GPU"
+                        : draining > 0
+                          ? "no GPU server takes new sessions: every node that is up is "
+                            "draining for maintenance (gleam-console -c nodes; an admin "
+                            "ends it with 'undrain NODE')"
                           : "no GPU server is up: every registered node with a GPU is down or "
                             "has no usable GPU (see gleam-console -c nodes)");
       out.push_back(std::move(x));

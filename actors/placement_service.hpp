@@ -86,7 +86,8 @@ public:
   explicit placement_service(placement_options opts = {});
 
   /// The GPUs of a node as membership sees it: GpuInfo, telemetry, RTT of
-  /// its control link, up/down (nothing is placed on a down node).
+  /// its control link, up/down (nothing is placed on a down node, nor on a
+  /// draining one).
   /// `now_ns` is the unix time of the telemetry.
   void on_node(const proto::NodeStatus& node, uint64_t now_ns);
 
@@ -148,7 +149,8 @@ private:
     double rtt_s = 0.001;
     /// Its node's measured peer-fetch rate (Telemetry.peer_fetch_rate).
     double peer_rate = 0;
-    bool up = false;
+    bool up = false; // up and not draining: may take new tasks
+    bool draining = false; // up, but its node is draining for maintenance
     uint64_t updated_ns = 0;
     std::set<uint64_t> sessions_seen;
     std::deque<pending_task> pending;

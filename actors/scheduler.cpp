@@ -73,6 +73,7 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::millis
       proto::NodeRegistered reply;
       reply.set_node_id(reg->node_id());
       reply.set_down_after_ms(static_cast<uint64_t>(down_after.count()));
+      *reply.mutable_drain() = self->state.members.drain_of(reg->node_id());
       dispatch(self);
       return pb<proto::NodeRegistered>{std::move(reply)};
     },
@@ -91,6 +92,7 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::millis
       ack.set_node_id(hb->node_id());
       ack.set_seq(hb->seq());
       ack.set_echo_time_ns(hb->sent_time_ns());
+      *ack.mutable_drain() = self->state.members.drain_of(hb->node_id());
       return pb<proto::HeartbeatAck>{std::move(ack)};
     },
     [=](place_atom, const pb<proto::PlacementRequest>& req) -> reply_promise {
@@ -121,6 +123,28 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::millis
     },
     [=](queue_atom) {
       return pb<proto::PlacementQueue>{self->state.placement.queue(clock::now())};
+    },
+    [=](drain_atom,
+        const pb<proto::DrainRequest>& req) -> caf::result<pb<proto::NodeStatus>> {
+      auto& st = self->state;
+      if (!st.members.set_drain(req->node_id(), req->state()))
+        return make_error(error_code::unknown_node,
+                          "no node '" + req->node_id()
+                            + "' has registered with this scheduler (gleam-console -c nodes "
+                              "lists them)");
+      if (req->state().draining())
+        log(log_level::info, "node '{}' draining: no new placements{}", req->node_id(),
+            req->state().deadline_unix_ms() != 0
+              ? "; sessions still open at unix ms " + std::to_string(req->state().deadline_unix_ms())
+                  + " are ended"
+              : std::string{"; running sessions finish"});
+      else
+        log(log_level::info, "node '{}' undrained: it takes new placements", req->node_id());
+      refresh_node(self, req->node_id());
+      dispatch(self);
+      proto::NodeStatus status;
+      st.members.status_of(req->node_id(), clock::now(), status);
+      return pb<proto::NodeStatus>{std::move(status)};
     },
     [=](tick_atom) {
       for (const auto& id : self->state.members.sweep(clock::now())) {

@@ -22,6 +22,12 @@ namespace gleam::actors {
 /// as a gpu_server checks a session's): cache affinity counts only the
 /// chunks that tenant may use, and the console's queue and explain name it.
 /// A token that names no tenant is refused with error_code::unauthorized.
+///
+/// Maintenance: a drained node (drain_atom, from the console) gets no new
+/// placements; its registration and heartbeat replies carry the drain state,
+/// which the node passes to its GPU servers (they refuse new sessions and end
+/// those still open past the deadline). The state is kept across the node's
+/// restarts until it is undrained.
 scheduler_actor spawn_scheduler(caf::actor_system& sys, std::chrono::milliseconds down_after,
                                 placement_options opts = {}, admission rules = {});
 

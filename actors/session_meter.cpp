@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <string_view>
 
 namespace gleam::actors {
@@ -67,6 +68,36 @@ bool session_meter::on_batch(const proto::OpBatch& batch, uint64_t begin_ns, uin
     r.busy_ns += end_ns - begin_ns;
   r.peak_allocated_bytes = std::max(r.peak_allocated_bytes, allocated_bytes);
   return first;
+}
+
+void session_meter::on_reply(const proto::OpBatch& batch, const proto::BatchReply& reply) {
+  auto i = open_.find(batch.session());
+  if (i == open_.end())
+    return;
+  auto& r = i->second;
+  ++r.batches;
+  r.batch_bytes += batch.ByteSizeLong();
+  r.reply_bytes += reply.ByteSizeLong();
+  // The client's counts are cumulative; a resent batch repeats them.
+  r.client_waits = std::max(r.client_waits, batch.client_waits());
+  r.client_wait_ns = std::max(r.client_wait_ns, batch.client_wait_ns());
+  std::map<uint64_t, const proto::Op*> fills;
+  for (const auto& op : batch.ops())
+    if (op.kind_case() == proto::Op::kCacheFill)
+      fills.emplace(op.seq(), &op);
+  for (const auto& result : reply.results()) {
+    if (result.payload_case() == proto::OpResult::kData)
+      r.downloaded_bytes += result.data().size();
+    if (result.payload_case() != proto::OpResult::kCacheFilled)
+      continue;
+    auto f = fills.find(result.seq());
+    if (f == fills.end())
+      continue;
+    auto keys = static_cast<uint64_t>(f->second->cache_fill().keys_size());
+    auto missing = std::min<uint64_t>(keys, result.cache_filled().missing_size());
+    r.cache_misses += missing;
+    r.cache_hits += keys - missing;
+  }
 }
 
 bool session_meter::by_digest::operator()(const std::string& a, const std::string& b) const {
@@ -140,8 +171,17 @@ void session_meter::annotate(proto::SessionSummary& summary) const {
     return;
   summary.set_task_signature(i->second.signature);
   summary.set_first_launch_time_ns(i->second.first_launch_ns);
-  summary.set_uploaded_bytes(i->second.uploaded_bytes);
-  summary.set_kernel_launches(i->second.launches);
+  const auto& r = i->second;
+  summary.set_uploaded_bytes(r.uploaded_bytes);
+  summary.set_kernel_launches(r.launches);
+  summary.set_downloaded_bytes(r.downloaded_bytes);
+  summary.set_batches(r.batches);
+  summary.set_batch_bytes(r.batch_bytes);
+  summary.set_reply_bytes(r.reply_bytes);
+  summary.set_cache_hits(r.cache_hits);
+  summary.set_cache_misses(r.cache_misses);
+  summary.set_client_waits(r.client_waits);
+  summary.set_client_wait_ns(r.client_wait_ns);
 }
 
 } // namespace gleam::actors

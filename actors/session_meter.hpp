@@ -36,13 +36,20 @@ public:
   bool on_batch(const proto::OpBatch& batch, uint64_t begin_ns, uint64_t end_ns,
                 uint64_t allocated_bytes);
 
+  /// Accounts what one executed batch of its session moved: the batch and
+  /// its reply as encoded (a round trip), device-to-host bytes returned,
+  /// weight-cache chunks found and missing, and the waits its client
+  /// reported with it (OpBatch.client_waits, cumulative).
+  void on_reply(const proto::OpBatch& batch, const proto::BatchReply& reply);
+
   /// The session closed (or expired) at `now_ns`: its record, with the
   /// overlaps of every other session of this GPU. False when unknown.
   bool on_close(uint64_t session, uint64_t now_ns, uint32_t gpu_index,
                 const std::string& gpu_name, proto::SessionEnded& out);
 
-  /// Adds the meter's fields (signature, first launch, uploaded bytes,
-  /// launches so far) to a summary of an open session.
+  /// Adds the meter's fields (signature, first launch, uploaded and
+  /// downloaded bytes, round trips and their bytes, cache hits and misses,
+  /// the client's waits, launches so far) to a summary of an open session.
   void annotate(proto::SessionSummary& summary) const;
 
 private:
@@ -65,6 +72,14 @@ private:
     uint64_t peak_allocated_bytes = 0;
     uint64_t busy_ns = 0;
     uint64_t launches = 0; // kernel and graph launches: the progress counter
+    uint64_t downloaded_bytes = 0;
+    uint64_t batches = 0;
+    uint64_t batch_bytes = 0;
+    uint64_t reply_bytes = 0;
+    uint64_t cache_hits = 0;
+    uint64_t cache_misses = 0;
+    uint64_t client_waits = 0;
+    uint64_t client_wait_ns = 0;
   };
 
   static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1);

@@ -17,6 +17,8 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<pb<proto::GammaTable>>("gleam.GammaTable");
   cfg.add_message_type<pb<proto::PlacementQueue>>("gleam.PlacementQueue");
   cfg.add_message_type<pb<proto::NodeStatus>>("gleam.NodeStatus");
+  cfg.add_message_type<pb<proto::DrainRequest>>("gleam.DrainRequest");
+  cfg.add_message_type<pb<proto::DrainState>>("gleam.DrainState");
   cfg.add_message_type<pb<proto::OpenSession>>("gleam.OpenSession");
   cfg.add_message_type<pb<proto::SessionOpened>>("gleam.SessionOpened");
   cfg.add_message_type<pb<proto::OpBatch>>("gleam.OpBatch");

@@ -324,9 +324,11 @@ caf::expected<std::chrono::microseconds> parse_duration(const std::string& text)
     us_per_unit = 1e6;
   else if (unit == "min")
     us_per_unit = 60e6;
+  else if (unit == "h")
+    us_per_unit = 3600e6;
   else
     return make_error(error_code::bad_value, "bad duration '" + text
-                                               + "': unit must be us, ms, s or min");
+                                               + "': unit must be us, ms, s, min or h");
   auto us = value * us_per_unit;
   // A duration the clock cannot hold (about 292,000 years).
   if (!(us < 9.2e18))

@@ -80,7 +80,7 @@ std::string trim(const std::string& s);
 /// Reads a whole text file; file_unreadable names the path.
 [[nodiscard]] caf::expected<std::string> read_text(const std::string& path);
 
-/// Parses a duration such as "500ms", "2s", "1.5s", "1min", "250us".
+/// Parses a duration such as "500ms", "2s", "1.5s", "1min", "2h", "250us".
 [[nodiscard]] caf::expected<std::chrono::microseconds> parse_duration(const std::string& text);
 
 /// Parses a byte size such as "4096", "512MiB", "2GiB", "1GB".

@@ -146,6 +146,10 @@ struct client {
   /// The last seq of the newest batch whose reply was reconciled (sent to
   /// the server as OpBatch.replied_through).
   uint64_t replied_through = 0;
+  /// Times, and ns in all, this session blocked on the server (drain, a
+  /// full window): sent with each batch for the node's metrics.
+  uint64_t waits = 0;
+  uint64_t wait_ns = 0;
   /// Where the session lives, for a reconnect.
   std::string server_host;
   uint16_t server_port = 0;
@@ -804,6 +808,14 @@ void reconcile_oldest(client& c) {
         f.sink(r);
 }
 
+/// Counts one wait of the session on the server (reported to it with the
+/// next batch).
+void count_wait(client& c, std::chrono::steady_clock::duration waited) {
+  ++c.waits;
+  c.wait_ns += static_cast<uint64_t>(
+    std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+}
+
 /// Sends the queued ops as one batch (waiting for room in the window
 /// first) and returns how long it waited for room. With `note_full` the
 /// wait counts as "window_full" in the wait report (a queue at its bounds);
@@ -821,8 +833,10 @@ std::chrono::steady_clock::duration send_queue(client& c, uint64_t owned_from,
     while (!c.window.has_room() && c.state == cudaSuccess)
       reconcile_oldest(c);
     waited = std::chrono::steady_clock::now() - begin;
-    if (note_full)
+    if (note_full) {
       note_wait("window_full", waited);
+      count_wait(c, waited);
+    }
   }
   if (c.state != cudaSuccess)
     return waited;
@@ -837,6 +851,8 @@ std::chrono::steady_clock::duration send_queue(client& c, uint64_t owned_from,
   std::swap(batch, c.queue);
   batch->set_session(c.opened.session());
   batch->set_replied_through(c.replied_through);
+  batch->set_client_waits(c.waits);
+  batch->set_client_wait_ns(c.wait_ns);
   c.queued_bytes = 0;
   c.last_sent = std::chrono::steady_clock::now();
   // Kept (a reference, not a copy) until its reply is reconciled: a
@@ -859,7 +875,9 @@ cudaError_t drain(client& c, std::string_view reason,
   auto begin = std::chrono::steady_clock::now();
   while (!c.flights.empty() && c.state == cudaSuccess)
     reconcile_oldest(c);
-  note_wait(reason, waited + (std::chrono::steady_clock::now() - begin));
+  waited += std::chrono::steady_clock::now() - begin;
+  note_wait(reason, waited);
+  count_wait(c, waited);
   return c.state;
 }
 

@@ -94,3 +94,40 @@ TEST_CASE("placement explains why nothing fits", "[actors][membership]") {
   CHECK_FALSE(r.ok());
   CHECK_THAT(r.error(), Catch::Contains("no GPU server is up"));
 }
+
+TEST_CASE("a drained node is skipped by placement and shown drained until undrained",
+          "[actors][membership][drain]") {
+  actors::membership m{2000ms};
+  auto t0 = clock_type::now();
+  m.on_register(gpu_node("a", 1, 80ull << 30), t0);
+  m.on_register(gpu_node("bb", 1, 80ull << 30), t0);
+  m.on_heartbeat(beat("a", {0}), t0);
+  m.on_heartbeat(beat("bb", {5}), t0);
+  proto::DrainState on;
+  on.set_draining(true);
+  on.set_deadline_unix_ms(42);
+  CHECK_FALSE(m.set_drain("ghost", on));
+  REQUIRE(m.set_drain("a", on));
+  // a has fewer sessions but is drained.
+  auto r = m.place(proto::PlacementRequest{});
+  REQUIRE(r.ok());
+  CHECK(r.node_id() == "bb");
+  proto::NodeStatus status;
+  REQUIRE(m.status_of("a", t0, status));
+  CHECK(status.up());
+  CHECK(status.drain().draining());
+  CHECK(status.drain().deadline_unix_ms() == 42);
+  // A restart keeps the drain.
+  m.on_register(gpu_node("a", 1, 80ull << 30), t0 + 1s);
+  CHECK(m.drain_of("a").draining());
+  REQUIRE(m.set_drain("bb", on));
+  r = m.place(proto::PlacementRequest{});
+  CHECK_FALSE(r.ok());
+  CHECK_THAT(r.error(), Catch::Contains("draining"));
+  REQUIRE(m.set_drain("a", proto::DrainState{}));
+  CHECK_FALSE(m.drain_of("a").draining());
+  CHECK(m.drain_of("a").deadline_unix_ms() == 0);
+  r = m.place(proto::PlacementRequest{});
+  REQUIRE(r.ok());
+  CHECK(r.node_id() == "a");
+}

@@ -187,3 +187,93 @@ TEST_CASE("the scheduler names a request's tenant from its token and refuses oth
   CHECK(x.tenant() == "alice");
   self->send_exit(sched, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("a drained node gets no placements until undrained, across its restarts",
+          "[actors][placement][drain]") {
+  caf::actor_system_config cfg;
+  actors::add_message_types(cfg);
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  auto sched = actors::spawn_scheduler(sys, 60s);
+  auto registered = [&](const std::string& id) {
+    proto::NodeRegistered out;
+    self->request(sched, 5s, actors::register_atom::value, gpu_node(id, 80 * gb))
+      .receive([&](pb<proto::NodeRegistered>& r) { out = r.value; },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  };
+  auto ack_of = [&](const std::string& id) {
+    proto::HeartbeatAck out;
+    self->request(sched, 5s, actors::heartbeat_atom::value, beat(id, 0, false))
+      .receive([&](pb<proto::HeartbeatAck>& r) { out = r.value; },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  };
+  auto drain = [&](const std::string& id, bool on, uint64_t deadline_ms = 0) {
+    proto::DrainRequest req;
+    req.set_node_id(id);
+    req.mutable_state()->set_draining(on);
+    req.mutable_state()->set_deadline_unix_ms(deadline_ms);
+    caf::expected<proto::NodeStatus> out{proto::NodeStatus{}};
+    self->request(sched, 5s, actors::drain_atom::value, pb<proto::DrainRequest>{req})
+      .receive([&](pb<proto::NodeStatus>& r) { out = r.value; },
+               [&](caf::error& e) { out = std::move(e); });
+    return out;
+  };
+  auto place = [&](const std::string& sig) {
+    proto::PlacementReply out;
+    self->request(sched, 5s, actors::place_atom::value, request(sig))
+      .receive([&](pb<proto::PlacementReply>& r) { out = r.value; },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  };
+  CHECK_FALSE(registered("n1").drain().draining());
+  registered("n2");
+  ack_of("n1");
+  ack_of("n2");
+
+  auto unknown = drain("nobody", true);
+  REQUIRE_FALSE(unknown);
+  CHECK_THAT(sys.render(unknown.error()), Catch::Contains("no node 'nobody' has registered"));
+
+  auto n1 = drain("n1", true, 1'900'000'000'000ull);
+  REQUIRE(n1);
+  CHECK(n1->node_id() == "n1");
+  CHECK(n1->drain().draining());
+  CHECK(n1->drain().deadline_unix_ms() == 1'900'000'000'000ull);
+  // The node learns its state from its heartbeat's answer.
+  auto ack = ack_of("n1");
+  CHECK(ack.drain().draining());
+  CHECK(ack.drain().deadline_unix_ms() == 1'900'000'000'000ull);
+  CHECK_FALSE(ack_of("n2").drain().draining());
+  // n1 is as free as n2 and first in order, but drained.
+  auto first = place("t");
+  CHECK(first.ok());
+  CHECK(first.node_id() == "n2");
+  proto::ClusterView view;
+  self->request(sched, 5s, actors::view_atom::value)
+    .receive([&](pb<proto::ClusterView>& v) { view = v.value; },
+             [&](caf::error& e) { FAIL(sys.render(e)); });
+  REQUIRE(view.nodes_size() == 2);
+  CHECK(view.nodes(0).drain().draining());
+  CHECK(view.nodes(0).up());
+  CHECK_FALSE(view.nodes(1).drain().draining());
+
+  // Both drained: a clear refusal, not a wait.
+  REQUIRE(drain("n2", true));
+  auto none = place("late");
+  CHECK_FALSE(none.ok());
+  CHECK_THAT(none.error(), Catch::Contains("draining for maintenance")
+                             && Catch::Contains("undrain"));
+
+  // A restarted node stays drained until an admin undrains it.
+  CHECK(registered("n1").drain().draining());
+  auto back = drain("n1", false);
+  REQUIRE(back);
+  CHECK_FALSE(back->drain().draining());
+  CHECK_FALSE(ack_of("n1").drain().draining());
+  auto r = place("again");
+  CHECK(r.ok());
+  CHECK(r.node_id() == "n1");
+  self->send_exit(sched, caf::exit_reason::user_shutdown);
+}

@@ -163,3 +163,52 @@ TEST_CASE("session_meter counts cached weights and samples their keys in any ord
   for (int i = 0; i < b.chunk_keys_sample_size(); ++i)
     CHECK(b.chunk_keys_sample(i) == a.chunk_keys_sample(i));
 }
+
+TEST_CASE("session_meter counts a session's round trips, bytes down, cache hits and client "
+          "waits",
+          "[actors][metrics]") {
+  actors::session_meter m;
+  m.on_open(1, "c1", "sig", "", 0);
+  // A batch with a device-to-host copy and a CacheFill of 4 keys, 1 missing.
+  proto::OpBatch b;
+  b.set_session(1);
+  auto* copy = b.add_ops();
+  copy->set_seq(1);
+  copy->mutable_memcpy_dtoh()->set_size(300);
+  auto* fill = b.add_ops();
+  fill->set_seq(2);
+  for (int k = 0; k < 4; ++k)
+    fill->mutable_cache_fill()->add_keys(std::string(33, static_cast<char>('a' + k)));
+  b.set_client_waits(3);
+  b.set_client_wait_ns(7000);
+  proto::BatchReply r;
+  auto* data = r.add_results();
+  data->set_seq(1);
+  data->set_data(std::string(300, 'd'));
+  auto* filled = r.add_results();
+  filled->set_seq(2);
+  filled->mutable_cache_filled()->add_missing(2);
+  m.on_reply(b, r);
+  // A resent batch (after a reconnect) carries older cumulative counts.
+  proto::OpBatch older;
+  older.set_session(1);
+  older.set_client_waits(2);
+  older.set_client_wait_ns(5000);
+  m.on_reply(older, proto::BatchReply{});
+  // Another session's batch counts for it only; an unknown one for none.
+  proto::OpBatch stranger;
+  stranger.set_session(9);
+  m.on_reply(stranger, r);
+
+  proto::SessionSummary summary;
+  summary.set_session(1);
+  m.annotate(summary);
+  CHECK(summary.batches() == 2);
+  CHECK(summary.downloaded_bytes() == 300);
+  CHECK(summary.cache_hits() == 3);
+  CHECK(summary.cache_misses() == 1);
+  CHECK(summary.client_waits() == 3);
+  CHECK(summary.client_wait_ns() == 7000);
+  CHECK(summary.batch_bytes() == b.ByteSizeLong() + older.ByteSizeLong());
+  CHECK(summary.reply_bytes() == r.ByteSizeLong());
+}

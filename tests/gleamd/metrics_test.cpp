@@ -118,6 +118,12 @@ TEST_CASE("gleamd serves its metrics in Prometheus text format", "[gleamd][metri
   CHECK(e.types["gleam_node_gpus"] == "gauge");
   CHECK(e.types["gleam_gpu_busy_ratio"] == "gauge");
   CHECK(e.types["gleam_session_ops_total"] == "counter");
+  for (const char* name : {"gleam_session_downloaded_bytes_total", "gleam_session_round_trips_total",
+                           "gleam_session_cache_hits_total", "gleam_session_client_waits_total",
+                           "gleam_session_client_wait_seconds_total"})
+    CHECK(e.types[name] == "counter");
+  CHECK(e.types["gleam_node_draining"] == "gauge");
+  CHECK(e.samples[{"gleam_node_draining", R"(node="metrics-t")"}] == 0);
   CHECK(e.types["gleam_cache_hits_total"] == "counter");
   CHECK(e.samples.count({"gleam_cache_entries", R"(node="metrics-t")"}) == 1);
   CHECK(e.samples[{"gleam_cache_capacity_bytes", R"(node="metrics-t",tier="disk")"}]

@@ -791,6 +791,9 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       return true;
     },
     [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },
+    // Drain states come from a node's heartbeats; the fake node sends none
+    // (a drain at its scheduler stops placements only).
+    [=](actors::drain_atom, const actors::pb<proto::DrainState>&) {},
     [=](actors::tick_atom, uint64_t) {},
   };
 }

@@ -1,6 +1,7 @@
 #include "tools/gleam-console/console.hpp"
 
 #include <chrono>
+#include <ctime>
 #include <sstream>
 
 #include <caf/all.hpp>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "actors/network.hpp"
+#include "config/config_file.hpp"
 #include "config/error.hpp"
 
 namespace gleam::tools {
@@ -26,6 +28,34 @@ std::string role_names(const proto::NodeStatus& n) {
     out += (out.empty() ? "" : ",") + std::string(name);
   }
   return out.empty() ? "-" : out;
+}
+
+/// Sessions open on the GPUs of node `n`, from its telemetry.
+uint32_t open_sessions(const proto::NodeStatus& n) {
+  uint32_t out = 0;
+  for (const auto& t : n.telemetry().gpus())
+    out += t.sessions();
+  return out;
+}
+
+/// A node's state as the tables print it: down; draining while sessions
+/// still run on a drained node, drained once none does; else up.
+const char* state_name(const proto::NodeStatus& n) {
+  if (!n.up())
+    return "down";
+  if (n.drain().draining())
+    return open_sessions(n) > 0 ? "draining" : "drained";
+  return "up";
+}
+
+/// "2026-12-07 14:05:00 UTC" for a unix time in ms.
+std::string utc_text(uint64_t unix_ms) {
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
 }
 
 /// A tenant as the console prints it: "-" for the unnamed tenant "".
@@ -51,6 +81,11 @@ const char* help_text =
   "  cache ls [N]           the N (default 50) most recently used entries of each node\n"
   "  cache evict KEY...     drops entries (keys as 'cache ls' prints them)\n"
   "  cache evict --all      drops every entry not in use\n"
+  "  drain NODE [DEADLINE]  maintenance: the scheduler places nothing new on NODE and its\n"
+  "                         GPUs open no new sessions; running sessions finish (state\n"
+  "                         'draining', then 'drained' in 'nodes'); with DEADLINE (e.g.\n"
+  "                         30min, 90s) the sessions still open by then are ended\n"
+  "  undrain NODE           NODE takes new sessions again\n"
   "  help       this text\n"
   "  quit       leave the console\n";
 
@@ -116,6 +151,8 @@ bool console::run(const std::string& line, std::ostream& out) {
   }
   if (cmd == "cache")
     return cache(words, out);
+  if (cmd == "drain" || cmd == "undrain")
+    return drain(cmd == "drain", words, out);
   out << "unknown command '" << cmd << "'; " << help_text;
   return false;
 }
@@ -126,18 +163,68 @@ bool console::nodes(std::ostream& out) {
     out << "error: " << config::describe(v.error()) << "\n";
     return false;
   }
-  out << fmt::format("{:<20} {:<16} {:<34} {:<5} {:>9} {:>8} {:>4} {:>10}  {}\n", "NODE",
+  out << fmt::format("{:<20} {:<16} {:<34} {:<8} {:>9} {:>8} {:>4} {:>10}  {}\n", "NODE",
                      "HOST", "ROLES", "STATE", "HEARTBEAT", "RTT", "GPUS", "PEER MB/S", "ADDRESS");
   for (const auto& n : v->nodes()) {
     // The measured rate of its fetches from peer caches; "-" before any.
     auto peer = n.telemetry().peer_fetch_rate();
     auto peer_text = peer > 0 ? fmt::format("{:.0f}", peer / 1e6) : std::string{"-"};
-    out << fmt::format("{:<20} {:<16} {:<34} {:<5} {:>7}ms {:>6.2f}ms {:>4} {:>10}  {}:{}\n",
-                       n.node_id(), n.hostname(), role_names(n), n.up() ? "up" : "down",
+    out << fmt::format("{:<20} {:<16} {:<34} {:<8} {:>7}ms {:>6.2f}ms {:>4} {:>10}  {}:{}\n",
+                       n.node_id(), n.hostname(), role_names(n), state_name(n),
                        n.last_heartbeat_age_ms(), n.rtt_ms(), n.gpus_size(), peer_text,
                        n.data_host(), n.data_port());
   }
   out << v->nodes_size() << " node(s)\n";
+  return true;
+}
+
+bool console::drain(bool on, std::istream& words, std::ostream& out) {
+  std::string node;
+  std::string deadline;
+  words >> node >> deadline;
+  std::string extra;
+  if (node.empty() || (!on && !deadline.empty()) || (words >> extra)) {
+    out << "usage: drain NODE [DEADLINE] (e.g. drain gpuhost-1 30min) | undrain NODE\n";
+    return false;
+  }
+  actors::pb<proto::DrainRequest> req;
+  req->set_node_id(node);
+  req->mutable_state()->set_draining(on);
+  if (!deadline.empty()) {
+    auto d = config::parse_duration(deadline);
+    if (!d || d->count() <= 0) {
+      out << "error: deadline '" << deadline
+          << "': expected a duration from now such as 90s, 30min or 2h\n";
+      return false;
+    }
+    auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+    req->mutable_state()->set_deadline_unix_ms(
+      static_cast<uint64_t>(now_ms)
+      + static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(*d).count()));
+  }
+  caf::expected<proto::NodeStatus> result{proto::NodeStatus{}};
+  self_->request(scheduler_, request_timeout, actors::drain_atom::value, std::move(req))
+    .receive([&](actors::pb<proto::NodeStatus>& n) { result = std::move(n.value); },
+             [&](caf::error& e) { result = std::move(e); });
+  if (!result) {
+    out << "error: " << config::describe(result.error()) << "\n";
+    return false;
+  }
+  if (!on) {
+    out << "node '" << node << "' undrained: it takes new sessions again\n";
+    return true;
+  }
+  auto sessions = open_sessions(*result);
+  out << "node '" << node << "' draining: no new placements, its GPUs open no new sessions; "
+      << sessions << " session(s) running";
+  if (result->drain().deadline_unix_ms() != 0)
+    out << "; those still open at " << utc_text(result->drain().deadline_unix_ms())
+        << " are ended";
+  else
+    out << " finish on their own";
+  out << "\n";
   return true;
 }
 
@@ -164,7 +251,7 @@ bool console::gpus(std::ostream& out) {
         }
       out << fmt::format("{:<20} {:>3}  {:<24} {:>7}MiB {:>7}MiB {:>8} {:>4.0f}%  {}\n",
                          n.node_id(), g.index(), g.name(), g.total_memory() >> 20, used >> 20,
-                         sessions, util * 100, n.up() ? "up" : "down");
+                         sessions, util * 100, state_name(n));
     }
   }
   out << count << " GPU(s)\n";

@@ -37,6 +37,8 @@ private:
   bool explain(const std::string& task, std::ostream& out);
   /// `cache stats|ls [N]|evict KEY...|evict --all` on every node with a cache.
   bool cache(std::istream& words, std::ostream& out);
+  /// `drain NODE [DEADLINE]` (on) or `undrain NODE` at the scheduler.
+  bool drain(bool on, std::istream& words, std::ostream& out);
   /// Runs one cache op on the cache_shard of node `n`.
   caf::expected<proto::OpResult> shard_op(const proto::NodeStatus& n, proto::Op op);
   caf::expected<proto::ClusterView> view();

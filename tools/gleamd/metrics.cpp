@@ -97,6 +97,30 @@ void sessions(std::string& out, const proto::NodeStatus& n) {
   per_session("gleam_session_uploaded_bytes_total", "counter",
               "Host-to-device bytes of the session.",
               [](const summary& s) { return static_cast<double>(s.uploaded_bytes()); });
+  per_session("gleam_session_downloaded_bytes_total", "counter",
+              "Device-to-host bytes returned to the session's client.",
+              [](const summary& s) { return static_cast<double>(s.downloaded_bytes()); });
+  per_session("gleam_session_round_trips_total", "counter",
+              "Op batches of the session executed, each answered by one reply.",
+              [](const summary& s) { return static_cast<double>(s.batches()); });
+  per_session("gleam_session_received_bytes_total", "counter",
+              "Bytes of the session's op batches as received from its client.",
+              [](const summary& s) { return static_cast<double>(s.batch_bytes()); });
+  per_session("gleam_session_sent_bytes_total", "counter",
+              "Bytes of the replies sent to the session's client.",
+              [](const summary& s) { return static_cast<double>(s.reply_bytes()); });
+  per_session("gleam_session_cache_hits_total", "counter",
+              "Weight-cache chunks found for the session (not uploaded).",
+              [](const summary& s) { return static_cast<double>(s.cache_hits()); });
+  per_session("gleam_session_cache_misses_total", "counter",
+              "Weight-cache chunks the session's client had to upload.",
+              [](const summary& s) { return static_cast<double>(s.cache_misses()); });
+  per_session("gleam_session_client_waits_total", "counter",
+              "Times the session's client blocked waiting for the server, as it reports.",
+              [](const summary& s) { return static_cast<double>(s.client_waits()); });
+  per_session("gleam_session_client_wait_seconds_total", "counter",
+              "Time the session's client spent blocked waiting for the server.",
+              [](const summary& s) { return static_cast<double>(s.client_wait_ns()) / 1e9; });
   per_session("gleam_session_kernel_launches_total", "counter",
               "Kernel and graph launches of the session.",
               [](const summary& s) { return static_cast<double>(s.kernel_launches()); });
@@ -176,6 +200,15 @@ std::string render(const snapshot& s) {
   info.add({{"node", n.node_id()}, {"hostname", n.hostname()}}, 1);
   family gpu_count{out, "gleam_node_gpus", "gauge", "GPUs the node serves."};
   gpu_count.add({{"node", n.node_id()}}, n.gpus_size());
+  family draining{out, "gleam_node_draining", "gauge",
+                  "1 while the node is drained for maintenance (no new sessions)."};
+  draining.add({{"node", n.node_id()}}, n.drain().draining() ? 1 : 0);
+  if (n.drain().deadline_unix_ms() != 0) {
+    family deadline{out, "gleam_node_drain_deadline_seconds", "gauge",
+                    "Unix time at which a drain ends the sessions still open."};
+    deadline.add({{"node", n.node_id()}},
+                 static_cast<double>(n.drain().deadline_unix_ms()) / 1000.0);
+  }
   gpus(out, n);
   sessions(out, n);
   if (s.cache != nullptr)
