@@ -1,5 +1,7 @@
 #include "actors/cache_shard.hpp"
 
+#include <cuda.h>
+
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
@@ -14,21 +16,61 @@ namespace {
 
 struct shard_state {
   std::shared_ptr<executor::weight_cache> cache;
+  admission rules;
   static inline const char* name = "gleam.cache_shard";
 };
 
+/// Why `op` of `batch` may not run on a shard with `rules` ("" = it may):
+/// listings and evictions are the admin's, chunk reads a cluster peer's
+/// (or the admin's).
+std::string refusal(const admission& rules, const proto::OpBatch& batch, const proto::Op& op,
+                    bool peer_proven) {
+  bool admin = auth_token_matches(rules.admin_token, batch.admin_token());
+  switch (op.kind_case()) {
+    case proto::Op::kCacheList:
+    case proto::Op::kCacheEvict:
+      if (admin)
+        return {};
+      return std::string{"listing or evicting cache entries needs the node's admin token and "
+                         "the one presented is "}
+             + (batch.admin_token().empty() ? "missing" : "wrong")
+             + ": pass gleam-console --token TOKEN or set GLEAM_ADMIN_TOKEN to the [node] "
+               "admin-token";
+    case proto::Op::kCacheGet:
+      if (peer_proven || (!rules.admin_token.empty() && admin))
+        return {};
+      return "reading a chunk from this cache needs a cluster node's proof: set [node] "
+             "cluster-secret on the asking node to this node's";
+    default:
+      return {};
+  }
+}
+
 cache_shard_actor::behavior_type
 shard_impl(cache_shard_actor::stateful_pointer<shard_state> self,
-           std::shared_ptr<executor::weight_cache> cache) {
+           std::shared_ptr<executor::weight_cache> cache, admission rules) {
   self->state.cache = std::move(cache);
+  self->state.rules = std::move(rules);
   return {
     [=](const pb<proto::OpBatch>& batch) {
+      const auto& rules = self->state.rules;
+      // True without a cluster secret: then anyone may read a chunk.
+      bool peer_proven = proves_cluster(rules.cluster_secret, batch.value);
       proto::BatchReply reply;
       reply.set_session(batch->session());
       for (const auto& op : batch->ops()) {
         auto* r = reply.add_results();
         r->set_seq(op.seq());
-        executor::cache_ops::run_without_device(*self->state.cache, op, *r);
+        if (auto why = refusal(rules, batch.value, op, peer_proven); !why.empty()) {
+          log(log_level::warning, "cache shard refused op {} from {}: {}", op.seq(),
+              self->current_sender() ? caf::to_string(self->current_sender()->node())
+                                     : std::string{"an anonymous sender"},
+              why);
+          r->set_status(CUDA_ERROR_NOT_PERMITTED);
+          r->set_error(why);
+        } else {
+          executor::cache_ops::run_without_device(*self->state.cache, op, *r);
+        }
         reply.set_executed_through(op.seq());
       }
       return pb<proto::BatchReply>{std::move(reply)};
@@ -39,8 +81,9 @@ shard_impl(cache_shard_actor::stateful_pointer<shard_state> self,
 } // namespace
 
 cache_shard_actor spawn_cache_shard(caf::actor_system& sys,
-                                    std::shared_ptr<executor::weight_cache> cache) {
-  return sys.spawn<caf::detached>(shard_impl, std::move(cache));
+                                    std::shared_ptr<executor::weight_cache> cache,
+                                    admission rules) {
+  return sys.spawn<caf::detached>(shard_impl, std::move(cache), std::move(rules));
 }
 
 size_t shard_owner(const cache_store::chunk_key& key, size_t count) {
@@ -54,8 +97,8 @@ size_t shard_owner(const cache_store::chunk_key& key, size_t count) {
 
 shard_client::shard_client(caf::actor_system& sys,
                            std::vector<std::pair<std::string, uint16_t>> peers,
-                           std::chrono::milliseconds timeout)
-  : sys_(sys), timeout_(timeout) {
+                           std::chrono::milliseconds timeout, std::string cluster_secret)
+  : sys_(sys), timeout_(timeout), cluster_secret_(std::move(cluster_secret)) {
   for (auto& [host, port] : peers)
     peers_.push_back(peer{std::move(host), port, {}});
 }
@@ -106,6 +149,7 @@ caf::expected<std::vector<uint8_t>> shard_client::fetch(const cache_store::chunk
     auto* op = batch->add_ops();
     op->set_seq(1);
     op->mutable_cache_get()->set_key(key.to_binary());
+    sign_for_cluster(cluster_secret_, batch.value);
     caf::scoped_actor self{sys_};
     std::vector<uint8_t> out;
     bool got = false;

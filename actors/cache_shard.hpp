@@ -12,6 +12,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/expected.hpp>
 
+#include "actors/auth.hpp"
 #include "actors/interfaces.hpp"
 #include "cache_store/hash.hpp"
 
@@ -25,8 +26,14 @@ namespace gleam::actors {
 /// large chunks never stall the scheduler threads). It answers batches of
 /// the cache ops that need no GPU (see cache_shard_actor); the node actor
 /// hands it out on get_shard_atom to peers and the console.
+/// With `rules.admin_token`, CacheList and CacheEvict need it
+/// (OpBatch.admin_token: they show and drop every tenant's entries); with
+/// `rules.cluster_secret`, CacheGet needs a peer's proof of it
+/// (OpBatch.cluster_proof) or the admin token. A refused op fails with
+/// CUDA_ERROR_NOT_PERMITTED saying what to present; others still run.
 cache_shard_actor spawn_cache_shard(caf::actor_system& sys,
-                                    std::shared_ptr<executor::weight_cache> cache);
+                                    std::shared_ptr<executor::weight_cache> cache,
+                                    admission rules = {});
 
 /// The owner of `key` among `count` shards: the shard asked first.
 /// Keys are uniform hashes, so slices are even.
@@ -43,9 +50,10 @@ size_t shard_owner(const cache_store::chunk_key& key, size_t count);
 /// one per chunk.
 class shard_client {
 public:
-  /// Peers as (host, port) of their gleamd nodes.
+  /// Peers as (host, port) of their gleamd nodes; requests carry a proof
+  /// of `cluster_secret` ([node] cluster-secret, "" = none).
   shard_client(caf::actor_system& sys, std::vector<std::pair<std::string, uint16_t>> peers,
-               std::chrono::milliseconds timeout);
+               std::chrono::milliseconds timeout, std::string cluster_secret = {});
 
   /// The chunk's bytes from the first peer holding it; not_found (cache
   /// store category) when none does. The caller re-hashes them.
@@ -79,6 +87,7 @@ private:
 
   caf::actor_system& sys_;
   std::chrono::milliseconds timeout_;
+  std::string cluster_secret_;
   std::mutex mtx_;
   std::vector<peer> peers_;
   std::atomic<double> rate_{0};

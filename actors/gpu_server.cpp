@@ -49,7 +49,7 @@ public:
       exec_(std::move(exec)),
       board_(std::move(board)),
       slot_(slot),
-      admission_{node.auth_token, node.tenants},
+      admission_{node.auth_token, node.tenants, node.admin_token, node.cluster_secret},
       node_id_(node.node_id),
       loop_(loop),
       router_(std::move(router)),

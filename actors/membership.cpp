@@ -1,5 +1,6 @@
 #include "actors/membership.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 namespace gleam::actors {
@@ -7,9 +8,34 @@ namespace gleam::actors {
 membership::membership(std::chrono::milliseconds down_after) : down_after_(down_after) {
 }
 
+std::string membership::refuse_register(const proto::NodeRegister& reg,
+                                        clock::time_point now, bool no_replays) const {
+  auto i = nodes_.find(reg.node_id());
+  if (i == nodes_.end())
+    return {};
+  const auto& known = i->second.reg;
+  if (no_replays && reg.start_time_ns() < known.start_time_ns())
+    return "node '" + reg.node_id() + "' registered with a newer start already: this "
+           "registration is older (a replay, or a clock that went back)";
+  bool live = i->second.up && now - i->second.last_seen <= down_after_;
+  if (live && (reg.data_host() != known.data_host() || reg.data_port() != known.data_port()))
+    return "node id '" + reg.node_id() + "' is up at " + known.data_host() + ":"
+           + std::to_string(known.data_port()) + "; a node at " + reg.data_host() + ":"
+           + std::to_string(reg.data_port())
+           + " cannot take it while it answers (give each node its own [node] id)";
+  return {};
+}
+
+bool membership::fresh_heartbeat(const proto::Heartbeat& hb) const {
+  auto i = nodes_.find(hb.node_id());
+  return i != nodes_.end() && hb.seq() > i->second.last_seq;
+}
+
 void membership::on_register(const proto::NodeRegister& reg, clock::time_point now) {
   auto& st = nodes_[reg.node_id()];
   st.reg = reg;
+  st.reg.clear_cluster_proof();
+  st.last_seq = 0;
   st.telemetry.Clear();
   st.last_seen = now;
   st.up = true;
@@ -21,6 +47,7 @@ bool membership::on_heartbeat(const proto::Heartbeat& hb, clock::time_point now)
     return false;
   i->second.last_seen = now;
   i->second.up = true;
+  i->second.last_seq = std::max(i->second.last_seq, hb.seq());
   if (hb.has_telemetry()) {
     i->second.telemetry = hb.telemetry();
     // Ended sessions are events for the scheduler, not state to show.

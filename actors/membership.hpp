@@ -20,8 +20,19 @@ public:
 
   explicit membership(std::chrono::milliseconds down_after);
 
+  /// Why registration `reg` may not take its node id now, "" when it may:
+  /// a node that is up (heard from within down_after) keeps its id against
+  /// a registration naming another address; with `no_replays`, a
+  /// registration older than the one known (a replay) is refused too.
+  std::string refuse_register(const proto::NodeRegister& reg, clock::time_point now,
+                              bool no_replays) const;
+
   /// A node (re)joins. A restart (new start_time_ns) replaces the old entry.
   void on_register(const proto::NodeRegister& reg, clock::time_point now);
+
+  /// Whether heartbeat `hb` is newer than every heartbeat accepted from its
+  /// node since it registered (a replayed one is not); false when unknown.
+  bool fresh_heartbeat(const proto::Heartbeat& hb) const;
 
   /// Records a heartbeat; false if the node is unknown (it must register).
   bool on_heartbeat(const proto::Heartbeat& hb, clock::time_point now);
@@ -49,6 +60,11 @@ public:
   bool status_of(const std::string& node_id, clock::time_point now,
                  proto::NodeStatus& out) const;
 
+  /// Whether `node_id` registered.
+  bool knows(const std::string& node_id) const {
+    return nodes_.count(node_id) != 0;
+  }
+
   /// Ids of every registered node.
   std::vector<std::string> node_ids() const;
 
@@ -68,6 +84,7 @@ private:
     double rtt_ms = 0;
     bool up = true;
     proto::DrainState drain;
+    uint64_t last_seq = 0; // of the newest heartbeat since it registered
   };
 
   std::chrono::milliseconds down_after_;

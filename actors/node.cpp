@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/auth.hpp"
 #include "actors/error.hpp"
 #include "actors/host_call_router.hpp"
 #include "actors/log.hpp"
@@ -115,6 +116,7 @@ void register_node(node_ptr self) {
   auto& st = self->state;
   st.in_flight = true;
   pb<proto::NodeRegister> reg{make_registration(st.cfg, st.roles, st.start_time_ns)};
+  sign_for_cluster(st.cfg.cluster_secret, reg.value);
   self->request(st.scheduler, st.cfg.down_after, register_atom::value, std::move(reg))
     .then(
       [=](const pb<proto::NodeRegistered>& reply) {
@@ -145,6 +147,7 @@ void heartbeat(node_ptr self) {
     for (auto& e : st.roles.board->take_ended())
       *hb.mutable_telemetry()->add_ended_sessions() = std::move(e);
   }
+  sign_for_cluster(st.cfg.cluster_secret, hb);
   self->request(st.scheduler, st.cfg.down_after, heartbeat_atom::value,
                 pb<proto::Heartbeat>{std::move(hb)})
     .then(

@@ -65,7 +65,24 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::millis
   auto sweep_every = std::max(std::chrono::milliseconds{10}, down_after / 4);
   self->delayed_send(self, sweep_every, tick_atom::value);
   return {
-    [=](register_atom, const pb<proto::NodeRegister>& reg) {
+    [=](register_atom,
+        const pb<proto::NodeRegister>& reg) -> caf::result<pb<proto::NodeRegistered>> {
+      const auto& secret = self->state.rules.cluster_secret;
+      if (!proves_cluster(secret, reg.value)) {
+        log(log_level::warning,
+            "registration of node '{}' (data {}:{}) refused: {} cluster proof", reg->node_id(),
+            reg->data_host(), reg->data_port(), reg->cluster_proof().empty() ? "no" : "a wrong");
+        return make_error(error_code::unauthorized,
+                          "the scheduler admits nodes of its cluster only and this node's "
+                          "cluster proof is "
+                            + std::string{reg->cluster_proof().empty() ? "missing" : "wrong"}
+                            + ": set [node] cluster-secret to the scheduler's");
+      }
+      if (auto why = self->state.members.refuse_register(reg.value, clock::now(), !secret.empty());
+          !why.empty()) {
+        log(log_level::warning, "registration refused: {}", why);
+        return make_error(error_code::unauthorized, why);
+      }
       self->state.members.on_register(reg.value, clock::now());
       refresh_node(self, reg->node_id());
       log(log_level::info, "node '{}' registered ({} GPU(s), data {}:{})",
@@ -79,6 +96,15 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::millis
     },
     [=](heartbeat_atom,
         const pb<proto::Heartbeat>& hb) -> caf::result<pb<proto::HeartbeatAck>> {
+      const auto& secret = self->state.rules.cluster_secret;
+      bool proven = proves_cluster(secret, hb.value);
+      bool known = self->state.members.knows(hb->node_id());
+      if (!proven || (!secret.empty() && known && !self->state.members.fresh_heartbeat(hb.value))) {
+        log(log_level::warning, "heartbeat for node '{}' refused: {}", hb->node_id(),
+            proven ? "replayed (not newer than its last)" : "no valid cluster proof");
+        return make_error(error_code::unauthorized,
+                          "heartbeat refused: its cluster proof is missing, wrong or replayed");
+      }
       if (!self->state.members.on_heartbeat(hb.value, clock::now()))
         return make_error(error_code::unknown_node,
                           "node '" + hb->node_id() + "' is not registered: register first");
@@ -127,6 +153,13 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::chrono::millis
     [=](drain_atom,
         const pb<proto::DrainRequest>& req) -> caf::result<pb<proto::NodeStatus>> {
       auto& st = self->state;
+      if (auto refused = check_admin(st.rules.admin_token, req->admin_token(),
+                                     req->state().draining() ? "drain" : "undrain")) {
+        log(log_level::warning, "{} of node '{}' refused: {} admin token",
+            req->state().draining() ? "drain" : "undrain", req->node_id(),
+            req->admin_token().empty() ? "no" : "a wrong");
+        return refused;
+      }
       if (!st.members.set_drain(req->node_id(), req->state()))
         return make_error(error_code::unknown_node,
                           "no node '" + req->node_id()

@@ -169,6 +169,24 @@ caf::expected<node_config> parse_node_config(const std::string& text,
                           + "' has the node's auth-token; give it a token of its own");
     cfg.tenants.emplace_back(std::move(name), std::move(token));
   }
+  GLEAM_CONFIG_TRY(cfg.admin_token, f.get_string("node.admin-token", ""));
+  if (!cfg.admin_token.empty()) {
+    // A client's token must never grant admin.
+    bool shared = cfg.admin_token == cfg.auth_token;
+    for (const auto& [name, token] : cfg.tenants)
+      shared |= token == cfg.admin_token;
+    if (shared)
+      return make_error(error_code::bad_value,
+                        f.where("node.admin-token")
+                          + ": equals a client token (auth-token or a tenant's); give admins "
+                            "a token of their own");
+  }
+  GLEAM_CONFIG_TRY(cfg.cluster_secret, f.get_string("node.cluster-secret", ""));
+  if (!cfg.cluster_secret.empty() && cfg.cluster_secret.size() < 16)
+    return make_error(error_code::bad_value,
+                      f.where("node.cluster-secret")
+                        + ": too short; use at least 16 random characters (e.g. the output "
+                          "of 'openssl rand -hex 32'), the same on every node");
   GLEAM_CONFIG_TRY(cfg.tls.enabled, f.get_bool("tls.enabled", false));
   GLEAM_CONFIG_TRY(cfg.tls.certificate, f.get_string("tls.certificate", ""));
   GLEAM_CONFIG_TRY(cfg.tls.key, f.get_string("tls.key", ""));

@@ -53,6 +53,14 @@ struct node_config {
   /// for the unnamed tenant ""), and the weight cache shares a chunk across
   /// tenants only under a SHA-256 key. (tenant, token) pairs.
   std::vector<std::pair<std::string, std::string>> tenants;
+  /// [node] admin-token: the console's drain/undrain, cache evict and cache
+  /// ls must present it (gleam-console --token / GLEAM_ADMIN_TOKEN); "" =
+  /// not required. Never one of the client tokens above.
+  std::string admin_token;
+  /// [node] cluster-secret: shared by every node of the cluster (at least 16
+  /// characters); registrations, heartbeats and peer cache reads prove it,
+  /// and a scheduler with one refuses nodes without; "" = not required.
+  std::string cluster_secret;
   /// [tls]: certificates for every connection of this node.
   tls_config tls;
 };

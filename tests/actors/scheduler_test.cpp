@@ -141,7 +141,7 @@ TEST_CASE("the scheduler names a request's tenant from its token and refuses oth
   actors::add_message_types(cfg);
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
-  actors::admission rules{"node-token", {{"alice", "a-secret"}, {"bob", "b-secret"}}};
+  actors::admission rules{"node-token", {{"alice", "a-secret"}, {"bob", "b-secret"}}, {}, {}};
   auto sched = actors::spawn_scheduler(sys, 60s, {}, rules);
   self->request(sched, 5s, actors::register_atom::value, gpu_node("n1", 80 * gb))
     .receive([](pb<proto::NodeRegistered>&) {}, [&](caf::error& e) { FAIL(sys.render(e)); });
@@ -275,5 +275,105 @@ TEST_CASE("a drained node gets no placements until undrained, across its restart
   auto r = place("again");
   CHECK(r.ok());
   CHECK(r.node_id() == "n1");
+  self->send_exit(sched, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a scheduler with a cluster secret admits only nodes that prove it, and a live "
+          "node keeps its address",
+          "[actors][auth][cluster]") {
+  caf::actor_system_config cfg;
+  actors::add_message_types(cfg);
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  actors::admission rules;
+  rules.cluster_secret = "cluster-secret-0123456789";
+  rules.admin_token = "admin-0123";
+  auto sched = actors::spawn_scheduler(sys, 60s, {}, rules);
+  auto send_register = [&](proto::NodeRegister reg, bool sign) {
+    if (sign)
+      actors::sign_for_cluster(rules.cluster_secret, reg);
+    caf::expected<proto::NodeRegistered> out{proto::NodeRegistered{}};
+    self->request(sched, 5s, actors::register_atom::value, pb<proto::NodeRegister>{reg})
+      .receive([&](pb<proto::NodeRegistered>& r) { out = r.value; },
+               [&](caf::error& e) { out = std::move(e); });
+    return out;
+  };
+  auto send_beat = [&](proto::Heartbeat hb, uint64_t seq, bool sign) {
+    hb.set_seq(seq);
+    if (sign)
+      actors::sign_for_cluster(rules.cluster_secret, hb);
+    caf::error err;
+    self->request(sched, 5s, actors::heartbeat_atom::value, pb<proto::Heartbeat>{hb})
+      .receive([](pb<proto::HeartbeatAck>&) {}, [&](caf::error& e) { err = std::move(e); });
+    return err;
+  };
+  auto nodes = [&] {
+    proto::ClusterView view;
+    self->request(sched, 5s, actors::view_atom::value)
+      .receive([&](pb<proto::ClusterView>& v) { view = v.value; },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+    return view;
+  };
+  auto real = gpu_node("n1", 80 * gb).value;
+  real.set_start_time_ns(1000);
+
+  // No proof, or a proof under another secret: refused, nothing registered.
+  auto unsigned_reg = send_register(real, false);
+  REQUIRE_FALSE(unsigned_reg);
+  CHECK_THAT(sys.render(unsigned_reg.error()),
+             Catch::Contains("cluster proof is missing") && Catch::Contains("cluster-secret"));
+  auto forged = real;
+  actors::sign_for_cluster("not-the-cluster-secret", forged);
+  CHECK_FALSE(send_register(forged, false));
+  CHECK(nodes().nodes_size() == 0);
+
+  REQUIRE(send_register(real, true));
+  CHECK_FALSE(send_beat(beat("n1", 0, false).value, 1, true));
+  // A rogue heartbeat (no proof) and a replayed one change nothing.
+  CHECK(send_beat(beat("n1", 79 * gb, false).value, 2, false));
+  CHECK(send_beat(beat("n1", 79 * gb, false).value, 1, true));
+  auto view = nodes();
+  REQUIRE(view.nodes_size() == 1);
+  REQUIRE(view.nodes(0).telemetry().gpus_size() == 1);
+  CHECK(view.nodes(0).telemetry().gpus(0).sessions() == 0);
+
+  // Even with the secret, a second process cannot take a live node's id to
+  // point clients at another address, nor replay an older registration.
+  auto hijack = real;
+  hijack.set_data_host("10.6.6.6");
+  hijack.set_start_time_ns(2000);
+  auto refused = send_register(hijack, true);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(sys.render(refused.error()), Catch::Contains("is up at 10.1.1.1:4751"));
+  auto older = real;
+  older.set_start_time_ns(500);
+  CHECK_FALSE(send_register(older, true));
+  view = nodes();
+  REQUIRE(view.nodes_size() == 1);
+  CHECK(view.nodes(0).data_host() == "10.1.1.1");
+  // The node itself restarting at its address is welcome.
+  auto restart = real;
+  restart.set_start_time_ns(3000);
+  CHECK(send_register(restart, true));
+
+  // Drain is an admin command.
+  proto::DrainRequest req;
+  req.set_node_id("n1");
+  req.mutable_state()->set_draining(true);
+  for (std::string token : {"", "wrong"}) {
+    req.set_admin_token(token);
+    caf::error err;
+    self->request(sched, 5s, actors::drain_atom::value, pb<proto::DrainRequest>{req})
+      .receive([](pb<proto::NodeStatus>&) {}, [&](caf::error& e) { err = std::move(e); });
+    REQUIRE(err);
+    CHECK_THAT(sys.render(err), Catch::Contains("drain needs the node's admin token"));
+  }
+  CHECK_FALSE(nodes().nodes(0).drain().draining());
+  req.set_admin_token(rules.admin_token);
+  caf::error err;
+  self->request(sched, 5s, actors::drain_atom::value, pb<proto::DrainRequest>{req})
+    .receive([](pb<proto::NodeStatus>&) {}, [&](caf::error& e) { err = std::move(e); });
+  CHECK_FALSE(err);
+  CHECK(nodes().nodes(0).drain().draining());
   self->send_exit(sched, caf::exit_reason::user_shutdown);
 }

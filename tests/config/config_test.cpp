@@ -427,3 +427,36 @@ TEST_CASE("the client's cache hash: xxh3 by default, sha256 to share across tena
   REQUIRE_FALSE(bad);
   CHECK(caf::to_string(bad.error()).find("c.conf") != std::string::npos);
 }
+
+TEST_CASE("admin token and cluster secret: read, and refused when they weaken the node",
+          "[config][auth]") {
+  auto node = [](const std::string& keys) {
+    return parse_node_config("[node]\nroles = [\"all\"]\nauth-token = \"client-secret\"\n"
+                               "tenants = [\"alice:alice-secret\"]\n"
+                               + keys + "[cache]\ndir = \"/tmp/c\"\n",
+                             "n.conf");
+  };
+  auto ok = node("admin-token = \"admin-secret\"\ncluster-secret = \"0123456789abcdef01\"\n");
+  REQUIRE(ok);
+  CHECK(ok->admin_token == "admin-secret");
+  CHECK(ok->cluster_secret == "0123456789abcdef01");
+  auto none = node("");
+  REQUIRE(none);
+  CHECK(none->admin_token.empty());
+  CHECK(none->cluster_secret.empty());
+  // A client's token never grants admin.
+  for (const char* shared : {"client-secret", "alice-secret"}) {
+    auto cfg = node("admin-token = \"" + std::string{shared} + "\"\n");
+    REQUIRE_FALSE(cfg);
+    auto text = caf::to_string(cfg.error());
+    CHECK(text.find("admin-token") != std::string::npos);
+    CHECK(text.find("a token of their own") != std::string::npos);
+    CHECK(text.find(shared) == std::string::npos);
+  }
+  auto short_secret = node("cluster-secret = \"guessable\"\n");
+  REQUIRE_FALSE(short_secret);
+  auto text = caf::to_string(short_secret.error());
+  CHECK(text.find("cluster-secret") != std::string::npos);
+  CHECK(text.find("at least 16") != std::string::npos);
+  CHECK(text.find("guessable") == std::string::npos);
+}

@@ -25,6 +25,8 @@
 #include "actors/type_registry.hpp"
 #include "cache_store/error.hpp"
 #include "executor/weight_cache.hpp"
+#include "tests/support/actor_config.hpp"
+#include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 
 using namespace std::chrono_literals;
@@ -179,10 +181,7 @@ TEST_CASE("a miss is fetched from a peer node's cache shard, not from the client
 
   // Node B: this process, with an empty store and node A as its peer.
   caf::actor_system_config sys_cfg;
-  gleam::actors::add_message_types(sys_cfg);
-  sys_cfg.load<caf::io::middleman>();
-  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  gleam::test::network_test_config(sys_cfg);
   caf::actor_system sys{sys_cfg};
   auto b = weight_cache::open({});
   REQUIRE(b);
@@ -214,6 +213,64 @@ TEST_CASE("a miss is fetched from a peer node's cache shard, not from the client
                          [](const cs::chunk_view&) -> caf::error { return {}; });
   CHECK_FALSE(miss);
   (*b)->set_peer_fetch({});
+}
+
+TEST_CASE("listing and evicting need the admin token; only a cluster peer reads a chunk",
+          "[gleamd][cache][auth]") {
+  auto dir = temp_dir();
+  auto keys = seed_store(dir + "/store", 2);
+  auto port = free_port();
+  const std::string secret = "cluster-secret-for-the-test";
+  write_file(dir + "/node.conf",
+             "[node]\nid = \"shard-s\"\nroles = [\"scheduler\", \"cache_shard\"]\nport = "
+               + std::to_string(port) + "\nheartbeat-interval = 100ms\nauth-token = "
+               "\"client-token\"\nadmin-token = \"admin-token-1\"\ncluster-secret = \""
+               + secret + "\"\n[cache]\ndir = \"" + dir + "/store\"\n");
+  node_process node{dir + "/node.conf", dir + "/node.log"};
+  // Read-only statistics need no token.
+  REQUIRE(poll(port, "cache stats", "shard-s").find("shard-s") != std::string::npos);
+  auto console_with = [&](const std::string& token, const std::string& command) {
+    std::string out;
+    gleam::test::run_command(gleam::test::build_path("bin/gleam-console") + " --token '" + token
+                               + "' --scheduler 127.0.0.1:" + std::to_string(port) + " -c '"
+                               + command + "' 2>&1; echo rc=$?",
+                             out);
+    return out;
+  };
+  for (std::string token : {"", "client-token"}) {
+    INFO("token '" << token << "'");
+    auto ev = console_with(token, "cache evict --all");
+    INFO(ev);
+    CHECK_THAT(ev, Catch::Contains("needs the node's admin token")
+                     && Catch::Contains(token.empty() ? "missing" : "wrong")
+                     && Catch::EndsWith("rc=1\n"));
+    CHECK_THAT(console_with(token, "cache ls"), Catch::Contains("needs the node's admin token"));
+    CHECK_THAT(console_with(token, "drain shard-s"),
+               Catch::Contains("drain needs the node's admin token"));
+  }
+  auto ls = console_with("admin-token-1", "cache ls");
+  INFO(ls);
+  CHECK(ls.find("(2 entries)") != std::string::npos);
+  CHECK(ls.find(keys[0].to_string()) != std::string::npos);
+  INFO(gleam::test::read_file(dir + "/node.log"));
+  CHECK(gleam::test::read_file(dir + "/node.log").find("cache shard refused op") != std::string::npos);
+
+  // A CacheGet straight to the shard: without the cluster's proof it is
+  // refused; a peer that proves the secret gets the bytes.
+  caf::actor_system_config sys_cfg;
+  gleam::test::network_test_config(sys_cfg);
+  caf::actor_system sys{sys_cfg};
+  auto get = [&](const std::string& peer_secret) {
+    gleam::actors::shard_client peer{sys, {{"127.0.0.1", port}}, 5s, peer_secret};
+    return peer.fetch(keys[0]);
+  };
+  CHECK_FALSE(get(""));
+  CHECK_FALSE(get("a-secret-of-another-cluster"));
+  auto bytes = get(secret);
+  REQUIRE(bytes);
+  CHECK(*bytes == pattern(1, 256 * 1024));
+  // Nothing was evicted along the way.
+  CHECK(console_with("admin-token-1", "cache ls").find("(2 entries)") != std::string::npos);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/type_registry.hpp"
+#include "tests/support/actor_config.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/gpu_probe.hpp"
 #include "tests/support/tls_material.hpp"
@@ -262,10 +263,7 @@ TEST_CASE("the console's queue shows each task's tenant and explain names it",
   // A GPU node whose one GPU is full registers; clients of alice and of the
   // unnamed tenant ask for a placement and wait.
   caf::actor_system_config sys_cfg;
-  gleam::actors::add_message_types(sys_cfg);
-  sys_cfg.load<caf::io::middleman>();
-  sys_cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  sys_cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  gleam::test::network_test_config(sys_cfg);
   caf::actor_system sys{sys_cfg};
   caf::scoped_actor self{sys};
   auto remote = sys.middleman().remote_actor<gleam::actors::node_actor>("127.0.0.1", port);
@@ -413,4 +411,52 @@ TEST_CASE("gleamd refuses TLS without certificates with exit status 2", "[gleamd
   CHECK(rc == 2);
   CHECK_THAT(out, Catch::Contains(dir + "/tls.conf:4") && Catch::Contains("tls.certificate")
                     && Catch::Contains("anonymous"));
+}
+
+TEST_CASE("a rogue node with a live node's id cannot take its place in the cluster",
+          "[gleamd][cluster][auth]") {
+  auto dir = temp_dir();
+  auto sched_port = free_port();
+  auto gpu_port = free_port();
+  auto rogue_port = free_port();
+  const std::string secret = "cluster-secret = \"9f86d081884c7d659a2feaa0c55ad015\"\n";
+  auto conf = [&](const std::string& id, const std::string& roles, uint16_t port,
+                  const std::string& extra) {
+    return "[node]\nid = \"" + id + "\"\nroles = [" + roles + "]\nport = "
+           + std::to_string(port) + "\nscheduler = \"127.0.0.1:" + std::to_string(sched_port)
+           + "\"\nheartbeat-interval = 100ms\ndown-after = 600ms\n" + extra;
+  };
+  write_file(dir + "/sched.conf", conf("sched-a", "\"scheduler\"", sched_port, secret));
+  write_file(dir + "/gpu.conf", conf("gpuhost-a", "\"gpu_server\"", gpu_port, secret));
+  write_file(dir + "/rogue.conf", conf("gpuhost-a", "\"gpu_server\"", rogue_port, ""));
+  write_file(dir + "/insider.conf", conf("gpuhost-a", "\"gpu_server\"", rogue_port, secret));
+  node_process sched{dir + "/sched.conf", dir + "/sched.log"};
+  node_process gpu{dir + "/gpu.conf", dir + "/gpu.log"};
+  auto address = "127.0.0.1:" + std::to_string(gpu_port);
+  auto table = poll_nodes(sched_port, [&](const std::string& t) {
+    return has_word(row(t, "gpuhost-a"), "up") && row(t, "gpuhost-a").find(address) != std::string::npos;
+  });
+  INFO(table);
+  REQUIRE(row(table, "gpuhost-a").find(address) != std::string::npos);
+
+  // Starts a second node under the same id from `config`; its registration
+  // is refused with `why` and the table still names the real node.
+  auto refused = [&](const std::string& name, const std::string& why) {
+    node_process other{dir + "/" + name + ".conf", dir + "/" + name + ".log"};
+    auto log = dir + "/" + name + ".log";
+    for (int i = 0; i < 100 && read_file(log).find("did not accept") == std::string::npos; ++i)
+      std::this_thread::sleep_for(50ms);
+    INFO(read_file(log));
+    CHECK_THAT(read_file(log), Catch::Contains(why));
+    auto after = console(sched_port, "nodes");
+    INFO(after);
+    CHECK(row(after, "gpuhost-a").find(address) != std::string::npos);
+    CHECK(has_word(row(after, "gpuhost-a"), "up"));
+  };
+  // Without the cluster secret: refused, and logged at the scheduler.
+  refused("rogue", "cluster proof is missing");
+  CHECK_THAT(read_file(dir + "/sched.log"), Catch::Contains("registration of node 'gpuhost-a'")
+                                              && Catch::Contains("refused: no cluster proof"));
+  // With the secret, while the real node is up: the id stays with it.
+  refused("insider", "is up at " + address);
 }

@@ -91,8 +91,14 @@ const char* help_text =
 
 } // namespace
 
-console::console(caf::actor_system& sys, std::string host, uint16_t port, bool tls)
-  : sys_(sys), host_(std::move(host)), port_(port), tls_(tls), self_(sys) {
+console::console(caf::actor_system& sys, std::string host, uint16_t port, bool tls,
+                 std::string admin_token)
+  : sys_(sys),
+    host_(std::move(host)),
+    port_(port),
+    tls_(tls),
+    admin_token_(std::move(admin_token)),
+    self_(sys) {
 }
 
 caf::error console::connect() {
@@ -189,6 +195,7 @@ bool console::drain(bool on, std::istream& words, std::ostream& out) {
   }
   actors::pb<proto::DrainRequest> req;
   req->set_node_id(node);
+  req->set_admin_token(admin_token_);
   req->mutable_state()->set_draining(on);
   if (!deadline.empty()) {
     auto d = config::parse_duration(deadline);
@@ -407,6 +414,7 @@ caf::expected<proto::OpResult> console::shard_op(const proto::NodeStatus& n, pro
   if (!shard)
     return result;
   actors::pb<proto::OpBatch> batch;
+  batch->set_admin_token(admin_token_);
   op.set_seq(1);
   *batch->add_ops() = std::move(op);
   self_->request(shard, request_timeout, std::move(batch))

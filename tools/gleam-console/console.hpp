@@ -18,8 +18,10 @@ namespace gleam::tools {
 class console {
 public:
   /// `tls`: connect through the OpenSSL manager (the system must have been
-  /// configured with actors::load_network and TLS on).
-  console(caf::actor_system& sys, std::string host, uint16_t port, bool tls = false);
+  /// configured with actors::load_network and TLS on). `admin_token` goes
+  /// with the admin commands (drain, undrain, cache ls, cache evict).
+  console(caf::actor_system& sys, std::string host, uint16_t port, bool tls = false,
+          std::string admin_token = {});
 
   /// Connects to the scheduler node; an error says what to check.
   [[nodiscard]] caf::error connect();
@@ -47,6 +49,7 @@ private:
   std::string host_;
   uint16_t port_;
   bool tls_;
+  std::string admin_token_;
   caf::scoped_actor self_;
   actors::scheduler_actor scheduler_;
 };

@@ -25,9 +25,11 @@ using namespace gleam;
 namespace {
 
 const char* usage =
-  "usage: gleam-console [--scheduler HOST:PORT] [-c COMMAND]\n"
+  "usage: gleam-console [--scheduler HOST:PORT] [--token TOKEN] [-c COMMAND]\n"
   "  Joins the Gleam cluster whose scheduler listens at HOST:PORT (default\n"
   "  127.0.0.1:4750) and runs COMMAND, or reads commands from stdin.\n"
+  "  --token (or GLEAM_ADMIN_TOKEN): the nodes' [node] admin-token, which\n"
+  "  drain, undrain, cache ls and cache evict need where it is set.\n"
   "  Type 'help' for the commands. A TLS cluster: set GLEAM_TLS=on and\n"
   "  GLEAM_TLS_CERT, GLEAM_TLS_KEY, GLEAM_TLS_CA as for clients.\n";
 
@@ -36,6 +38,8 @@ const char* usage =
 int main(int argc, char** argv) {
   std::string endpoint = "127.0.0.1:4750";
   std::string command;
+  const char* env_token = std::getenv("GLEAM_ADMIN_TOKEN");
+  std::string token = env_token != nullptr ? env_token : "";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -46,6 +50,10 @@ int main(int argc, char** argv) {
       endpoint = argv[++i];
     } else if (arg.rfind("--scheduler=", 0) == 0) {
       endpoint = arg.substr(12);
+    } else if (arg == "--token" && i + 1 < argc) {
+      token = argv[++i];
+    } else if (arg.rfind("--token=", 0) == 0) {
+      token = arg.substr(8);
     } else if (arg == "-c" && i + 1 < argc) {
       command = argv[++i];
     } else {
@@ -75,7 +83,7 @@ int main(int argc, char** argv) {
   {
     caf::actor_system sys{sys_cfg};
     {
-      tools::console console{sys, ep->first, ep->second, client->tls.enabled};
+      tools::console console{sys, ep->first, ep->second, client->tls.enabled, token};
       if (auto err = console.connect()) {
         std::fprintf(stderr, "gleam-console: %s\n", config::describe(err).c_str());
         rc = 1;

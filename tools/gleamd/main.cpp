@@ -138,9 +138,21 @@ int main(int argc, char** argv) {
     network_loop.start(sys);
     actors::node_roles roles;
     actors::gpu_service gpus;
-    if (cfg->scheduler)
-      roles.scheduler = actors::spawn_scheduler(sys, cfg->down_after, {},
-                                                actors::admission{cfg->auth_token, cfg->tenants});
+    actors::admission rules{cfg->auth_token, cfg->tenants, cfg->admin_token,
+                            cfg->cluster_secret};
+    if (cfg->scheduler) {
+      roles.scheduler = actors::spawn_scheduler(sys, cfg->down_after, {}, rules);
+      if (cfg->cluster_secret.empty())
+        log(log_level::warning,
+            "no [node] cluster-secret in {}: any process that reaches this scheduler can "
+            "register as a node (see SECURITY.md)",
+            cfg->source);
+      if (cfg->admin_token.empty())
+        log(log_level::warning,
+            "no [node] admin-token in {}: anyone who reaches this node can drain nodes and "
+            "evict or list cached weights (see SECURITY.md)",
+            cfg->source);
+    }
     // The weight cache: one store per node, shared by its GPU servers and
     // served to peers and the console by the cache_shard actor.
     std::shared_ptr<executor::weight_cache> cache;
@@ -153,10 +165,10 @@ int main(int argc, char** argv) {
       auto opened = executor::weight_cache::open(co);
       if (opened) {
         cache = *opened;
-        roles.shard = actors::spawn_cache_shard(sys, cache);
+        roles.shard = actors::spawn_cache_shard(sys, cache, rules);
         if (!cfg->cache_peers.empty()) {
-          cache_peers = std::make_shared<actors::shard_client>(sys, cfg->cache_peers,
-                                                               std::chrono::seconds{10});
+          cache_peers = std::make_shared<actors::shard_client>(
+            sys, cfg->cache_peers, std::chrono::seconds{10}, cfg->cluster_secret);
           cache->set_peer_fetch(
             [p = cache_peers.get()](const cache_store::chunk_key& k) { return p->fetch(k); });
         }
