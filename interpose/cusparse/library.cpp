@@ -4,30 +4,17 @@
 
 #include "actors/proto/ops.pb.h"
 #include "interpose/cusparse_export.hpp"
-#include "interpose/error_map.hpp"
 
 namespace gleam::interpose::cusparse {
 
 cusparseStatus_t from_cuda(cudaError_t x) noexcept {
-  switch (x) {
-    case cudaSuccess:
-      return CUSPARSE_STATUS_SUCCESS;
-    case cudaErrorNoDevice:
-    case cudaErrorInitializationError:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorDevicesUnavailable:
-      return CUSPARSE_STATUS_NOT_INITIALIZED;
-    case cudaErrorMemoryAllocation:
-      return CUSPARSE_STATUS_ALLOC_FAILED;
-    case cudaErrorInvalidValue:
-      return CUSPARSE_STATUS_INVALID_VALUE;
-    case cudaErrorInvalidResourceHandle:
-      return CUSPARSE_STATUS_NOT_INITIALIZED;
-    case cudaErrorNotSupported:
-      return CUSPARSE_STATUS_NOT_SUPPORTED;
-    default:
-      return is_sticky(x) ? CUSPARSE_STATUS_EXECUTION_FAILED : CUSPARSE_STATUS_INTERNAL_ERROR;
-  }
+  static constexpr cuda_error_statuses statuses{
+    CUSPARSE_STATUS_SUCCESS,          CUSPARSE_STATUS_NOT_INITIALIZED,
+    CUSPARSE_STATUS_ALLOC_FAILED,     CUSPARSE_STATUS_INVALID_VALUE,
+    CUSPARSE_STATUS_NOT_INITIALIZED,  CUSPARSE_STATUS_NOT_SUPPORTED,
+    CUSPARSE_STATUS_EXECUTION_FAILED, CUSPARSE_STATUS_INTERNAL_ERROR,
+  };
+  return static_cast<cusparseStatus_t>(status_of_cuda(x, statuses));
 }
 
 const library_traits traits{
