@@ -82,7 +82,23 @@ bool allocation_table::contains(uint64_t ptr, uint64_t len) const {
   auto offset = ptr - e.base;
   if (len == 0)
     return offset <= e.size;
-  return offset < e.size && len <= e.size - offset;
+  if (offset >= e.size)
+    return false;
+  if (len <= e.size - offset)
+    return true;
+  if (e.kind != range_kind::vmm_mapping)
+    return false;
+  // Mappings side by side are one range of virtual addresses.
+  auto end = ptr + len;
+  auto covered = e.base + e.size;
+  for (auto j = std::next(i); j != by_base_.end() && j->first == covered
+                              && j->second.kind == range_kind::vmm_mapping;
+       ++j) {
+    covered += j->second.size;
+    if (covered >= end)
+      return true;
+  }
+  return false;
 }
 
 size_t allocation_table::erase_module(uint64_t module) {

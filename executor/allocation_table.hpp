@@ -21,6 +21,10 @@ enum class range_kind : uint8_t {
   /// address is fixed by the graph; a free node or MemFree ends it. The
   /// driver may hand the address out again once no graph holds it.
   graph_allocation,
+  /// A mapping of the virtual memory API (cuMemMap) the session made
+  /// readable and writable (cuMemSetAccess); unmapping ends it, never
+  /// MemFree. Adjacent mappings form one range for contains().
+  vmm_mapping,
 };
 
 /// One registered device range [base, base + size).
@@ -56,8 +60,9 @@ public:
 
   /// True only when [ptr, ptr + len) lies inside one single entry. A length
   /// of 0 is valid when `ptr` lies inside an entry (or is its one-past-end
-  /// address). A range that spans two adjacent entries is not valid, and
-  /// neither is one whose end overflows 64 bits.
+  /// address). A range that spans two adjacent entries is not valid (but
+  /// for adjacent vmm_mapping entries, one range of virtual addresses as
+  /// on the device), and neither is one whose end overflows 64 bits.
   [[nodiscard]] bool contains(uint64_t ptr, uint64_t len) const;
 
   /// True when some entry overlaps [base, base + size).

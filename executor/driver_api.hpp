@@ -124,6 +124,14 @@ namespace gleam::executor {
   X(cuMemAllocFromPoolAsync)                                                   \
   X(cuGraphClone)                                                              \
   X(cuGraphNodeFindInClone)                                                    \
+  X(cuMemGetAllocationGranularity)                                             \
+  X(cuMemAddressReserve)                                                       \
+  X(cuMemAddressFree)                                                          \
+  X(cuMemCreate)                                                               \
+  X(cuMemRelease)                                                              \
+  X(cuMemMap)                                                                  \
+  X(cuMemUnmap)                                                                \
+  X(cuMemSetAccess)                                                            \
   X(cuCtxGetCurrent)
 
 /// The CUDA driver, loaded at run time: libcuda.so.1 is opened with dlopen

@@ -20,6 +20,7 @@
 #include "executor/module_image.hpp"
 #include "executor/op_result.hpp"
 #include "executor/session_streams.hpp"
+#include "executor/vmm.hpp"
 #include "wire/protocol.hpp"
 
 namespace gleam::executor {
@@ -132,6 +133,7 @@ CUresult release_session_resources(driver_api& api, session& s, weight_cache* ca
   for (auto& kv : s.modules)
     note(api.cuModuleUnload(kv.second.handle));
   s.modules.clear();
+  note(release_vmm(api, s));
   for (const auto& e : s.memory.entries()) {
     if (e.kind == range_kind::allocation)
       note(api.cuMemFree(static_cast<CUdeviceptr>(e.base)));
@@ -338,6 +340,17 @@ private:
       case k::kGraphMemsetNodeSetParams:
       case k::kGraphExecMemsetNodeSetParams:
         return run_graph_copy(api_, s_, op, r_);
+      // Virtual memory management: executor/vmm.cpp.
+      case k::kMemGetGranularity:
+      case k::kMemAddressReserve:
+      case k::kMemAddressFree:
+      case k::kMemCreate:
+      case k::kMemRelease:
+      case k::kMemRetain:
+      case k::kMemMap:
+      case k::kMemUnmap:
+      case k::kMemSetAccess:
+        return run_vmm(api_, s_, device_, cache_, op, r_);
       case k::KIND_NOT_SET:
         break;
     }

@@ -16,6 +16,7 @@
 #include "executor/allocation_table.hpp"
 #include "executor/host_calls.hpp"
 #include "executor/library_handles.hpp"
+#include "wire/vmm_space.hpp"
 
 namespace gleam::executor {
 
@@ -111,9 +112,15 @@ struct session {
   /// from; those allocations are `memory` entries of kind `carved`.
   allocation_table slabs;
 
-  /// Device memory the session holds: its own allocations and its slabs.
+  /// Reservations, physical allocations and mappings of the virtual
+  /// memory API (executor/vmm.hpp); read-write mappings are `memory`
+  /// entries of kind vmm_mapping too.
+  wire::vmm_space vmm;
+
+  /// Device memory the session holds: its own allocations, its slabs and
+  /// its physical allocations of the virtual memory API.
   uint64_t device_bytes() const noexcept {
-    return memory.allocated_bytes() + slabs.total_bytes();
+    return memory.allocated_bytes() + slabs.total_bytes() + vmm.allocated_bytes();
   }
   /// Client stream handle -> driver stream (created ones only; 0, 1, 2 are
   /// implicit, see stream_handle). Every driver stream is non-blocking: the

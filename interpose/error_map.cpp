@@ -1,6 +1,7 @@
 #include "interpose/error_map.hpp"
 
 #include <cstddef>
+#include <map>
 
 namespace gleam::interpose {
 
@@ -226,6 +227,25 @@ cudaError_t to_cuda_error(int cu_status) noexcept {
   if (find_entry(cu_status) != nullptr)
     return static_cast<cudaError_t>(cu_status);
   return cudaErrorUnknown;
+}
+
+int to_cu_result(cudaError_t x) noexcept {
+  if (x == cudaSuccess)
+    return CUDA_SUCCESS;
+  // Runtime error -> CUresult, built once; never destroyed.
+  static const auto* table = [] {
+    auto* t = new std::map<int, int>;
+    for (int cu = 999; cu >= 0; --cu) // lowest CUresult wins
+      (*t)[to_cuda_error(cu)] = cu;
+    (*t)[cudaSuccess] = CUDA_SUCCESS;
+    (*t)[cudaErrorUnknown] = CUDA_ERROR_UNKNOWN;
+    (*t)[cudaErrorNotSupported] = CUDA_ERROR_NOT_SUPPORTED;
+    (*t)[cudaErrorNoDevice] = CUDA_ERROR_NO_DEVICE;
+    (*t)[cudaErrorInvalidValue] = CUDA_ERROR_INVALID_VALUE;
+    return t;
+  }();
+  auto i = table->find(x);
+  return i != table->end() ? i->second : CUDA_ERROR_UNKNOWN;
 }
 
 const char* error_name(cudaError_t x) noexcept {

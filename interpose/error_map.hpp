@@ -10,6 +10,11 @@ namespace gleam::interpose {
 /// without a runtime counterpart become cudaErrorUnknown.
 cudaError_t to_cuda_error(int cu_status) noexcept;
 
+/// The CUresult for a runtime error: the inverse of to_cuda_error (the
+/// lowest CUresult where several map to `x`), CUDA_ERROR_UNKNOWN for a
+/// runtime error without a driver counterpart.
+int to_cu_result(cudaError_t x) noexcept;
+
 /// The enumerator name of `x` ("cudaErrorInvalidValue"), or nullptr when `x`
 /// is not a CUDA 13 runtime error code. Static storage.
 const char* error_name(cudaError_t x) noexcept;

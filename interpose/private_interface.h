@@ -13,7 +13,8 @@ extern "C" {
 #endif
 
 /// Entry points of the shared client. Every function returns a cudaError_t
-/// value (as int) unless said otherwise; all are thread-safe.
+/// value (as int) unless said otherwise; all are thread-safe. Members are
+/// only ever appended: `size` tells a caller which ones the table has.
 struct gleam_private_interface {
   /// sizeof(struct gleam_private_interface) of the library that filled it.
   size_t size;
@@ -43,6 +44,36 @@ struct gleam_private_interface {
   /// cudaStream_t); async != 0 does not wait.
   int (*memset_d32)(uint64_t dst, uint32_t value, size_t count, void* stream,
                     int async);
+  /* Virtual memory management (interpose/vmm.hpp): each returns a CUresult
+     (not a cudaError_t) and has the arguments of the driver function it
+     serves, handles and addresses as uint64_t; `prop` is a
+     CUmemAllocationProp, `desc` an array of `count` CUmemAccessDesc,
+     `location` a CUmemLocation. */
+  /// cuMemGetAllocationGranularity.
+  int (*mem_get_granularity)(size_t* granularity, const void* prop, int option);
+  /// cuMemAddressReserve.
+  int (*mem_address_reserve)(uint64_t* ptr, size_t size, size_t alignment, uint64_t addr,
+                             unsigned long long flags);
+  /// cuMemAddressFree.
+  int (*mem_address_free)(uint64_t ptr, size_t size);
+  /// cuMemCreate.
+  int (*mem_create)(uint64_t* handle, size_t size, const void* prop,
+                    unsigned long long flags);
+  /// cuMemRelease.
+  int (*mem_release)(uint64_t handle);
+  /// cuMemRetainAllocationHandle.
+  int (*mem_retain)(uint64_t* handle, uint64_t addr);
+  /// cuMemMap.
+  int (*mem_map)(uint64_t ptr, size_t size, size_t offset, uint64_t handle,
+                 unsigned long long flags);
+  /// cuMemUnmap.
+  int (*mem_unmap)(uint64_t ptr, size_t size);
+  /// cuMemSetAccess.
+  int (*mem_set_access)(uint64_t ptr, size_t size, const void* desc, size_t count);
+  /// cuMemGetAccess.
+  int (*mem_get_access)(unsigned long long* flags, const void* location, uint64_t ptr);
+  /// cuMemGetAllocationPropertiesFromHandle.
+  int (*mem_get_properties)(void* prop, uint64_t handle);
 };
 
 /// The table; static storage, never null.

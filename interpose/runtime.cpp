@@ -43,6 +43,7 @@
 #include "interpose/message_size.hpp"
 #include "interpose/mirror.hpp"
 #include "interpose/upload.hpp"
+#include "interpose/vmm.hpp"
 #include "interpose/wait_report.hpp"
 #include "wire/protocol.hpp"
 
@@ -186,6 +187,7 @@ void after_fork_in_child() {
   r.streams.clear();
   r.events.clear();
   r.pools.clear();
+  vmm_forget_all();
 }
 
 /// The client proxy's state: the open request it forwards.
@@ -1359,6 +1361,9 @@ pointer_kind classify(const void* p) noexcept {
     if (addr >= i->first && addr < i->first + std::max<uint64_t>(i->second, 1))
       return pointer_kind::device;
   }
+  // The device's virtual address ranges, mapped or not (interpose/vmm.hpp).
+  if (vmm_locate(addr) != vmm_place::outside)
+    return pointer_kind::device;
   auto h = r.host_ranges.upper_bound(addr);
   if (h != r.host_ranges.begin()) {
     --h;
@@ -1380,6 +1385,16 @@ bool fits_allocation(const void* p, size_t count) {
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
   auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+  // Adjacent read-write mappings are one range; a reserved range without
+  // a mapping, or a mapping without access, holds nothing a copy may touch.
+  switch (vmm_locate(addr)) {
+    case vmm_place::mapped:
+      return count <= vmm_read_write_span(addr);
+    case vmm_place::reserved:
+      return false;
+    case vmm_place::outside:
+      break;
+  }
   auto i = r.allocations.upper_bound(addr);
   if (i == r.allocations.begin())
     return true;

@@ -278,7 +278,8 @@ inline uint64_t wire_stream(cudaStream_t s) noexcept {
 /// Where a pointer lives, from local records: device allocation, pinned or
 /// registered host memory, or unknown (pageable host memory).
 enum class pointer_kind {
-  /// Inside one of our device allocations.
+  /// Inside one of our device allocations, or a virtual address range
+  /// reserved with cuMemAddressReserve (interpose/vmm.hpp).
   device,
   /// Inside host memory from cudaMallocHost/cudaHostAlloc/cudaHostRegister.
   host_pinned,
@@ -288,7 +289,10 @@ enum class pointer_kind {
 pointer_kind classify(const void* p) noexcept;
 
 /// False when `p` lies in one of our allocations but [p, p + count) runs
-/// past its end; addresses outside every allocation are left to the server.
+/// past its end, in a virtual memory reservation outside a read-write
+/// mapping, or in one but [p, p + count) runs past the adjacent read-write
+/// mappings (interpose/vmm.hpp); addresses outside every allocation are
+/// left to the server.
 /// Lets an error-code-only call fail at once, as CUDA's would, instead of
 /// later through the deferred error.
 bool fits_allocation(const void* p, size_t count);

@@ -13,6 +13,7 @@
 #include "interpose/capture_state.hpp"
 #include "interpose/mirror.hpp"
 #include "interpose/runtime.hpp"
+#include "interpose/vmm.hpp"
 
 using namespace gleam::interpose;
 namespace proto = gleam::proto;
@@ -390,6 +391,7 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaDeviceReset(void) {
       r.streams.clear();
       r.events.clear();
       r.pools.clear();
+      vmm_forget_all();
       // Managed and mapped memory went with the device's.
       for (const auto& m : mirror_clear())
         r.host_ranges.erase(m.host);

@@ -20,6 +20,7 @@
 #include "interpose/fatbin/fatbin.hpp"
 #include "interpose/private_interface.h"
 #include "interpose/runtime.hpp"
+#include "interpose/vmm.hpp"
 
 using namespace gleam::interpose;
 namespace proto = gleam::proto;
@@ -229,19 +230,7 @@ int p_connected() {
 }
 
 int p_to_cu_result(int x) {
-  static const auto* table = [] {
-    auto* t = new std::map<int, int>;
-    for (int cu = 999; cu >= 0; --cu) // lowest CUresult wins
-      (*t)[to_cuda_error(cu)] = cu;
-    (*t)[cudaSuccess] = CUDA_SUCCESS;
-    (*t)[cudaErrorUnknown] = CUDA_ERROR_UNKNOWN;
-    (*t)[cudaErrorNotSupported] = CUDA_ERROR_NOT_SUPPORTED;
-    (*t)[cudaErrorNoDevice] = CUDA_ERROR_NO_DEVICE;
-    (*t)[cudaErrorInvalidValue] = CUDA_ERROR_INVALID_VALUE;
-    return t;
-  }();
-  auto i = table->find(x);
-  return i != table->end() ? i->second : CUDA_ERROR_UNKNOWN;
+  return to_cu_result(static_cast<cudaError_t>(x));
 }
 
 int p_module_load(const void* image, size_t size, void** module) {
@@ -398,6 +387,14 @@ int p_function_attribute(void* function, int attribute, int* value) {
 }
 
 int p_allocation_range(uint64_t ptr, uint64_t* base, uint64_t* bytes) {
+  // A mapping of the virtual memory API is its own range.
+  if (uint64_t b = 0, n = 0; vmm_locate(ptr, &b, &n) == vmm_place::mapped) {
+    if (base != nullptr)
+      *base = b;
+    if (bytes != nullptr)
+      *bytes = n;
+    return cudaSuccess;
+  }
   auto& r = reg();
   std::lock_guard<std::recursive_mutex> guard{r.mutex};
   auto i = r.allocations.upper_bound(ptr);
@@ -433,6 +430,9 @@ const gleam_private_interface the_interface = {
   sizeof(gleam_private_interface), p_connect, p_connected, p_to_cu_result,
   p_module_load, p_module_get_function, p_module_get_global, p_module_unload,
   p_function_attribute, p_allocation_range, p_memset_d32,
+  // Virtual memory management: interpose/vmm.hpp.
+  vmm_granularity, vmm_address_reserve, vmm_address_free, vmm_create, vmm_release,
+  vmm_retain, vmm_map, vmm_unmap, vmm_set_access, vmm_get_access, vmm_properties,
 };
 
 // --- cudaGetDriverEntryPoint ----------------------------------------------

@@ -18,6 +18,7 @@
 #include "interpose/host_copies.hpp"
 #include "interpose/mirror.hpp"
 #include "interpose/runtime.hpp"
+#include "interpose/vmm.hpp"
 
 using namespace gleam::interpose;
 namespace proto = gleam::proto;
@@ -457,6 +458,12 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttribute
       attributes->type = m->managed ? cudaMemoryTypeManaged : cudaMemoryTypeHost;
       attributes->hostPointer = reinterpret_cast<void*>(m->host + off);
       attributes->devicePointer = reinterpret_cast<void*>(static_cast<uintptr_t>(m->device + off));
+      return cudaSuccess;
+    }
+    // A reserved virtual address range is no memory until mapped.
+    if (vmm_locate(addr) == vmm_place::reserved) {
+      attributes->type = cudaMemoryTypeUnregistered;
+      attributes->device = -2;
       return cudaSuccess;
     }
     switch (classify(ptr)) {

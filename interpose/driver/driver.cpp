@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "interpose/driver/client.hpp"
 #include "interpose/driver/report.hpp"
 #include "interpose/driver/result_names.hpp"
 #include "interpose/private_interface.h"
@@ -24,8 +25,7 @@
 namespace {
 
 const gleam_private_interface& api() {
-  static const gleam_private_interface* x = gleam_private_interface_v1();
-  return *x;
+  return gleam::interpose::driver::client();
 }
 
 CUresult cu(cudaError_t x) {

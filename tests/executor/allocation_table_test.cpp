@@ -157,3 +157,33 @@ TEST_CASE("allocation_table erase and byte totals",
     CHECK(es[2].base == 0x5000);
   }
 }
+
+TEST_CASE("allocation_table joins adjacent virtual memory mappings and nothing else",
+          "[executor][allocation_table][vmm]") {
+  auto mapping = [](uint64_t base, uint64_t size) {
+    return range_entry{base, size, range_kind::vmm_mapping, 0};
+  };
+  allocation_table t;
+  REQUIRE(t.insert(mapping(0x10000, 0x1000)));
+  REQUIRE(t.insert(mapping(0x11000, 0x1000)));
+  REQUIRE(t.insert(mapping(0x12000, 0x1000)));
+  // A gap, then one more mapping: not reachable across the gap.
+  REQUIRE(t.insert(mapping(0x14000, 0x1000)));
+  CHECK(t.contains(0x10800, 0x1000));
+  CHECK(t.contains(0x10000, 0x3000));
+  CHECK(t.contains(0x11fff, 0x1001));
+  CHECK_FALSE(t.contains(0x10000, 0x3001));
+  CHECK_FALSE(t.contains(0x12800, 0x2000));
+  CHECK(t.contains(0x14000, 0x1000));
+  CHECK_FALSE(t.contains(0x13000, 1));
+  CHECK_FALSE(t.contains(0x11000, max_u64));
+  // Allocations side by side stay apart, and so does a mapping next to one.
+  REQUIRE(t.insert(alloc(0x20000, 0x1000)));
+  REQUIRE(t.insert(alloc(0x21000, 0x1000)));
+  REQUIRE(t.insert(mapping(0x22000, 0x1000)));
+  CHECK_FALSE(t.contains(0x20800, 0x1000));
+  CHECK_FALSE(t.contains(0x21800, 0x1000));
+  REQUIRE(t.erase(0x11000));
+  CHECK_FALSE(t.contains(0x10000, 0x2000));
+  CHECK(t.contains(0x12000, 0x1000));
+}

@@ -210,12 +210,15 @@ TEST_CASE("cudaGetDriverEntryPoint hands out libcuda.so.1's functions",
   CHECK(fn == dlsym(lib, "cuMemFree_v2"));
   CHECK(plain("cuDeviceGetAttribute", &fn, cudaEnableDefault, &status) == cudaSuccess);
   CHECK(fn == dlsym(lib, "cuDeviceGetAttribute"));
-  // An unsupported function is handed out too; calling it fails closed.
   CHECK(by_version("cuMemCreate", &fn, 12000, cudaEnableDefault, &status) == cudaSuccess);
+  CHECK(fn == dlsym(lib, "cuMemCreate"));
+  // An unsupported function is handed out too; calling it fails closed.
+  CHECK(by_version("cuMemExportToShareableHandle", &fn, 12000, cudaEnableDefault, &status)
+        == cudaSuccess);
   REQUIRE(fn != nullptr);
-  CUmemGenericAllocationHandle handle = 0;
-  CUmemAllocationProp prop{};
-  CHECK(reinterpret_cast<decltype(&cuMemCreate)>(fn)(&handle, 4096, &prop, 0)
+  int shareable = -1;
+  CHECK(reinterpret_cast<decltype(&cuMemExportToShareableHandle)>(fn)(
+          &shareable, 1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)
         == CUDA_ERROR_NOT_SUPPORTED);
 
   fn = &status;
@@ -297,6 +300,19 @@ TEST_CASE("driver calls without a reachable server fail with CUDA_ERROR_NO_DEVIC
   unsigned flags = 0;
   int active = -1;
   CHECK(state(0, &flags, &active) == CUDA_ERROR_NO_DEVICE);
+  // Virtual memory management needs the server's device too.
+  auto granularity = sym<decltype(&cuMemGetAllocationGranularity)>(
+    lib, "cuMemGetAllocationGranularity");
+  auto reserve = sym<decltype(&cuMemAddressReserve)>(lib, "cuMemAddressReserve");
+  REQUIRE((granularity && reserve));
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  size_t g = 0;
+  CHECK(granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_ERROR_NO_DEVICE);
+  CUdeviceptr va = 0;
+  CHECK(reserve(&va, size_t{2} << 20, 0, 0, 0) == CUDA_ERROR_NO_DEVICE);
+  CHECK(va == 0);
 
   const char* s = nullptr;
   CHECK(name(CUDA_ERROR_NO_DEVICE, &s) == CUDA_SUCCESS);

@@ -16,7 +16,8 @@
 // transport, batching and error reconciliation can be tested and measured
 // without a GPU. Device memory lives in host buffers (allocations above
 // 64 MiB discard their bytes and read back as zeros); plain and 2D copies
-// (Memcpy2D, row by row) move those bytes. Failure injection:
+// (Memcpy2D, row by row) move those bytes; memsets write elements of 1, 2
+// or 4 bytes. Failure injection:
 // a memset with value 0xEE fails with CUDA_ERROR_INVALID_VALUE, one with
 // 0xDD with the sticky CUDA_ERROR_ILLEGAL_ADDRESS (every later op of the
 // session fails with it, and the batch stops, as on a real GPU); a memset on
@@ -46,6 +47,14 @@
 // STATS_FILE as "launch FUNCTION [cooperative] ID:FIELDS..." (describe_launch).
 // Memory pools keep the attributes set on them, UsedMemCurrent counts their
 // live allocations, an allocation from an unknown pool fails.
+// Virtual memory management ops run through the executor's own handler
+// (executor/vmm.hpp) over a host-backed driver (tests/support/fake_vmm.hpp):
+// a reservation is address space of this process, an allocation a memfd,
+// a mapping that memfd at the reserved address, so copies, memsets and
+// "kp" launches into a read-write mapping land in its allocation; at the
+// session's end the handler releases everything and STATS_FILE gets, for a
+// session that made such an op, "vmm-left RESERVATIONS ALLOCATIONS
+// MAPPINGS" (what the fake driver still holds).
 // A batch whose first op is a MemAlloc of 4242 bytes is never answered (as
 // if the GPU hung): the lost-server test SIGKILLs the server meanwhile.
 // With GLEAM_TLS_CERT, GLEAM_TLS_KEY and GLEAM_TLS_CA set it listens with
@@ -77,7 +86,9 @@
 #include "actors/scheduler.hpp"
 #include "actors/type_registry.hpp"
 #include "consistency/replay_log.hpp"
+#include "executor/vmm.hpp"
 #include "tests/interpose_runtime/fake_library_calls.hpp"
+#include "tests/support/fake_vmm.hpp"
 #include "tools/common/shutdown.hpp"
 #include "wire/protocol.hpp"
 
@@ -134,12 +145,24 @@ struct fake_state {
   uint64_t executed_through = 0;
   int resumes = 0;
   gleam::consistency::replay_log<proto::BatchReply> replies;
+  /// Virtual memory: the executor's tables of the one session, over the
+  /// host-backed fake driver.
+  executor::driver_api vmm_api;
+  executor::session vmm;
+  /// Whether the session made a virtual memory op (its stats say then what
+  /// the fake driver still holds at its end).
+  bool vmm_used = false;
   static inline const char* name = "gleam.fake_gpu_server";
 };
 
 /// The backing bytes at [p, p + n), or null when not backed / out of range.
 char* at(fake_state& st, uint64_t p, uint64_t n, bool* known) {
   *known = false;
+  // Read-write mappings of the virtual memory ops are this process's memory.
+  if (st.vmm.memory.contains(p, n)) {
+    *known = true;
+    return reinterpret_cast<char*>(static_cast<uintptr_t>(p));
+  }
   auto i = st.memory.upper_bound(p);
   if (i == st.memory.begin())
     return nullptr;
@@ -445,6 +468,17 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
     case proto::Op::kMemPoolSetAccess:
     case proto::Op::kMemPoolGetAccess:
       return run_pool(st, op, r);
+    case proto::Op::kMemGetGranularity:
+    case proto::Op::kMemAddressReserve:
+    case proto::Op::kMemAddressFree:
+    case proto::Op::kMemCreate:
+    case proto::Op::kMemRelease:
+    case proto::Op::kMemRetain:
+    case proto::Op::kMemMap:
+    case proto::Op::kMemUnmap:
+    case proto::Op::kMemSetAccess:
+      st.vmm_used = true;
+      return executor::run_vmm(st.vmm_api, st.vmm, 0, nullptr, op, r);
     // Modules: every function asked for is found, without parameters.
     case proto::Op::kModuleLoad: {
       auto* m = r.mutable_module();
@@ -610,15 +644,21 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
         while (std::chrono::steady_clock::now() < until) {
         }
       }
+      // Elements of 1, 2 or 4 bytes (cuMemsetD8 / D16 / D32), little-endian.
+      auto element = std::max<uint64_t>(m.element_size(), 1);
+      auto bytes = m.count() * element;
       auto rows = std::max<uint64_t>(m.height(), 1);
       for (uint64_t row = 0; row < rows; ++row) {
-        auto* p = at(st, m.dst() + row * m.pitch(), m.count(), &known);
+        auto* p = at(st, m.dst() + row * m.pitch(), bytes, &known);
         if (!known) {
           r.set_status(invalid_value);
           return;
         }
-        if (p != nullptr)
-          std::memset(p, static_cast<int>(m.value()), m.count());
+        if (p != nullptr && element == 1)
+          std::memset(p, static_cast<int>(m.value()), bytes);
+        else if (p != nullptr)
+          for (uint64_t i = 0; i < bytes; ++i)
+            p[i] = static_cast<char>((m.value() >> (8 * (i % element))) & 0xffu);
       }
       return;
     }
@@ -736,6 +776,11 @@ void write_stats(const fake_state& st) {
     std::fprintf(f, "launch %s\n", l.c_str());
   if (st.resumes > 0)
     std::fprintf(f, "resumes %d\n", st.resumes);
+  if (st.vmm_used) {
+    const auto& left = test::fake_vmm();
+    std::fprintf(f, "vmm-left %zu %zu %zu\n", left.reservations.size(),
+                 left.allocations.size(), left.mappings.size());
+  }
   std::fclose(f);
 }
 
@@ -745,6 +790,7 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
          std::shared_ptr<actors::host_call_router> router) {
   self->state.stats_path = std::move(stats);
   self->state.router = std::move(router);
+  test::install_fake_vmm(self->state.vmm_api);
   self->state.op_time = op_time;
   return {
     [=](actors::open_atom, const actors::pb<proto::OpenSession>& req)
@@ -754,6 +800,7 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       // One session at a time; a resume continues it.
       self->state.router->attach(1, caf::actor_cast<caf::actor>(self->current_sender()));
       if (req->resume_session() == 0) {
+        static_cast<void>(executor::release_vmm(self->state.vmm_api, self->state.vmm));
         self->state.executed_through = 0;
         self->state.replies = gleam::consistency::replay_log<proto::BatchReply>{};
       } else {
@@ -783,7 +830,9 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       return actors::pb<proto::BatchReply>{execute(self->state, batch.value)};
     },
     [=](actors::close_atom, uint64_t) {
+      static_cast<void>(executor::release_vmm(self->state.vmm_api, self->state.vmm));
       write_stats(self->state);
+      self->state.vmm_used = false;
       self->state.batch_sizes.clear();
       self->state.launches.clear();
       self->state.pools.clear();

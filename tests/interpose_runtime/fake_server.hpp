@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +39,16 @@ inline std::map<std::string, std::string> spec_call_classes(const std::string& s
       out[fn] = line.substr(5);
   }
   return out;
+}
+
+/// key -> value of a probe's "key=value" lines.
+inline std::map<std::string, std::string> probe_values(const std::string& out) {
+  std::map<std::string, std::string> kv;
+  std::istringstream in{out};
+  for (std::string line; std::getline(in, line);)
+    if (auto eq = line.find('='); eq != std::string::npos)
+      kv[line.substr(0, eq)] = line.substr(eq + 1);
+  return kv;
 }
 
 /// fake_gpu_server in a child process; SIGTERM at the end.

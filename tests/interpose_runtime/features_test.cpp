@@ -16,16 +16,7 @@
 namespace {
 
 using gleam::test::fake_server;
-
-/// key -> value of the probe's "key=value" lines.
-std::map<std::string, std::string> parse(const std::string& out) {
-  std::map<std::string, std::string> kv;
-  std::istringstream in{out};
-  for (std::string line; std::getline(in, line);)
-    if (auto eq = line.find('='); eq != std::string::npos)
-      kv[line.substr(0, eq)] = line.substr(eq + 1);
-  return kv;
-}
+using gleam::test::probe_values;
 
 /// The probe's output; a probe still running after `deadline_s` seconds
 /// fails its run instead of hanging the test.
@@ -41,7 +32,7 @@ TEST_CASE("cudaLaunchKernelExC forwards every launch attribute", "[interpose][la
   fake_server server;
   for (std::string env : {"", "GLEAM_ASYNC=off"}) {
     INFO("env " << env);
-    auto kv = parse(features(server, "launch_ex", env));
+    auto kv = probe_values(features(server, "launch_ex", env));
     CHECK(kv["setup"] == "cudaSuccess");
     CHECK(kv["launch_all"] == "cudaSuccess");
     CHECK(kv["launch_unknown_id"] == "cudaErrorInvalidValue");
@@ -75,7 +66,7 @@ TEST_CASE("cudaLaunchKernelExC forwards every launch attribute", "[interpose][la
 TEST_CASE("cudaGetDeviceProperties fills every field from the server's attributes",
           "[interpose][device]") {
   fake_server server;
-  auto kv = parse(features(server, "props"));
+  auto kv = probe_values(features(server, "props"));
   REQUIRE(kv["get_properties"] == "cudaSuccess");
   CHECK(kv["attributes_differing"] == "0");
   // The fake server reports attribute a as 100000 + a (except three).
@@ -214,7 +205,7 @@ TEST_CASE("memory pools: the current pool, attributes, allocations and refusals"
   fake_server server;
   for (std::string env : {"", "GLEAM_ASYNC=off"}) {
     INFO("env " << env);
-    auto kv = parse(features(server, "pools", env));
+    auto kv = probe_values(features(server, "pools", env));
     const std::map<std::string, std::string> expected = {
       {"malloc_async_early", "cudaSuccess"},
       {"get_default", "cudaSuccess"},
@@ -279,7 +270,7 @@ TEST_CASE("memory pools: the current pool, attributes, allocations and refusals"
 TEST_CASE("explicit graphs are queried from the client's record; clones copy it",
           "[interpose][graph]") {
   fake_server server;
-  auto kv = parse(features(server, "graphs"));
+  auto kv = probe_values(features(server, "graphs"));
   const std::map<std::string, std::string> expected = {
     {"create", "cudaSuccess"},
     {"add_kernel", "cudaSuccess"},
@@ -335,7 +326,7 @@ void check_scenario(const std::string& scenario,
   fake_server server;
   for (const char* env : envs) {
     INFO(env);
-    auto kv = parse(features(server, scenario, env));
+    auto kv = probe_values(features(server, scenario, env));
     for (const auto& [key, value] : expected) {
       INFO(key);
       auto i = kv.find(key);
@@ -470,12 +461,12 @@ TEST_CASE("registered memory next to changing bytes: uploads end in both modes",
   fake_server server;
   for (std::string env : {"", "GLEAM_ASYNC=off"}) {
     INFO("env " << env);
-    auto heap = parse(features(server, "mapped", env, 60));
+    auto heap = probe_values(features(server, "mapped", env, 60));
     CHECK(heap["heap_rounds"] == "cudaSuccess");
     CHECK(heap["heap_after"] == "0102030405060708090a0b0c0d0e0f1011121314");
     CHECK(heap["unregister_heap"] == "cudaSuccess");
     CHECK(heap["final_sync"] == "cudaSuccess");
-    auto kv = parse(features(server, "mapped_neighbour", env, 60));
+    auto kv = probe_values(features(server, "mapped_neighbour", env, 60));
     CHECK(kv["register"] == "cudaSuccess");
     CHECK(kv["device_pointer"] == "cudaSuccess");
     CHECK(kv["rounds"] == "cudaSuccess");

@@ -23,6 +23,22 @@
     }                                                                         \
   } while (false)
 
+/// Checks a driver API call (for programs that include <cuda.h>); on
+/// failure prints the call, its CUresult and the name `name_of` gives it
+/// (cuGetErrorName, or a pointer to it) to stderr and exits with status 1.
+#define GLEAM_PROGRAM_CHECK_DRIVER(call, name_of)                             \
+  do {                                                                        \
+    CUresult drv_status_ = (call);                                            \
+    if (drv_status_ != CUDA_SUCCESS) {                                        \
+      const char* drv_name_ = nullptr;                                        \
+      name_of(drv_status_, &drv_name_);                                       \
+      std::fprintf(stderr, "%s:%d: %s failed: %d (%s)\n", __FILE__, __LINE__, \
+                   #call, static_cast<int>(drv_status_),                      \
+                   drv_name_ ? drv_name_ : "?");                              \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (false)
+
 /// Checks the launch just issued (configuration errors) without syncing.
 #define GLEAM_PROGRAM_CHECK_LAUNCH() GLEAM_PROGRAM_CHECK(cudaGetLastError())
 

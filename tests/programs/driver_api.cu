@@ -11,18 +11,7 @@
 #include "common.cuh"
 #include "driver_kernels_fatbin.h"
 
-#define DRV_CHECK(call)                                                        \
-  do {                                                                         \
-    CUresult drv_status_ = (call);                                             \
-    if (drv_status_ != CUDA_SUCCESS) {                                         \
-      const char* drv_name_ = nullptr;                                         \
-      get_error_name(drv_status_, &drv_name_);                                 \
-      std::fprintf(stderr, "%s:%d: %s failed: %d (%s)\n", __FILE__, __LINE__, \
-                   #call, static_cast<int>(drv_status_),                       \
-                   drv_name_ ? drv_name_ : "?");                               \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (false)
+#define DRV_CHECK(call) GLEAM_PROGRAM_CHECK_DRIVER(call, get_error_name)
 
 namespace {
 
