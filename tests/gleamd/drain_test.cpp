@@ -150,7 +150,8 @@ TEST_CASE("a drained gleamd refuses new sessions and ends the last one at the de
   std::ofstream{dir + "/node.conf"} << "[node]\nid = \"drain-t\"\nroles = [\"all\"]\nport = "
                                     << port
                                     << "\nadvertise = \"127.0.0.1\"\nheartbeat-interval = "
-                                       "100ms\n";
+                                       "100ms\n[cache]\ndir = \""
+                                    << dir << "/cache\"\n";
   auto node = gleam::test::spawn_logged(
     {build_path("bin/gleamd"), "--config-file=" + dir + "/node.conf"}, dir + "/node.log");
   for (int i = 0; i < 300 && !gleam::test::port_open(port); ++i)
