@@ -238,6 +238,7 @@ struct fixture {
 struct client {
   executor& ex;
   uint64_t session = 0;
+  std::string secret;
   uint64_t seq = 0;
   /// Bytes of chunk data and fatbin images this client sent.
   uint64_t payload_bytes = 0;
@@ -249,6 +250,7 @@ struct client {
     auto opened = ex.open_session(req, tenant);
     REQUIRE(opened);
     session = opened->session();
+    secret = opened->secret();
   }
 
   ~client() {
@@ -259,6 +261,7 @@ struct client {
     return [this](std::vector<proto::Op>& ops, std::vector<proto::OpResult>* results) {
       proto::OpBatch batch;
       batch.set_session(session);
+      batch.set_session_secret(secret);
       for (auto& op : ops) {
         op.set_seq(++seq);
         if (op.has_cache_upload())
@@ -977,6 +980,7 @@ TEST_CASE("a session resumes only for its own tenant", "[weight_cache][tenant]")
   REQUIRE(opened);
   proto::OpenSession resume;
   resume.set_resume_session(opened->session());
+  resume.set_resume_secret(opened->secret());
   CHECK_FALSE(f.exec->open_session(resume, "bob"));
   CHECK_FALSE(f.exec->open_session(resume, ""));
   CHECK(f.exec->open_session(resume, "alice"));
