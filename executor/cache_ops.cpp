@@ -199,20 +199,21 @@ void cache_ops::get(const proto::CacheGet& op) {
          fmt::format("CacheGet key is not a chunk key: {}", cs::render(key.error())));
     return;
   }
-  auto bytes = cache_->store().get(*key);
+  auto bytes = cache_->read(*key, s_.tenant);
   if (!bytes) {
-    fail(CUDA_ERROR_NOT_FOUND, cs::render(bytes.error()));
+    fail(CUDA_ERROR_NOT_FOUND, "CacheGet: " + cs::render(bytes.error()));
     return;
   }
   r_.set_data(reinterpret_cast<const char*>(bytes->data()), bytes->size());
 }
 
 void cache_ops::run_without_device(weight_cache& cache, const proto::Op& op,
-                                   proto::OpResult& r) {
+                                   proto::OpResult& r, const std::string& tenant) {
   using k = proto::Op::KindCase;
   // No device is touched below: a default session and no driver calls.
   static driver_api no_driver;
   session none;
+  none.tenant = tenant;
   cache_ops ops{no_driver, none, &cache, r};
   switch (op.kind_case()) {
     case k::kCacheGet:
@@ -238,7 +239,7 @@ void cache_ops::stats() {
 
 void cache_ops::list(const proto::CacheList& op) {
   if (need_cache())
-    *r_.mutable_cache_listing() = cache_->list(op.limit());
+    *r_.mutable_cache_listing() = cache_->list(op.limit(), s_.tenant);
 }
 
 void cache_ops::evict(const proto::CacheEvict& op) {

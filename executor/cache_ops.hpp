@@ -55,7 +55,10 @@ public:
   void upload_image(const proto::CacheUpload& op);
 
   /// CacheStats, CacheList, CacheEvict, CacheGet (bytes in OpResult.data,
-  /// CUDA_ERROR_NOT_FOUND on a miss).
+  /// CUDA_ERROR_NOT_FOUND on a miss). CacheGet and CacheList apply the
+  /// tenant rule for the session's tenant (weight_cache::read, list): a
+  /// tenant reads and sees only shared (SHA-256) chunks and its own XXH3
+  /// ones; another tenant's chunk is a miss.
   void get(const proto::CacheGet& op);
   void stats();
   void list(const proto::CacheList& op);
@@ -76,8 +79,13 @@ public:
 
   /// Runs one of the ops that need no device (CacheGet, CacheStats,
   /// CacheList, CacheEvict) on `cache` into `r`; any other op gets
-  /// CUDA_ERROR_NOT_SUPPORTED. For the cache_shard actor.
-  static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r);
+  /// CUDA_ERROR_NOT_SUPPORTED. For the cache_shard actor. `tenant`: whose
+  /// view CacheGet and CacheList get; a request without a tenant context
+  /// (a peer's fetch, the console) is the unnamed tenant "", which sees
+  /// shared chunks and the unnamed tenant's, never a named tenant's XXH3
+  /// chunks.
+  static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r,
+                                 const std::string& tenant = {});
 
 private:
   /// Adds the part `op` to its chunk (an image's parts: to the session's one

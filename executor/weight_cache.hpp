@@ -163,8 +163,14 @@ public:
        bool* from_peer = nullptr, const std::string& tenant = {},
        const void* device_dst = nullptr);
 
+  /// The bytes of chunk `key` from the fastest tier holding it, if it may
+  /// serve `tenant` (the tenant rule); not_found otherwise, the same error
+  /// for a miss and for another tenant's chunk. No peer is asked.
+  [[nodiscard]] caf::expected<std::vector<uint8_t>> read(const cache_store::chunk_key& key,
+                                                         const std::string& tenant);
+
   /// A fatbin image by key, or not_found (also when it may not serve
-  /// `tenant`).
+  /// `tenant`): `read` as text.
   [[nodiscard]] caf::expected<std::string> image(const cache_store::chunk_key& key,
                                                  const std::string& tenant = {});
 
@@ -184,8 +190,10 @@ public:
   /// Counters and tier sizes, for the CacheStats op and the console.
   proto::CacheStatsReply stats();
 
-  /// Up to `limit` entries (0: 1000), most recently used first.
-  proto::CacheListing list(uint32_t limit);
+  /// Up to `limit` entries (0: 1000) that may serve `tenant` (the tenant
+  /// rule: shared SHA-256 chunks and `tenant`'s own XXH3 chunks), most
+  /// recently used first; `total` counts those entries only.
+  proto::CacheListing list(uint32_t limit, const std::string& tenant);
 
   /// Erases the named entries (text keys), or every entry with `all`.
   /// Entries in use stay and are named in the reply; keys this store lacks
