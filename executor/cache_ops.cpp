@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cache_store/error.hpp"
+#include "executor/module_image.hpp"
 #include "executor/op_result.hpp"
 #include "executor/session_streams.hpp"
 
@@ -169,11 +170,22 @@ bool cache_ops::receive(const proto::CacheUpload& op, std::string& assembled,
   return true;
 }
 
+bool cache_ops::storable_image(const cs::chunk_key& key, std::string_view image) {
+  // An image the driver would be refused never enters the store, so no
+  // load by key can bring it back.
+  auto refused = check_module_image(image);
+  if (!refused)
+    return true;
+  fail(refused->rc, fmt::format("module image {} ({} bytes) is not stored: {}", key.to_string(),
+                                image.size(), refused->detail));
+  return false;
+}
+
 void cache_ops::upload_image(const proto::CacheUpload& op) {
   std::string assembled;
   std::string_view data;
   cs::chunk_key key;
-  if (receive(op, assembled, data, key))
+  if (receive(op, assembled, data, key) && storable_image(key, data))
     cache_->put_image(key, data, s_.tenant);
 }
 
@@ -275,6 +287,8 @@ bool cache_ops::module_image(const proto::ModuleLoad& op, std::string& image) {
       fail(CUDA_ERROR_INVALID_IMAGE, cs::render(err));
       return false;
     }
+    if (!storable_image(*key, op.image()))
+      return false;
     cache_->put_image(*key, op.image(), s_.tenant);
     image = op.image();
     return true;

@@ -50,8 +50,9 @@ public:
 
   /// CacheUpload with `image` set: a module image (or a part of one, parts
   /// in order as for a chunk, up to max_image_bytes) stored under its key
-  /// once whole and matching it, for a ModuleLoad by image_key. No device
-  /// is touched.
+  /// once whole, matching it and passing check_module_image (a refused
+  /// image is not stored: CUDA_ERROR_INVALID_IMAGE), for a ModuleLoad by
+  /// image_key. No device is touched.
   void upload_image(const proto::CacheUpload& op);
 
   /// CacheStats, CacheList, CacheEvict, CacheGet (bytes in OpResult.data,
@@ -65,7 +66,9 @@ public:
   void evict(const proto::CacheEvict& op);
 
   /// The image of a ModuleLoad: `op.image()` when present (stored under
-  /// image_key after checking it), else the cached image for image_key. On a
+  /// image_key after checking its key and check_module_image), else the
+  /// cached image for image_key. The caller checks the image it gets with
+  /// check_module_image before the driver sees it, whichever way it came. On a
   /// miss sets status CUDA_ERROR_NOT_FOUND (CUDA_ERROR_NOT_SUPPORTED without
   /// a cache: then only the image in the load will do) with payload
   /// image_missing and returns false.
@@ -101,6 +104,10 @@ private:
   /// says why).
   bool receive(const proto::CacheUpload& op, std::string& assembled, std::string_view& data,
                cache_store::chunk_key& key);
+
+  /// Whether `image` may be stored under `key`: check_module_image passes;
+  /// otherwise the result says why (nothing stored).
+  bool storable_image(const cache_store::chunk_key& key, std::string_view image);
 
   bool need_cache();
   void fail(CUresult rc, std::string detail);

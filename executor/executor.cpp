@@ -900,8 +900,11 @@ private:
                        op.module(), op.image_key().size()));
       return;
     }
-    if (auto refused = check_module_image(op.image())) {
-      fail(refused->rc, fmt::format("ModuleLoad of module {}: {}", op.module(),
+    // The one gate before the driver, whichever way the bytes came (inline,
+    // from the cache by image_key, stored before this check existed).
+    if (auto refused = check_module_image(image)) {
+      fail(refused->rc, fmt::format("ModuleLoad of module {} ({}): {}", op.module(),
+                                    op.image().empty() ? "image by key" : "image in the op",
                                     refused->detail));
       return;
     }

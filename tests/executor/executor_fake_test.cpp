@@ -7,6 +7,7 @@
 
 #include "tests/executor/client_bytes.hpp"
 #include "tests/executor/fake_driver.hpp"
+#include "tests/executor/module_images.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,7 @@ using gleam::executor::driver_api;
 using gleam::executor::executor;
 
 using namespace gleam::test::fake;
+using gleam::test::elf_with_section_table_past_end;
 
 TEST_CASE("executor over a fake driver: copies stay inside own allocations",
           "[executor][fake]") {
@@ -466,24 +468,6 @@ void install_fake_capture(driver_api& api) {
     live_allocations().insert(*p);
     return CUDA_SUCCESS;
   };
-}
-
-/// A 64-bit ELF header whose section table lies past the image's end.
-std::string elf_with_section_table_past_end() {
-  std::string image(64, '\0');
-  image[0] = 0x7f;
-  image[1] = 'E';
-  image[2] = 'L';
-  image[3] = 'F';
-  image[4] = 2; // ELFCLASS64
-  image[5] = 1; // little-endian
-  uint64_t shoff = 4096;
-  uint16_t shentsize = 64;
-  uint16_t shnum = 3;
-  std::memcpy(&image[0x28], &shoff, 8);
-  std::memcpy(&image[0x3a], &shentsize, 2);
-  std::memcpy(&image[0x3c], &shnum, 2);
-  return image;
 }
 
 } // namespace

@@ -25,6 +25,7 @@
 #include "executor/executor.hpp"
 #include "interpose/progress.hpp"
 #include "interpose/upload_protocol.hpp"
+#include "tests/executor/module_images.hpp"
 
 namespace proto = gleam::proto;
 namespace cs = gleam::cache_store;
@@ -1148,4 +1149,74 @@ TEST_CASE("a tenant's cached module image does not load by key for another tenan
   load_image(bob, image);
   CHECK(bob.payload_bytes == image.size() + 1);
   REQUIRE(loaded_images().size() == 2);
+}
+
+TEST_CASE("a refused module image is refused again by key, and the driver never sees it",
+          "[weight_cache][validation][security]") {
+  fixture f;
+  loaded_images().clear();
+  auto bad = gleam::test::elf_with_section_table_past_end();
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, bad.data(), bad.size());
+  client c{*f.exec};
+  auto load = [&](uint64_t module, bool inline_image) {
+    proto::Op op;
+    auto* m = op.mutable_module_load();
+    m->set_module(module);
+    m->set_image_key(key.to_binary());
+    if (inline_image)
+      m->set_image(bad);
+    return c.run(op);
+  };
+  auto by_key = [&](uint64_t module) {
+    auto r = load(module, false);
+    CHECK(r.status() != CUDA_SUCCESS);
+    CHECK_FALSE(r.has_module());
+  };
+
+  SECTION("the image in the load, then the key alone") {
+    auto first = load(1, true);
+    CHECK(first.status() == CUDA_ERROR_INVALID_IMAGE);
+    CHECK_THAT(first.error(), Catch::Contains("section headers"));
+    CHECK_FALSE(f.cache->image(key)); // not stored
+    by_key(2);
+    by_key(3);
+  }
+  SECTION("the image as a CacheUpload, then the key alone") {
+    proto::Op up;
+    auto* u = up.mutable_cache_upload();
+    u->set_image(true);
+    u->set_key(key.to_binary());
+    u->set_data(bad);
+    auto stored = c.run(up);
+    CHECK(stored.status() == CUDA_ERROR_INVALID_IMAGE);
+    CHECK_THAT(stored.error(), Catch::Contains("is not stored"));
+    CHECK_FALSE(f.cache->image(key));
+    by_key(2);
+  }
+  SECTION("the image already in the store (as an older server kept it), loaded by key") {
+    f.cache->put_image(key, bad);
+    REQUIRE(f.cache->image(key));
+    auto r = load(2, false);
+    CHECK(r.status() == CUDA_ERROR_INVALID_IMAGE);
+    CHECK_THAT(r.error(), Catch::Contains("image by key") && Catch::Contains("section headers"));
+    auto again = load(3, false);
+    CHECK(again.status() == CUDA_ERROR_INVALID_IMAGE);
+  }
+  SECTION("through the client's key-first protocol, twice") {
+    for (uint64_t module : {7, 8}) {
+      proto::Op op;
+      op.mutable_module_load()->set_module(module);
+      proto::OpResult r;
+      auto err = gleam::interpose::load_module_key_first(c.sender(), op, bad.data(), bad.size(),
+                                                         &r);
+      CHECK(err != cudaSuccess);
+      CHECK(r.status() == CUDA_ERROR_INVALID_IMAGE);
+    }
+  }
+  CHECK(loaded_images().empty());
+  // The session keeps serving: a good image loads.
+  std::string good = ".version 8.0\n.target sm_90\n";
+  load_image(c, good);
+  REQUIRE(loaded_images().size() == 1);
+  CHECK(loaded_images()[0] == good);
 }
