@@ -211,7 +211,7 @@ void cache_ops::get(const proto::CacheGet& op) {
          fmt::format("CacheGet key is not a chunk key: {}", cs::render(key.error())));
     return;
   }
-  auto bytes = cache_->read(*key, s_.tenant);
+  auto bytes = cache_->read(*key, reader_);
   if (!bytes) {
     fail(CUDA_ERROR_NOT_FOUND, "CacheGet: " + cs::render(bytes.error()));
     return;
@@ -220,13 +220,14 @@ void cache_ops::get(const proto::CacheGet& op) {
 }
 
 void cache_ops::run_without_device(weight_cache& cache, const proto::Op& op,
-                                   proto::OpResult& r, const std::string& tenant) {
+                                   proto::OpResult& r, const cache_reader& reader) {
   using k = proto::Op::KindCase;
   // No device is touched below: a default session and no driver calls.
   static driver_api no_driver;
   session none;
-  none.tenant = tenant;
+  none.tenant = reader.tenant;
   cache_ops ops{no_driver, none, &cache, r};
+  ops.reader_ = reader;
   switch (op.kind_case()) {
     case k::kCacheGet:
       return ops.get(op.cache_get());
@@ -251,7 +252,7 @@ void cache_ops::stats() {
 
 void cache_ops::list(const proto::CacheList& op) {
   if (need_cache())
-    *r_.mutable_cache_listing() = cache_->list(op.limit(), s_.tenant);
+    *r_.mutable_cache_listing() = cache_->list(op.limit(), reader_);
 }
 
 void cache_ops::evict(const proto::CacheEvict& op) {

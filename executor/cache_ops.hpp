@@ -32,7 +32,7 @@ public:
   /// `cache` may be null: every cache op then fails with
   /// CUDA_ERROR_NOT_SUPPORTED and a reason.
   cache_ops(driver_api& api, session& s, weight_cache* cache, proto::OpResult& r)
-    : api_(api), s_(s), cache_(cache), r_(r) {
+    : api_(api), s_(s), cache_(cache), r_(r), reader_{s.tenant} {
   }
 
   /// CacheFill: writes every chunk the store (or a peer shard) holds into
@@ -82,13 +82,13 @@ public:
 
   /// Runs one of the ops that need no device (CacheGet, CacheStats,
   /// CacheList, CacheEvict) on `cache` into `r`; any other op gets
-  /// CUDA_ERROR_NOT_SUPPORTED. For the cache_shard actor. `tenant`: whose
+  /// CUDA_ERROR_NOT_SUPPORTED. For the cache_shard actor. `reader`: whose
   /// view CacheGet and CacheList get; a request without a tenant context
-  /// (a peer's fetch, the console) is the unnamed tenant "", which sees
-  /// shared chunks and the unnamed tenant's, never a named tenant's XXH3
-  /// chunks.
+  /// (a peer's fetch) is the unnamed tenant "", which sees shared chunks
+  /// and the unnamed tenant's, never a named tenant's XXH3 chunks; an
+  /// admin's (every_tenant) sees every entry.
   static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r,
-                                 const std::string& tenant = {});
+                                 const cache_reader& reader = {});
 
 private:
   /// Adds the part `op` to its chunk (an image's parts: to the session's one
@@ -118,6 +118,8 @@ private:
   session& s_;
   weight_cache* cache_;
   proto::OpResult& r_;
+  /// Whose view CacheGet and CacheList get: the session's tenant's.
+  cache_reader reader_;
 };
 
 } // namespace gleam::executor

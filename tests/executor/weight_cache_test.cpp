@@ -1112,6 +1112,16 @@ TEST_CASE("a tenant cannot CacheGet or list another tenant's chunk; its own and 
   REQUIRE(listed.cache_listing().entries_size() == 1);
   CHECK(listed.cache_listing().entries(0).key() == shared_key.to_string());
   CHECK(listed.cache_listing().total() == 1);
+  // An admin (a shard request that proved the node's admin token) sees
+  // every tenant's entries.
+  gleam::executor::cache_reader admin;
+  admin.every_tenant = true;
+  proto::OpResult everything;
+  gleam::executor::cache_ops::run_without_device(*f.cache, ls, everything, admin);
+  CHECK(everything.cache_listing().total() == 2);
+  proto::OpResult admin_read;
+  gleam::executor::cache_ops::run_without_device(*f.cache, get, admin_read, admin);
+  CHECK(admin_read.data() == alices);
 
   // What each may use still works: alice her own and the shared chunk,
   // bob and the unnamed tenant the shared one.
