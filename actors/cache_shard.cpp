@@ -69,7 +69,12 @@ shard_impl(cache_shard_actor::stateful_pointer<shard_state> self,
           r->set_status(CUDA_ERROR_NOT_PERMITTED);
           r->set_error(why);
         } else {
-          executor::cache_ops::run_without_device(*self->state.cache, op, *r);
+          // A request that proves the admin token sees every tenant's
+          // entries; any other (a peer's read) the unnamed tenant's view.
+          executor::cache_reader reader;
+          reader.every_tenant = !rules.admin_token.empty()
+                                && auth_token_matches(rules.admin_token, batch->admin_token());
+          executor::cache_ops::run_without_device(*self->state.cache, op, *r, reader);
         }
         reply.set_executed_through(op.seq());
       }

@@ -70,7 +70,9 @@ public:
       [&](const pb<proto::OpBatch>& batch) -> caf::result<pb<proto::BatchReply>> {
         return execute(batch.value);
       },
-      [&](close_atom, uint64_t id) -> caf::result<bool> { return close(id); },
+      [&](close_atom, const pb<proto::CloseSession>& req) -> caf::result<bool> {
+        return close(req.value);
+      },
       [&](status_atom) { return pb<proto::NodeStatus>{status()}; },
       [&](drain_atom, const pb<proto::DrainState>& state) { on_drain(state.value); },
       [&](tick_atom, uint64_t id) { expire(id); },
@@ -131,25 +133,23 @@ private:
     board_->post_ended(std::move(ended));
   }
 
-  /// True when the current message comes from the client process that
-  /// opened session `id`, or `id` has no recorded owner (unknown sessions
-  /// are the executor's to refuse).
-  bool sender_owns(uint64_t id) {
-    auto i = session_owner_.find(id);
-    if (i == session_owner_.end())
-      return true;
+  /// Who sent the current message, for the log.
+  std::string sender_name() {
     auto sender = current_sender();
-    return sender && sender->node() == i->second;
+    return sender ? caf::to_string(sender->node()) : std::string{"an anonymous sender"};
   }
 
-  caf::error refuse_foreign(uint64_t id, const char* what) {
-    auto sender = current_sender();
-    log(log_level::warning, "gpu {}: refused {} for session {} from {}: not its client",
-        exec_->ordinal(), what, id,
-        sender ? caf::to_string(sender->node()) : std::string{"an anonymous sender"});
-    return make_error(error_code::session_unknown,
-                      "session " + std::to_string(id)
-                        + " belongs to another client; open a session of your own");
+  /// Refuses `what` ("an op batch", "a close") for session `id`, whose
+  /// secret the sender did not prove: logged (saying whether the id
+  /// exists, for the admin), answered with executor::refusal_text (the
+  /// same for an unknown id, so the peer learns nothing).
+  caf::error refuse_unproven(uint64_t id, const char* what, bool secret_missing) {
+    log(log_level::warning, "gpu {}: refused {} for session {} from {}: {}", exec_->ordinal(),
+        what, id, sender_name(),
+        exec_->find_session(id) == nullptr ? "no such session is open"
+        : secret_missing                   ? "it carries no session secret"
+                                           : "the session's secret does not match");
+    return make_error(error_code::session_unknown, exec_->refusal_text(id));
   }
 
   caf::result<pb<proto::SessionOpened>> open(const proto::OpenSession& req) {
@@ -172,22 +172,31 @@ private:
                             "until an admin runs 'undrain " + node_id_ + "'");
     }
     auto client = current_sender();
-    // A resume (after the client lost its link) comes from the process
-    // that opened the session, nobody else.
-    if (auto resume = req.resume_session(); resume != 0 && !sender_owns(resume))
-      return refuse_foreign(resume, "a resume");
+    // A resume (after the client lost its link) proves the session's
+    // secret; the executor refuses it otherwise, with one answer for every
+    // reason.
     auto opened = exec_->open_session(req, *tenant);
-    if (!opened)
+    if (!opened) {
+      if (auto resume = req.resume_session(); resume != 0) {
+        const auto* s = exec_->find_session(resume);
+        log(log_level::warning, "gpu {}: refused a resume of session {} by '{}' from {}: {}",
+            exec_->ordinal(), resume, req.client_id(), sender_name(),
+            s == nullptr                  ? "no such session is open"
+            : s->tenant != *tenant        ? "the session is another tenant's"
+            : req.resume_secret().empty() ? "it carries no session secret"
+                                          : "the session's secret does not match");
+      }
       return std::move(opened.error());
+    }
     if (client) {
       auto addr = caf::actor_cast<caf::actor_addr>(client);
       auto& ids = sessions_by_client_[addr];
       if (ids.empty())
         monitor(client);
       ids.push_back(opened->session());
-      session_owner_[opened->session()] = client->node();
       session_client_[opened->session()] = addr;
-      router_->attach(opened->session(), caf::actor_cast<caf::actor>(client));
+      router_->attach(opened->session(), caf::actor_cast<caf::actor>(client),
+                      opened->secret());
     }
     if (req.resume_session() != 0)
       log(log_level::info, "gpu {}: session {} resumed by its client after a reconnect",
@@ -202,8 +211,8 @@ private:
   }
 
   caf::result<pb<proto::BatchReply>> execute(const proto::OpBatch& batch) {
-    if (!sender_owns(batch.session()))
-      return refuse_foreign(batch.session(), "an op batch");
+    if (!exec_->authenticate(batch.session(), batch.session_secret()))
+      return refuse_unproven(batch.session(), "an op batch", batch.session_secret().empty());
     multiplexer_hold hold{loop_};
     auto begin = unix_ns();
     auto reply = exec_->execute(batch);
@@ -221,21 +230,19 @@ private:
     return pb<proto::BatchReply>{std::move(reply)};
   }
 
-  caf::result<bool> close(uint64_t id) {
-    if (!sender_owns(id))
-      return refuse_foreign(id, "a close");
-    session_owner_.erase(id);
+  caf::result<bool> close(const proto::CloseSession& req) {
+    auto id = req.session();
+    if (!exec_->authenticate(id, req.secret()))
+      return refuse_unproven(id, "a close", req.secret().empty());
     session_client_.erase(id);
-    bool known = exec_->find_session(id) != nullptr;
     report_end(id);
     exec_->close_session(id);
     orphans_.back(id);
     for (auto& [addr, ids] : sessions_by_client_)
       ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
-    if (known)
-      log(log_level::info, "gpu {}: session {} closed", exec_->ordinal(), id);
+    log(log_level::info, "gpu {}: session {} closed", exec_->ordinal(), id);
     after_end();
-    return known;
+    return true;
   }
 
   proto::NodeStatus status() {
@@ -282,7 +289,6 @@ private:
   /// it): reported to the scheduler, its resources freed.
   void end_session(uint64_t id) {
     report_end(id);
-    session_owner_.erase(id);
     session_client_.erase(id);
     exec_->close_session(id);
     orphans_.back(id);
@@ -330,9 +336,6 @@ private:
   /// Host nodes of the sessions' graphs call back into their clients
   /// through it (actors/host_call_router.hpp); the executor holds it too.
   std::shared_ptr<host_call_router> router_;
-  /// Session -> the CAF node (client process) that opened or resumed it;
-  /// ops and closes from any other node are refused (issue #10 isolation).
-  std::map<uint64_t, caf::node_id> session_owner_;
   std::map<caf::actor_addr, std::vector<uint64_t>> sessions_by_client_;
   /// Session -> the client actor that opened or last resumed it: only its
   /// going away orphans the session (an old connection's proxy may be
@@ -381,12 +384,17 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
                                              const config::node_config& cfg,
                                              const std::shared_ptr<telemetry_board>& board,
                                              std::shared_ptr<executor::weight_cache> cache,
-                                             multiplexer_loop* loop) {
-  auto loaded = executor::driver_api::load();
-  if (!loaded)
-    return std::move(loaded.error());
+                                             multiplexer_loop* loop,
+                                             std::shared_ptr<executor::driver_api> driver) {
   gpu_service service;
-  service.driver = std::shared_ptr<executor::driver_api>(std::move(*loaded));
+  if (driver) {
+    service.driver = std::move(driver);
+  } else {
+    auto loaded = executor::driver_api::load();
+    if (!loaded)
+      return std::move(loaded.error());
+    service.driver = std::shared_ptr<executor::driver_api>(std::move(*loaded));
+  }
   auto devices = device_list(*service.driver, cfg);
   if (!devices)
     return std::move(devices.error());

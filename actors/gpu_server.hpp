@@ -41,11 +41,15 @@ struct gpu_service {
 /// `loop` (may be null) is the node's polling network loop: a server holds
 /// it while it executes a batch. Each server polls its mailbox for
 /// [node] poll after a message before it sleeps.
+/// `driver` (may be null: libcuda.so.1 is loaded) is the driver to run on;
+/// tests pass a fake one (executor/driver_api.hpp) to run the servers
+/// without a GPU.
 [[nodiscard]] caf::expected<gpu_service>
 start_gpu_servers(caf::actor_system& sys, const config::node_config& cfg,
                   const std::shared_ptr<telemetry_board>& board,
                   std::shared_ptr<executor::weight_cache> cache = nullptr,
-                  multiplexer_loop* loop = nullptr);
+                  multiplexer_loop* loop = nullptr,
+                  std::shared_ptr<executor::driver_api> driver = nullptr);
 
 /// The number of GPUs `start_gpu_servers` would serve, without starting
 /// anything; an error says why there are none (e.g. no driver).

@@ -7,6 +7,7 @@
 #include "actors/atoms.hpp"
 #include "actors/error.hpp"
 #include "actors/log.hpp"
+#include "executor/session_secret.hpp"
 
 namespace gleam::actors {
 
@@ -15,24 +16,33 @@ host_call_router::host_call_router(caf::actor_system& sys, std::chrono::millisec
   : sys_(sys), grace_(grace), retry_(retry) {
 }
 
-void host_call_router::attach(uint64_t session, caf::actor client) {
+void host_call_router::attach(uint64_t session, caf::actor client, std::string secret) {
   {
     std::lock_guard<std::mutex> guard{mutex_};
     auto& e = sessions_[session];
-    if (e.owner == caf::node_id{} && client)
-      e.owner = client.node();
+    e.secret = std::move(secret);
     e.client = std::move(client);
     e.gone_since = {};
   }
   changed_.notify_all();
 }
 
-bool host_call_router::reattach(uint64_t session, caf::actor client) {
+bool host_call_router::reattach(uint64_t session, const std::string& secret,
+                                caf::actor client) {
   {
     std::lock_guard<std::mutex> guard{mutex_};
     auto i = sessions_.find(session);
-    if (i == sessions_.end() || !client || client.node() != i->second.owner)
+    // An unknown session is compared too (against no secret), and both get
+    // the same answer.
+    bool proven = executor::session_secret_matches(
+      i != sessions_.end() ? std::string_view{i->second.secret} : std::string_view{}, secret);
+    if (i == sessions_.end() || !proven || !client) {
+      log(log_level::warning,
+          "refused a host-call reattach of session {}{}: the session's secret does not match "
+          "or the session has no host calls here",
+          session, client ? " from " + caf::to_string(client.node()) : std::string{});
       return false;
+    }
     i->second.client = std::move(client);
     i->second.gone_since = {};
   }

@@ -10,7 +10,6 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
-#include <caf/node_id.hpp>
 
 #include "executor/host_calls.hpp"
 
@@ -40,13 +39,16 @@ public:
                    std::chrono::milliseconds retry = std::chrono::milliseconds{500});
 
   /// Session `session`'s client proxy is `client` from now on (open, and
-  /// resume after a reconnect); the first attach fixes the session's
-  /// owner, the CAF node of `client`.
-  void attach(uint64_t session, caf::actor client);
+  /// resume after a reconnect: the GPU server checked the session's secret
+  /// before); records `secret`, the session's secret
+  /// (SessionOpened.secret), which reattach asks for.
+  void attach(uint64_t session, caf::actor client, std::string secret);
 
-  /// attach for a reconnecting client, which only the session's owner may
-  /// do, and only while the session lives: false otherwise.
-  bool reattach(uint64_t session, caf::actor client);
+  /// attach for a reconnecting client, which only the holder of the
+  /// session's secret may do, and only while the session lives: false
+  /// otherwise, the same for an unknown session and another secret
+  /// (logged). Compared in constant time.
+  bool reattach(uint64_t session, const std::string& secret, caf::actor client);
 
   /// The client of `session` is gone: calls wait for attach or end.
   void detach(uint64_t session);
@@ -68,7 +70,8 @@ private:
 
   struct entry {
     caf::actor client;
-    caf::node_id owner;
+    /// The session's secret, recorded at its first attach.
+    std::string secret;
     /// Since when the client cannot be reached (its handle failed, or it
     /// was detached); unset while it answers.
     clock::time_point gone_since{};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <caf/actor.hpp>
 #include <caf/replies_to.hpp>
@@ -16,12 +17,16 @@ namespace gleam::actors {
 /// One per GPU. Owns the sessions on its device and executes their ops in
 /// issue order (see executor/executor.hpp).
 using gpu_server_actor = caf::typed_actor<
-  // Opens a session; the reply names the devices the client will see.
+  // Opens a session; the reply names the devices the client will see and
+  // carries the session's secret. A resume must carry that secret.
   caf::replies_to<open_atom, pb<proto::OpenSession>>::with<pb<proto::SessionOpened>>,
-  // Executes a batch of ops of one session; one result per op.
+  // Executes a batch of ops of one session; one result per op. A batch
+  // whose session_secret is not its session's is refused (session_unknown,
+  // the same answer as for an unknown session) and nothing in it runs.
   caf::replies_to<pb<proto::OpBatch>>::with<pb<proto::BatchReply>>,
-  // Ends a session and frees everything it holds; true if it existed.
-  caf::replies_to<close_atom, uint64_t>::with<bool>,
+  // Ends a session and frees everything it holds (true). A close whose
+  // secret is not the session's is refused like a batch.
+  caf::replies_to<close_atom, pb<proto::CloseSession>>::with<bool>,
   // Sessions and GPU state, for telemetry and the console.
   caf::replies_to<status_atom>::with<pb<proto::NodeStatus>>,
   // The node's maintenance state, from its scheduler: while draining, new
@@ -70,9 +75,10 @@ using node_actor = caf::typed_actor<
   // The node's weight cache (gpu_server or cache_shard role with a store).
   caf::replies_to<get_shard_atom>::with<cache_shard_actor>,
   caf::replies_to<status_atom>::with<pb<proto::NodeStatus>>,
-  // (gpu, session, the client's new proxy): a reconnecting client of
-  // `session` takes back the host calls of its graphs (actors/host_call_router.hpp).
-  caf::replies_to<host_attach_atom, uint32_t, uint64_t, caf::actor>::with<bool>,
+  // (gpu, session, its secret, the client's new proxy): a reconnecting
+  // client of `session` takes back the host calls of its graphs
+  // (actors/host_call_router.hpp); false unless the secret is the session's.
+  caf::replies_to<host_attach_atom, uint32_t, uint64_t, std::string, caf::actor>::with<bool>,
   // Internal timer: (re)connects to the scheduler, registers, heartbeats.
   caf::reacts_to<tick_atom>>;
 

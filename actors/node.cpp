@@ -203,13 +203,15 @@ node_actor::behavior_type node_impl(node_ptr self, config::node_config cfg, node
                               "role and a [cache] dir");
       return self->state.roles.shard;
     },
-    [=](host_attach_atom, uint32_t gpu, uint64_t session, caf::actor client) {
-      // Only the client's own process hands over its proxy.
+    [=](host_attach_atom, uint32_t gpu, uint64_t session, const std::string& secret,
+        caf::actor client) {
+      // The session's secret proves the session (the router checks it);
+      // and a client hands over a proxy of its own process only.
       auto sender = self->current_sender();
       const auto& routers = self->state.roles.host_calls;
       if (gpu >= routers.size() || !sender || !client || sender->node() != client.node())
         return false;
-      return routers[gpu]->reattach(session, client);
+      return routers[gpu]->reattach(session, secret, client);
     },
     [=](status_atom) {
       const auto& st = self->state;

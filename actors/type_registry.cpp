@@ -21,6 +21,7 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<pb<proto::DrainState>>("gleam.DrainState");
   cfg.add_message_type<pb<proto::OpenSession>>("gleam.OpenSession");
   cfg.add_message_type<pb<proto::SessionOpened>>("gleam.SessionOpened");
+  cfg.add_message_type<pb<proto::CloseSession>>("gleam.CloseSession");
   cfg.add_message_type<pb<proto::OpBatch>>("gleam.OpBatch");
   cfg.add_message_type<pb<proto::BatchReply>>("gleam.BatchReply");
   cfg.add_message_type<gpu_server_actor>("gleam.gpu_server_actor");

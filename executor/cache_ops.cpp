@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cache_store/error.hpp"
+#include "executor/module_image.hpp"
 #include "executor/op_result.hpp"
 #include "executor/session_streams.hpp"
 
@@ -169,11 +170,22 @@ bool cache_ops::receive(const proto::CacheUpload& op, std::string& assembled,
   return true;
 }
 
+bool cache_ops::storable_image(const cs::chunk_key& key, std::string_view image) {
+  // An image the driver would be refused never enters the store, so no
+  // load by key can bring it back.
+  auto refused = check_module_image(image);
+  if (!refused)
+    return true;
+  fail(refused->rc, fmt::format("module image {} ({} bytes) is not stored: {}", key.to_string(),
+                                image.size(), refused->detail));
+  return false;
+}
+
 void cache_ops::upload_image(const proto::CacheUpload& op) {
   std::string assembled;
   std::string_view data;
   cs::chunk_key key;
-  if (receive(op, assembled, data, key))
+  if (receive(op, assembled, data, key) && storable_image(key, data))
     cache_->put_image(key, data, s_.tenant);
 }
 
@@ -199,21 +211,23 @@ void cache_ops::get(const proto::CacheGet& op) {
          fmt::format("CacheGet key is not a chunk key: {}", cs::render(key.error())));
     return;
   }
-  auto bytes = cache_->store().get(*key);
+  auto bytes = cache_->read(*key, reader_);
   if (!bytes) {
-    fail(CUDA_ERROR_NOT_FOUND, cs::render(bytes.error()));
+    fail(CUDA_ERROR_NOT_FOUND, "CacheGet: " + cs::render(bytes.error()));
     return;
   }
   r_.set_data(reinterpret_cast<const char*>(bytes->data()), bytes->size());
 }
 
 void cache_ops::run_without_device(weight_cache& cache, const proto::Op& op,
-                                   proto::OpResult& r) {
+                                   proto::OpResult& r, const cache_reader& reader) {
   using k = proto::Op::KindCase;
   // No device is touched below: a default session and no driver calls.
   static driver_api no_driver;
   session none;
+  none.tenant = reader.tenant;
   cache_ops ops{no_driver, none, &cache, r};
+  ops.reader_ = reader;
   switch (op.kind_case()) {
     case k::kCacheGet:
       return ops.get(op.cache_get());
@@ -238,7 +252,7 @@ void cache_ops::stats() {
 
 void cache_ops::list(const proto::CacheList& op) {
   if (need_cache())
-    *r_.mutable_cache_listing() = cache_->list(op.limit());
+    *r_.mutable_cache_listing() = cache_->list(op.limit(), reader_);
 }
 
 void cache_ops::evict(const proto::CacheEvict& op) {
@@ -274,6 +288,8 @@ bool cache_ops::module_image(const proto::ModuleLoad& op, std::string& image) {
       fail(CUDA_ERROR_INVALID_IMAGE, cs::render(err));
       return false;
     }
+    if (!storable_image(*key, op.image()))
+      return false;
     cache_->put_image(*key, op.image(), s_.tenant);
     image = op.image();
     return true;

@@ -32,7 +32,7 @@ public:
   /// `cache` may be null: every cache op then fails with
   /// CUDA_ERROR_NOT_SUPPORTED and a reason.
   cache_ops(driver_api& api, session& s, weight_cache* cache, proto::OpResult& r)
-    : api_(api), s_(s), cache_(cache), r_(r) {
+    : api_(api), s_(s), cache_(cache), r_(r), reader_{s.tenant} {
   }
 
   /// CacheFill: writes every chunk the store (or a peer shard) holds into
@@ -50,19 +50,25 @@ public:
 
   /// CacheUpload with `image` set: a module image (or a part of one, parts
   /// in order as for a chunk, up to max_image_bytes) stored under its key
-  /// once whole and matching it, for a ModuleLoad by image_key. No device
-  /// is touched.
+  /// once whole, matching it and passing check_module_image (a refused
+  /// image is not stored: CUDA_ERROR_INVALID_IMAGE), for a ModuleLoad by
+  /// image_key. No device is touched.
   void upload_image(const proto::CacheUpload& op);
 
   /// CacheStats, CacheList, CacheEvict, CacheGet (bytes in OpResult.data,
-  /// CUDA_ERROR_NOT_FOUND on a miss).
+  /// CUDA_ERROR_NOT_FOUND on a miss). CacheGet and CacheList apply the
+  /// tenant rule for the session's tenant (weight_cache::read, list): a
+  /// tenant reads and sees only shared (SHA-256) chunks and its own XXH3
+  /// ones; another tenant's chunk is a miss.
   void get(const proto::CacheGet& op);
   void stats();
   void list(const proto::CacheList& op);
   void evict(const proto::CacheEvict& op);
 
   /// The image of a ModuleLoad: `op.image()` when present (stored under
-  /// image_key after checking it), else the cached image for image_key. On a
+  /// image_key after checking its key and check_module_image), else the
+  /// cached image for image_key. The caller checks the image it gets with
+  /// check_module_image before the driver sees it, whichever way it came. On a
   /// miss sets status CUDA_ERROR_NOT_FOUND (CUDA_ERROR_NOT_SUPPORTED without
   /// a cache: then only the image in the load will do) with payload
   /// image_missing and returns false.
@@ -76,8 +82,13 @@ public:
 
   /// Runs one of the ops that need no device (CacheGet, CacheStats,
   /// CacheList, CacheEvict) on `cache` into `r`; any other op gets
-  /// CUDA_ERROR_NOT_SUPPORTED. For the cache_shard actor.
-  static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r);
+  /// CUDA_ERROR_NOT_SUPPORTED. For the cache_shard actor. `reader`: whose
+  /// view CacheGet and CacheList get; a request without a tenant context
+  /// (a peer's fetch) is the unnamed tenant "", which sees shared chunks
+  /// and the unnamed tenant's, never a named tenant's XXH3 chunks; an
+  /// admin's (every_tenant) sees every entry.
+  static void run_without_device(weight_cache& cache, const proto::Op& op, proto::OpResult& r,
+                                 const cache_reader& reader = {});
 
 private:
   /// Adds the part `op` to its chunk (an image's parts: to the session's one
@@ -94,6 +105,10 @@ private:
   bool receive(const proto::CacheUpload& op, std::string& assembled, std::string_view& data,
                cache_store::chunk_key& key);
 
+  /// Whether `image` may be stored under `key`: check_module_image passes;
+  /// otherwise the result says why (nothing stored).
+  bool storable_image(const cache_store::chunk_key& key, std::string_view image);
+
   bool need_cache();
   void fail(CUresult rc, std::string detail);
   bool write(uint64_t dst, const void* src, size_t size, bool device_src, CUstream stream,
@@ -103,6 +118,8 @@ private:
   session& s_;
   weight_cache* cache_;
   proto::OpResult& r_;
+  /// Whose view CacheGet and CacheList get: the session's tenant's.
+  cache_reader reader_;
 };
 
 } // namespace gleam::executor

@@ -22,6 +22,8 @@ std::string to_string(error_code x) {
       return "no_vendor_library";
     case error_code::protocol_mismatch:
       return "protocol_mismatch";
+    case error_code::no_secure_random:
+      return "no_secure_random";
   }
   return "error_code(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -27,6 +27,8 @@ enum class error_code : uint8_t {
   no_vendor_library,
   /// The client speaks another protocol version (wire/protocol.hpp).
   protocol_mismatch,
+  /// The CSPRNG could not make a session secret (executor/session_secret.hpp).
+  no_secure_random,
 };
 
 /// The CAF error category of this component.

@@ -19,6 +19,7 @@
 #include "executor/mem_pools.hpp"
 #include "executor/module_image.hpp"
 #include "executor/op_result.hpp"
+#include "executor/session_secret.hpp"
 #include "executor/session_streams.hpp"
 #include "executor/vmm.hpp"
 #include "wire/protocol.hpp"
@@ -899,8 +900,11 @@ private:
                        op.module(), op.image_key().size()));
       return;
     }
-    if (auto refused = check_module_image(op.image())) {
-      fail(refused->rc, fmt::format("ModuleLoad of module {}: {}", op.module(),
+    // The one gate before the driver, whichever way the bytes came (inline,
+    // from the cache by image_key, stored before this check existed).
+    if (auto refused = check_module_image(image)) {
+      fail(refused->rc, fmt::format("ModuleLoad of module {} ({}): {}", op.module(),
+                                    op.image().empty() ? "image by key" : "image in the op",
                                     refused->detail));
       return;
     }
@@ -1813,19 +1817,26 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
         !why.empty())
       return make_error(error_code::protocol_mismatch, why);
   uint64_t id = request.resume_session();
+  const session* opened = nullptr;
   if (id != 0) {
+    // The same answer whether the id is unknown, of another tenant or
+    // presented with another secret: a resume says nothing about sessions
+    // it cannot prove its own.
     auto i = sessions_.find(id);
-    if (i == sessions_.end() || i->second.tenant != tenant)
-      return make_error(error_code::unknown_session,
-                        fmt::format("session {} is not open on GPU {} (closed, "
-                                    "or its grace period expired): open a new "
-                                    "session with resume_session = 0",
-                                    id, ordinal_));
-    ++i->second.resumes;
+    auto* s = i == sessions_.end() ? nullptr : &i->second;
+    if (!proves(s, request.resume_secret()) || s->tenant != tenant)
+      return make_error(error_code::unknown_session, refusal_text(id)
+                                                       + " with resume_session = 0");
+    ++s->resumes;
+    opened = s;
   } else {
+    auto secret = make_session_secret();
+    if (!secret)
+      return std::move(secret.error());
     id = next_session_++;
     auto& s = sessions_[id];
     s.id = id;
+    s.secret = std::move(*secret);
     s.client_id = request.client_id();
     s.task_signature = request.task_signature();
     s.gpu_uuid = uuid_string(device_info_.uuid());
@@ -1834,9 +1845,11 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
     s.back_channel = host_calls_.get();
     s.graves = &graves_;
     s.library_overrides = &library_overrides_;
+    opened = &s;
   }
   proto::SessionOpened out;
   out.set_session(id);
+  out.set_secret(opened->secret);
   out.set_driver_version(driver_version_);
   out.set_protocol_version(wire::protocol_version);
   *out.add_devices() = device_info_;
@@ -1848,13 +1861,11 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
   reply.set_session(batch.session());
   auto first_seq = batch.ops_size() > 0 ? batch.ops(0).seq() : uint64_t{0};
   auto i = sessions_.find(batch.session());
-  if (i == sessions_.end()) {
+  if (!proves(i == sessions_.end() ? nullptr : &i->second, batch.session_secret())) {
     auto* r = reply.add_results();
     r->set_seq(first_seq);
     r->set_status(CUDA_ERROR_INVALID_CONTEXT);
-    r->set_error(fmt::format("session {} is not open on GPU {} (closed, or "
-                             "its grace period expired): open a new session",
-                             batch.session(), ordinal_));
+    r->set_error(refusal_text(batch.session()));
     return reply;
   }
   auto& s = i->second;
@@ -1946,6 +1957,27 @@ proto::GpuInfo executor::gpu_info() const {
 std::unique_ptr<cache_store::tier> executor::make_device_tier(uint64_t capacity) {
   return std::make_unique<device_memory_tier>(api_, context_, capacity,
                                               fmt::format("gpu {} memory", ordinal_));
+}
+
+bool executor::proves(const session* s, std::string_view secret) const {
+  // An unknown id is compared too, against a secret no session has, so
+  // that the time taken does not say whether the id exists.
+  static const std::string none(session_secret_bytes, '\0');
+  bool match = session_secret_matches(s != nullptr ? s->secret : none, secret);
+  return s != nullptr && match;
+}
+
+bool executor::authenticate(uint64_t id, std::string_view secret) const {
+  auto i = sessions_.find(id);
+  return proves(i == sessions_.end() ? nullptr : &i->second, secret);
+}
+
+std::string executor::refusal_text(uint64_t id) const {
+  return fmt::format("no session {} with the secret presented is open on GPU {}: it was "
+                     "closed, its grace period expired, or the session's secret does not "
+                     "match (each batch, resume and close carries the secret its "
+                     "SessionOpened gave); open a new session",
+                     id, ordinal_);
 }
 
 const session* executor::find_session(uint64_t id) const {

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -54,11 +55,14 @@ public:
   /// context.
   ~executor();
 
-  /// Opens a new session of `tenant` ("" = the unnamed one), or reattaches
-  /// to `resume_session` when it is nonzero and still open. Error:
-  /// unknown_session for a resume of a session this executor does not hold
-  /// or that belongs to another tenant; driver_call_failed when the context
-  /// cannot be made current.
+  /// Opens a new session of `tenant` ("" = the unnamed one), with a fresh
+  /// secret (SessionOpened.secret, executor/session_secret.hpp), or
+  /// reattaches to `resume_session` when it is nonzero, still open, of
+  /// `tenant` and `resume_secret` is its secret (the reply then carries the
+  /// same secret). Error: unknown_session for any resume that is not all
+  /// of these, one message for all (refusal_text: it does not say whether
+  /// the id exists); driver_call_failed when the context cannot be made
+  /// current; no_secure_random when no secret can be made.
   [[nodiscard]] caf::expected<proto::SessionOpened>
   open_session(const proto::OpenSession& request, const std::string& tenant = {});
 
@@ -66,11 +70,25 @@ public:
   /// whose seq is at or below the session's executed_through are skipped
   /// and not answered again (replay after reconnect). A sticky device error
   /// (e.g. CUDA_ERROR_ILLEGAL_ADDRESS) stops the batch after that op. An
-  /// unknown session yields one result with CUDA_ERROR_INVALID_CONTEXT.
+  /// unknown session, or a batch whose session_secret is not its session's,
+  /// yields one result with CUDA_ERROR_INVALID_CONTEXT and refusal_text, and
+  /// nothing runs.
   [[nodiscard]] proto::BatchReply execute(const proto::OpBatch& batch);
 
+  /// Whether session `id` is open and `secret` is its secret (constant
+  /// time in the secret's bytes). The caller's check before it acts on a
+  /// session for a peer (close, host-call reattach).
+  [[nodiscard]] bool authenticate(uint64_t id, std::string_view secret) const;
+
+  /// What a peer that named session `id` without proving it (unknown id,
+  /// or another secret) is told: one text for both, so that the answer
+  /// does not say whether the id exists.
+  [[nodiscard]] std::string refusal_text(uint64_t id) const;
+
   /// Frees every resource of session `id` (memory, streams, events,
-  /// modules) and forgets it. Unknown ids are ignored.
+  /// modules) and forgets it. Unknown ids are ignored. The server's own
+  /// decision (expiry, drain) or a close whose secret the caller checked
+  /// (authenticate).
   void close_session(uint64_t id);
 
   /// One summary per open session, by ascending id, for the console.
@@ -155,6 +173,10 @@ private:
   /// Loaded libraries replacing the vendor's (use_library), by
   /// proto::LibraryCall::Library value.
   std::map<int32_t, void*> library_overrides_;
+
+  /// Whether `s` is an open session (not null) and `secret` its secret;
+  /// takes the same time for a null `s`.
+  [[nodiscard]] bool proves(const session* s, std::string_view secret) const;
 
   /// Whether a capture of any session is in progress.
   [[nodiscard]] bool any_capture() const;

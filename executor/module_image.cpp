@@ -12,7 +12,7 @@ namespace gleam::executor {
 namespace {
 
 template <class T>
-T load(const std::string& image, size_t offset) {
+T load(std::string_view image, size_t offset) {
   T out;
   std::memcpy(&out, image.data() + offset, sizeof(T));
   return out;
@@ -31,7 +31,7 @@ bool inside(uint64_t offset, uint64_t count, uint64_t size, uint64_t total) {
          && end <= total;
 }
 
-std::optional<op_refusal> check_elf(const std::string& image) {
+std::optional<op_refusal> check_elf(std::string_view image) {
   constexpr size_t ehdr_size = 64;
   constexpr size_t shdr_size = 64;
   constexpr uint32_t sht_nobits = 8;
@@ -74,7 +74,7 @@ std::optional<op_refusal> check_elf(const std::string& image) {
 
 } // namespace
 
-std::optional<op_refusal> check_module_image(const std::string& image) {
+std::optional<op_refusal> check_module_image(std::string_view image) {
   if (image.size() > max_module_image_bytes)
     return op_refusal{CUDA_ERROR_INVALID_VALUE,
                       fmt::format("module image of {} bytes exceeds the {} byte limit of "

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <cuda.h>
 
@@ -27,7 +28,8 @@ struct op_refusal {
 /// parse with all its entries inside the bytes; a 64-bit ELF must have its
 /// program headers, section headers and every section's bytes inside; any
 /// other image is PTX text, which the driver reads up to the NUL that
-/// std::string keeps after the bytes. Pure; thread-safe.
-[[nodiscard]] std::optional<op_refusal> check_module_image(const std::string& image);
+/// std::string keeps after the bytes (pass the driver a std::string's
+/// bytes). Pure; thread-safe.
+[[nodiscard]] std::optional<op_refusal> check_module_image(std::string_view image);
 
 } // namespace gleam::executor

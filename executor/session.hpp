@@ -97,6 +97,10 @@ class library_graveyard;
 struct session {
   /// Server-assigned id, never 0.
   uint64_t id = 0;
+  /// The session's secret (executor/session_secret.hpp), handed to its
+  /// client in SessionOpened: every batch, resume and close must carry it;
+  /// the id alone names nothing (ids are sequential). Never logged.
+  std::string secret;
   /// host:pid of the app, from OpenSession.
   std::string client_id;
   /// From OpenSession.

@@ -314,14 +314,21 @@ caf::expected<cs::tier_kind> weight_cache::fill(const cs::chunk_key& key,
   return cs::tier_kind::disk;
 }
 
-caf::expected<std::string> weight_cache::image(const cs::chunk_key& key,
-                                               const std::string& tenant) {
+caf::expected<std::vector<uint8_t>> weight_cache::read(const cs::chunk_key& key,
+                                                       const cache_reader& reader) {
   auto bytes = store_->get(key);
   // Checked after the read: the bytes read are ones the tenant may use
   // whenever the entry serves it now (a tenant joins only with equal bytes).
-  if (bytes && !may_serve(key, tenant))
+  // A miss and another tenant's entry get the same answer.
+  if (!bytes || (!reader.every_tenant && !may_serve(key, reader.tenant)))
     return cs::make_error(cs::error_code::not_found,
-                          "image " + key.to_string() + " is not cached for this tenant");
+                          key.to_string() + " is not in this node's cache for this tenant");
+  return bytes;
+}
+
+caf::expected<std::string> weight_cache::image(const cs::chunk_key& key,
+                                               const std::string& tenant) {
+  auto bytes = read(key, cache_reader{tenant});
   if (!bytes)
     return std::move(bytes.error());
   return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
@@ -393,10 +400,18 @@ std::vector<cs::listed_chunk> all_entries(cs::tiered_store& store) {
 
 } // namespace
 
-proto::CacheListing weight_cache::list(uint32_t limit) {
+proto::CacheListing weight_cache::list(uint32_t limit, const cache_reader& reader) {
   if (limit == 0)
     limit = 1000;
   auto entries = all_entries(*store_);
+  // Only what may serve the reader's tenant: another tenant's XXH3 keys are
+  // not even named (nor counted in total).
+  if (!reader.every_tenant)
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [&](const cs::listed_chunk& e) {
+                                   return !cs::may_serve(e.key, e.info, reader.tenant);
+                                 }),
+                  entries.end());
   proto::CacheListing out;
   out.set_total(entries.size());
   for (const auto& e : entries) {

@@ -33,6 +33,17 @@ struct weight_cache_options {
 
 class driver_api;
 
+/// Whose chunks a read by key or a listing may see (weight_cache::read,
+/// list): one tenant's (the tenant rule: shared SHA-256 chunks and the
+/// tenant's own XXH3 chunks), or, for an admin who proved the node's
+/// [node] admin-token, every tenant's.
+struct cache_reader {
+  /// The tenant whose view it is; "" = the unnamed tenant.
+  std::string tenant;
+  /// An admin's view: every entry, whichever tenants it serves.
+  bool every_tenant = false;
+};
+
 /// The server side of the weight cache: one per node, shared by the node's
 /// GPU servers. Owns the tiered store and applies the cache's rules:
 ///
@@ -163,8 +174,14 @@ public:
        bool* from_peer = nullptr, const std::string& tenant = {},
        const void* device_dst = nullptr);
 
+  /// The bytes of chunk `key` from the fastest tier holding it, if
+  /// `reader` may see it (cache_reader); not_found otherwise, the same
+  /// error for a miss and for another tenant's chunk. No peer is asked.
+  [[nodiscard]] caf::expected<std::vector<uint8_t>> read(const cache_store::chunk_key& key,
+                                                         const cache_reader& reader);
+
   /// A fatbin image by key, or not_found (also when it may not serve
-  /// `tenant`).
+  /// `tenant`): `read` as text.
   [[nodiscard]] caf::expected<std::string> image(const cache_store::chunk_key& key,
                                                  const std::string& tenant = {});
 
@@ -184,8 +201,11 @@ public:
   /// Counters and tier sizes, for the CacheStats op and the console.
   proto::CacheStatsReply stats();
 
-  /// Up to `limit` entries (0: 1000), most recently used first.
-  proto::CacheListing list(uint32_t limit);
+  /// Up to `limit` entries (0: 1000) that `reader` may see (cache_reader:
+  /// a tenant's shared SHA-256 chunks and own XXH3 chunks; an admin's,
+  /// every entry), most recently used first; `total` counts those entries
+  /// only.
+  proto::CacheListing list(uint32_t limit, const cache_reader& reader);
 
   /// Erases the named entries (text keys), or every entry with `all`.
   /// Entries in use stay and are named in the reply; keys this store lacks

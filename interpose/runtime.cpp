@@ -292,9 +292,12 @@ void teardown(client* c) {
   // From the blocking actor, as the batches: the close never overtakes the
   // last batch sent at exit.
   if (c->state == cudaSuccess && c->self && c->server && !c->watch->down) {
+    actors::pb<proto::CloseSession> close;
+    close->set_session(c->opened.session());
+    close->set_secret(c->opened.secret());
     (*c->self)
       ->request(untyped_server(*c), caf::duration{std::chrono::seconds{1}},
-                actors::close_atom::value, c->opened.session())
+                actors::close_atom::value, std::move(close))
       .receive([](bool) {}, [](caf::error&) {});
   }
   if (c->proxy)
@@ -413,11 +416,15 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   open->set_auth_token(c.cfg.auth_token); // [client] auth-token / GLEAM_TOKEN
   open->set_resume_session(resume);
   if (resume != 0) {
+    // The session is ours by its secret, not by its id.
+    open->set_resume_secret(c.opened.secret());
     // Host nodes of the session's graphs may hold the server's GPU work
     // (and with it the server) until they reach this process again: the new
     // proxy goes to their router first, through the node. A node that has
     // none (a session without host nodes) changes nothing.
-    self->request(node, within, actors::host_attach_atom::value, c.server_gpu, resume, proxy)
+    self
+      ->request(node, within, actors::host_attach_atom::value, c.server_gpu, resume,
+                c.opened.secret(), proxy)
       .receive([](bool) {}, [](caf::error&) {});
   }
   auto result = attach_result::unreachable;
@@ -618,16 +625,21 @@ void lose(client& c, const std::string& why) {
 std::atomic<bool> wait_blocking{false};
 
 /// Waits for the reply to `f`: true with `reply`, false with `why` when
-/// the request failed or the client proxy saw the server go down.
-bool await_reply(client& c, const flight& f, proto::BatchReply& reply, std::string& why) {
+/// the request failed or the client proxy saw the server go down;
+/// `refused` says the server itself refused the batch (e.g. it holds no
+/// such session, or not with this secret): no reconnect gets it back.
+bool await_reply(client& c, const flight& f, proto::BatchReply& reply, std::string& why,
+                 bool& refused) {
   bool got = false;
   bool answered = false;
+  refused = false;
   auto on_reply = [&](actors::pb<proto::BatchReply>& r) {
     reply = std::move(r.value);
     got = answered = true;
   };
   auto on_error = [&](caf::error& e) {
     why = render(c, e);
+    refused = e.category() == caf::atom("gleam_act");
     answered = true;
   };
   // First polls, with the network thread held awake, for up to 10x
@@ -777,8 +789,11 @@ void reconcile_oldest(client& c) {
   proto::BatchReply reply;
   for (;;) {
     std::string why;
-    if (await_reply(c, c.flights.front(), reply, why))
+    bool refused = false;
+    if (await_reply(c, c.flights.front(), reply, why, refused))
       break;
+    if (refused)
+      return lose(c, "the server refused a batch: " + why);
     if (!reconnect(c, why))
       return lose(c, why);
   }
@@ -852,6 +867,7 @@ std::chrono::steady_clock::duration send_queue(client& c, uint64_t owned_from,
   actors::pb<proto::OpBatch> batch;
   std::swap(batch, c.queue);
   batch->set_session(c.opened.session());
+  batch->set_session_secret(c.opened.secret());
   batch->set_replied_through(c.replied_through);
   batch->set_client_waits(c.waits);
   batch->set_client_wait_ns(c.wait_ns);

@@ -569,6 +569,7 @@ TEST_CASE("cuBLAS handles are destroyed only when no session captures (the destr
   auto other = [&](const std::function<void(proto::Op&)>& fill) {
     proto::OpBatch batch;
     batch.set_session(opened->session());
+    batch.set_session_secret(opened->secret());
     auto* op = batch.add_ops();
     op->set_seq(++seq);
     fill(*op);

@@ -7,6 +7,7 @@
 
 #include "tests/executor/client_bytes.hpp"
 #include "tests/executor/fake_driver.hpp"
+#include "tests/executor/module_images.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "executor/error.hpp"
+#include "executor/session_secret.hpp"
 #include "wire/protocol.hpp"
 
 namespace proto = gleam::proto;
@@ -24,6 +26,7 @@ using gleam::executor::driver_api;
 using gleam::executor::executor;
 
 using namespace gleam::test::fake;
+using gleam::test::elf_with_section_table_past_end;
 
 TEST_CASE("executor over a fake driver: copies stay inside own allocations",
           "[executor][fake]") {
@@ -209,6 +212,7 @@ TEST_CASE("executor over a fake driver: replay, unknown sessions, DeviceReset",
   auto batch_of = [&](uint64_t first, uint64_t last) {
     proto::OpBatch b;
     b.set_session(c.session);
+    b.set_session_secret(c.secret);
     for (auto s = first; s <= last; ++s) {
       auto* op = b.add_ops();
       op->set_seq(s);
@@ -247,6 +251,66 @@ TEST_CASE("executor over a fake driver: replay, unknown sessions, DeviceReset",
   CHECK(live_allocations().count(p) == 0);
   CHECK(c.htod(p, "z") == CUDA_ERROR_INVALID_VALUE);
   CHECK(g.exec->find_session(c.session) != nullptr);
+}
+
+TEST_CASE("executor over a fake driver: a session is named by its secret, not its id",
+          "[executor][fake][security]") {
+  fake_gpu g;
+  fake_client owner{*g.exec};
+  fake_client other{*g.exec};
+  REQUIRE(owner.secret.size() == gleam::executor::session_secret_bytes);
+  CHECK(other.secret != owner.secret);
+  auto p = owner.alloc(4);
+  // A batch of the owner's session under its id (sequential, so guessable)
+  // without the secret, with a guessed one or with another session's: one
+  // refusal, the same text as for an unknown id, and nothing runs.
+  auto forged = [&](uint64_t id, const std::string& secret) {
+    proto::OpBatch b;
+    b.set_session(id);
+    b.set_session_secret(secret);
+    auto* op = b.add_ops();
+    op->set_seq(owner.seq + 1);
+    auto* m = op->mutable_memset();
+    m->set_dst(p);
+    m->set_value(0x66);
+    m->set_element_size(1);
+    m->set_count(4);
+    return g.exec->execute(b);
+  };
+  auto unknown = forged(4242, owner.secret);
+  REQUIRE(unknown.results_size() == 1);
+  CHECK(unknown.results(0).status() == CUDA_ERROR_INVALID_CONTEXT);
+  CHECK_THAT(unknown.results(0).error(),
+             Catch::Contains("session's secret does not match") && Catch::Contains("4242"));
+  auto wrong = owner.secret;
+  wrong[0] = static_cast<char>(wrong[0] ^ 1);
+  for (const auto& secret : {std::string{}, std::string(32, '\0'), wrong, other.secret}) {
+    auto r = forged(owner.session, secret);
+    REQUIRE(r.results_size() == 1);
+    CHECK(r.results(0).status() == CUDA_ERROR_INVALID_CONTEXT);
+    auto text = r.results(0).error();
+    auto at = text.find(std::to_string(owner.session));
+    REQUIRE(at != std::string::npos);
+    text.replace(at, std::to_string(owner.session).size(), "4242");
+    CHECK(text == unknown.results(0).error());
+    CHECK_FALSE(g.exec->authenticate(owner.session, secret));
+  }
+  CHECK(g.exec->authenticate(owner.session, owner.secret));
+  CHECK(owner.dtoh(p, 4).data() == std::string(4, '\0'));
+  // A resume needs the secret too, and gets the same secret back.
+  proto::OpenSession resume;
+  resume.set_resume_session(owner.session);
+  auto refused = g.exec->open_session(resume);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code()
+        == static_cast<uint8_t>(gleam::executor::error_code::unknown_session));
+  CHECK_THAT(caf::to_string(refused.error()), Catch::Contains("secret does not match"));
+  resume.set_resume_secret(other.secret);
+  CHECK_FALSE(g.exec->open_session(resume));
+  resume.set_resume_secret(owner.secret);
+  auto resumed = g.exec->open_session(resume);
+  REQUIRE(resumed);
+  CHECK(resumed->secret() == owner.secret);
 }
 
 TEST_CASE("executor over a fake driver: a client of another protocol is refused by name",
@@ -404,24 +468,6 @@ void install_fake_capture(driver_api& api) {
     live_allocations().insert(*p);
     return CUDA_SUCCESS;
   };
-}
-
-/// A 64-bit ELF header whose section table lies past the image's end.
-std::string elf_with_section_table_past_end() {
-  std::string image(64, '\0');
-  image[0] = 0x7f;
-  image[1] = 'E';
-  image[2] = 'L';
-  image[3] = 'F';
-  image[4] = 2; // ELFCLASS64
-  image[5] = 1; // little-endian
-  uint64_t shoff = 4096;
-  uint16_t shentsize = 64;
-  uint16_t shnum = 3;
-  std::memcpy(&image[0x28], &shoff, 8);
-  std::memcpy(&image[0x3a], &shentsize, 2);
-  std::memcpy(&image[0x3c], &shnum, 2);
-  return image;
 }
 
 } // namespace

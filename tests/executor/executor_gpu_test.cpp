@@ -78,6 +78,7 @@ public:
     auto opened = ex_.open_session(req);
     REQUIRE(opened);
     session_ = opened->session();
+    secret_ = opened->secret();
   }
 
   ~client() {
@@ -88,10 +89,15 @@ public:
     return session_;
   }
 
+  const std::string& secret() const {
+    return secret_;
+  }
+
   /// Runs one op filled in by `fill`, returns its result.
   proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
     proto::OpBatch batch;
     batch.set_session(session_);
+    batch.set_session_secret(secret_);
     auto* op = batch.add_ops();
     op->set_seq(++seq_);
     fill(*op);
@@ -151,6 +157,7 @@ public:
 private:
   executor& ex_;
   uint64_t session_ = 0;
+  std::string secret_;
   uint64_t seq_ = 0;
 };
 
@@ -227,9 +234,11 @@ TEST_CASE("open_session describes the GPU", "[gpu][executor]") {
   CHECK(it->client_id() == "laptop:42");
   proto::OpenSession resume;
   resume.set_resume_session(opened->session());
+  resume.set_resume_secret(opened->secret());
   auto again = ex.open_session(resume);
   REQUIRE(again);
   CHECK(again->session() == opened->session());
+  CHECK(again->secret() == opened->secret());
   auto resumed = ex.sessions();
   for (const auto& s : resumed)
     if (s.session() == opened->session())
@@ -238,6 +247,7 @@ TEST_CASE("open_session describes the GPU", "[gpu][executor]") {
   // same allocation, not a second one.
   proto::OpBatch batch;
   batch.set_session(opened->session());
+  batch.set_session_secret(opened->secret());
   auto* op = batch.add_ops();
   op->set_seq(1);
   op->mutable_mem_alloc()->set_size(4096);
@@ -676,6 +686,7 @@ TEST_CASE("replayed ops are skipped and not answered again", "[gpu][executor]") 
   auto make = [&](uint64_t first, uint64_t last) {
     proto::OpBatch batch;
     batch.set_session(c.id());
+    batch.set_session_secret(c.secret());
     for (uint64_t s = first; s <= last; ++s) {
       auto* op = batch.add_ops();
       op->set_seq(s);

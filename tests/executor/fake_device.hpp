@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -120,6 +121,8 @@ struct fake_executor {
   executor::driver_api driver;
   std::unique_ptr<executor::executor> exec;
   uint64_t session = 0;
+  /// The session's secret: every batch carries it.
+  std::string secret;
   uint64_t seq = 0;
 
   fake_executor() {
@@ -133,12 +136,14 @@ struct fake_executor {
     auto opened = exec->open_session(req);
     REQUIRE(opened);
     session = opened->session();
+    secret = opened->secret();
   }
 
   /// Runs one op, filled by `fill`, and returns its result.
   proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
     proto::OpBatch batch;
     batch.set_session(session);
+    batch.set_session_secret(secret);
     auto* op = batch.add_ops();
     op->set_seq(++seq);
     fill(*op);

@@ -172,6 +172,8 @@ struct fake_gpu {
 struct fake_client {
   executor& ex;
   uint64_t session = 0;
+  /// The session's secret: every batch carries it.
+  std::string secret;
   uint64_t seq = 0;
 
   explicit fake_client(executor& e) : ex(e) {
@@ -180,11 +182,13 @@ struct fake_client {
     auto opened = ex.open_session(req);
     REQUIRE(opened);
     session = opened->session();
+    secret = opened->secret();
   }
 
   proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
     proto::OpBatch batch;
     batch.set_session(session);
+    batch.set_session_secret(secret);
     auto* op = batch.add_ops();
     op->set_seq(++seq);
     fill(*op);

@@ -45,6 +45,8 @@ inline executor::executor& real_executor() {
 struct real_client {
   executor::executor& ex = real_executor();
   uint64_t session = 0;
+  /// The session's secret: every batch carries it.
+  std::string secret;
   uint64_t seq = 0;
 
   real_client() {
@@ -53,6 +55,7 @@ struct real_client {
     auto opened = ex.open_session(req);
     REQUIRE(opened);
     session = opened->session();
+    secret = opened->secret();
   }
 
   ~real_client() {
@@ -66,6 +69,7 @@ struct real_client {
   proto::OpResult run(const std::function<void(proto::Op&)>& fill) {
     proto::OpBatch batch;
     batch.set_session(session);
+    batch.set_session_secret(secret);
     auto* op = batch.add_ops();
     op->set_seq(++seq);
     fill(*op);

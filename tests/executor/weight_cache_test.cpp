@@ -25,6 +25,7 @@
 #include "executor/executor.hpp"
 #include "interpose/progress.hpp"
 #include "interpose/upload_protocol.hpp"
+#include "tests/executor/module_images.hpp"
 
 namespace proto = gleam::proto;
 namespace cs = gleam::cache_store;
@@ -238,6 +239,7 @@ struct fixture {
 struct client {
   executor& ex;
   uint64_t session = 0;
+  std::string secret;
   uint64_t seq = 0;
   /// Bytes of chunk data and fatbin images this client sent.
   uint64_t payload_bytes = 0;
@@ -249,6 +251,7 @@ struct client {
     auto opened = ex.open_session(req, tenant);
     REQUIRE(opened);
     session = opened->session();
+    secret = opened->secret();
   }
 
   ~client() {
@@ -259,6 +262,7 @@ struct client {
     return [this](std::vector<proto::Op>& ops, std::vector<proto::OpResult>* results) {
       proto::OpBatch batch;
       batch.set_session(session);
+      batch.set_session_secret(secret);
       for (auto& op : ops) {
         op.set_seq(++seq);
         if (op.has_cache_upload())
@@ -977,6 +981,7 @@ TEST_CASE("a session resumes only for its own tenant", "[weight_cache][tenant]")
   REQUIRE(opened);
   proto::OpenSession resume;
   resume.set_resume_session(opened->session());
+  resume.set_resume_secret(opened->secret());
   CHECK_FALSE(f.exec->open_session(resume, "bob"));
   CHECK_FALSE(f.exec->open_session(resume, ""));
   CHECK(f.exec->open_session(resume, "alice"));
@@ -1024,4 +1029,204 @@ TEST_CASE("the telemetry summary says per tenant which XXH3 chunks may serve it"
     CHECK(gleam::executor::summary_may_serve(s, y, "alice"));
     CHECK(gleam::executor::summary_may_serve(s, y, "bob"));
   }
+}
+
+namespace {
+
+/// A CacheGet of `key` by the session of `c`.
+proto::OpResult cache_get(client& c, const cs::chunk_key& key) {
+  proto::Op op;
+  op.mutable_cache_get()->set_key(key.to_binary());
+  return c.run(op);
+}
+
+/// The keys (text form) a CacheList by the session of `c` names, and its
+/// total.
+std::pair<std::set<std::string>, uint64_t> cache_list(client& c) {
+  proto::Op op;
+  op.mutable_cache_list();
+  auto listing = c.run(op).cache_listing();
+  std::set<std::string> keys;
+  for (const auto& e : listing.entries())
+    keys.insert(e.key());
+  return {keys, listing.total()};
+}
+
+/// `text` with the text form of `from` written as that of `to`.
+std::string with_key(std::string text, const cs::chunk_key& from, const cs::chunk_key& to) {
+  auto at = text.find(from.to_string());
+  if (at != std::string::npos)
+    text.replace(at, from.to_string().size(), to.to_string());
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("a tenant cannot CacheGet or list another tenant's chunk; its own and shared chunks "
+          "still work",
+          "[weight_cache][tenant][security]") {
+  fixture f;
+  auto alices = pattern(31, mib);
+  auto shared = pattern(32, mib);
+  CHECK(bytes_sent_by(f, alices, "alice") == mib);
+  CHECK(bytes_sent_by(f, shared, "alice", cs::chunk_key::algo::sha256) == mib);
+  auto alice_key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, alices.data(), mib);
+  auto shared_key = cs::hash_chunk(cs::chunk_key::algo::sha256, shared.data(), mib);
+  auto nobodys = pattern(33, mib);
+  auto absent_key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, nobodys.data(), mib);
+
+  client alice{*f.exec, "alice"};
+  client bob{*f.exec, "bob"};
+  client unnamed{*f.exec, ""};
+
+  // Bob asks for alice's chunk by its key: a miss, worded as one for a key
+  // nobody has, and no byte of it.
+  auto stolen = cache_get(bob, alice_key);
+  CHECK(stolen.status() == CUDA_ERROR_NOT_FOUND);
+  CHECK(stolen.data().empty());
+  auto absent = cache_get(bob, absent_key);
+  CHECK(absent.status() == CUDA_ERROR_NOT_FOUND);
+  CHECK(with_key(stolen.error(), alice_key, absent_key) == absent.error());
+  // A session of the unnamed tenant (no tenant token) sees no named
+  // tenant's chunk either.
+  CHECK(cache_get(unnamed, alice_key).status() == CUDA_ERROR_NOT_FOUND);
+  // Nor does a request without any session (a peer's fetch, the console).
+  proto::Op get;
+  get.set_seq(1);
+  get.mutable_cache_get()->set_key(alice_key.to_binary());
+  proto::OpResult shard;
+  gleam::executor::cache_ops::run_without_device(*f.cache, get, shard);
+  CHECK(shard.status() == CUDA_ERROR_NOT_FOUND);
+  CHECK(shard.data().empty());
+
+  // Listings name only what the tenant may use.
+  auto [bobs_view, bobs_total] = cache_list(bob);
+  CHECK(bobs_view == std::set<std::string>{shared_key.to_string()});
+  CHECK(bobs_total == 1);
+  CHECK(cache_list(unnamed).first == std::set<std::string>{shared_key.to_string()});
+  proto::Op ls;
+  ls.set_seq(1);
+  ls.mutable_cache_list();
+  proto::OpResult listed;
+  gleam::executor::cache_ops::run_without_device(*f.cache, ls, listed);
+  REQUIRE(listed.cache_listing().entries_size() == 1);
+  CHECK(listed.cache_listing().entries(0).key() == shared_key.to_string());
+  CHECK(listed.cache_listing().total() == 1);
+  // An admin (a shard request that proved the node's admin token) sees
+  // every tenant's entries.
+  gleam::executor::cache_reader admin;
+  admin.every_tenant = true;
+  proto::OpResult everything;
+  gleam::executor::cache_ops::run_without_device(*f.cache, ls, everything, admin);
+  CHECK(everything.cache_listing().total() == 2);
+  proto::OpResult admin_read;
+  gleam::executor::cache_ops::run_without_device(*f.cache, get, admin_read, admin);
+  CHECK(admin_read.data() == alices);
+
+  // What each may use still works: alice her own and the shared chunk,
+  // bob and the unnamed tenant the shared one.
+  auto own = cache_get(alice, alice_key);
+  CHECK(own.status() == CUDA_SUCCESS);
+  CHECK(own.data() == alices);
+  CHECK(cache_get(alice, shared_key).data() == shared);
+  CHECK(cache_get(bob, shared_key).data() == shared);
+  CHECK(cache_get(unnamed, shared_key).data() == shared);
+  proto::OpResult shared_by_shard;
+  get.mutable_cache_get()->set_key(shared_key.to_binary());
+  gleam::executor::cache_ops::run_without_device(*f.cache, get, shared_by_shard);
+  CHECK(shared_by_shard.data() == shared);
+  auto [alices_view, alices_total] = cache_list(alice);
+  CHECK(alices_view == std::set<std::string>{alice_key.to_string(), shared_key.to_string()});
+  CHECK(alices_total == 2);
+
+  // Once bob shows he has the bytes (uploads them), they are his too.
+  CHECK(bytes_sent_by(f, alices, "bob") == mib);
+  CHECK(cache_get(bob, alice_key).data() == alices);
+}
+
+TEST_CASE("a tenant's cached module image does not load by key for another tenant",
+          "[weight_cache][tenant][security]") {
+  fixture f;
+  std::string image(5018, 'q');
+  loaded_images().clear();
+  {
+    client alice{*f.exec, "alice"};
+    load_image(alice, image);
+    CHECK(alice.payload_bytes == image.size() + 1);
+  }
+  // Bob's key-first load finds nothing under alice's key: his bytes travel.
+  client bob{*f.exec, "bob"};
+  load_image(bob, image);
+  CHECK(bob.payload_bytes == image.size() + 1);
+  REQUIRE(loaded_images().size() == 2);
+}
+
+TEST_CASE("a refused module image is refused again by key, and the driver never sees it",
+          "[weight_cache][validation][security]") {
+  fixture f;
+  loaded_images().clear();
+  auto bad = gleam::test::elf_with_section_table_past_end();
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, bad.data(), bad.size());
+  client c{*f.exec};
+  auto load = [&](uint64_t module, bool inline_image) {
+    proto::Op op;
+    auto* m = op.mutable_module_load();
+    m->set_module(module);
+    m->set_image_key(key.to_binary());
+    if (inline_image)
+      m->set_image(bad);
+    return c.run(op);
+  };
+  auto by_key = [&](uint64_t module) {
+    auto r = load(module, false);
+    CHECK(r.status() != CUDA_SUCCESS);
+    CHECK_FALSE(r.has_module());
+  };
+
+  SECTION("the image in the load, then the key alone") {
+    auto first = load(1, true);
+    CHECK(first.status() == CUDA_ERROR_INVALID_IMAGE);
+    CHECK_THAT(first.error(), Catch::Contains("section headers"));
+    CHECK_FALSE(f.cache->image(key)); // not stored
+    by_key(2);
+    by_key(3);
+  }
+  SECTION("the image as a CacheUpload, then the key alone") {
+    proto::Op up;
+    auto* u = up.mutable_cache_upload();
+    u->set_image(true);
+    u->set_key(key.to_binary());
+    u->set_data(bad);
+    auto stored = c.run(up);
+    CHECK(stored.status() == CUDA_ERROR_INVALID_IMAGE);
+    CHECK_THAT(stored.error(), Catch::Contains("is not stored"));
+    CHECK_FALSE(f.cache->image(key));
+    by_key(2);
+  }
+  SECTION("the image already in the store (as an older server kept it), loaded by key") {
+    f.cache->put_image(key, bad);
+    REQUIRE(f.cache->image(key));
+    auto r = load(2, false);
+    CHECK(r.status() == CUDA_ERROR_INVALID_IMAGE);
+    CHECK_THAT(r.error(), Catch::Contains("image by key") && Catch::Contains("section headers"));
+    auto again = load(3, false);
+    CHECK(again.status() == CUDA_ERROR_INVALID_IMAGE);
+  }
+  SECTION("through the client's key-first protocol, twice") {
+    for (uint64_t module : {7, 8}) {
+      proto::Op op;
+      op.mutable_module_load()->set_module(module);
+      proto::OpResult r;
+      auto err = gleam::interpose::load_module_key_first(c.sender(), op, bad.data(), bad.size(),
+                                                         &r);
+      CHECK(err != cudaSuccess);
+      CHECK(r.status() == CUDA_ERROR_INVALID_IMAGE);
+    }
+  }
+  CHECK(loaded_images().empty());
+  // The session keeps serving: a good image loads.
+  std::string good = ".version 8.0\n.target sm_90\n";
+  load_image(c, good);
+  REQUIRE(loaded_images().size() == 1);
+  CHECK(loaded_images()[0] == good);
 }

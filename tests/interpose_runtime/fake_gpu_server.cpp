@@ -62,6 +62,7 @@
 // When a session closes, one line per batch goes to STATS_FILE:
 // "batch OPS" (ops in the batch), then "batches N ops M".
 // Stops on SIGINT/SIGTERM.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <chrono>
@@ -79,6 +80,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/error.hpp"
 #include "actors/gpu_server.hpp"
 #include "actors/host_call_router.hpp"
 #include "actors/interfaces.hpp"
@@ -86,6 +88,7 @@
 #include "actors/scheduler.hpp"
 #include "actors/type_registry.hpp"
 #include "consistency/replay_log.hpp"
+#include "executor/session_secret.hpp"
 #include "executor/vmm.hpp"
 #include "tests/interpose_runtime/fake_library_calls.hpp"
 #include "tests/support/fake_vmm.hpp"
@@ -144,6 +147,11 @@ struct fake_state {
   /// executed_through are skipped, a batch run before is answered again.
   uint64_t executed_through = 0;
   int resumes = 0;
+  /// The secrets of the sessions open (SessionOpened.secret): batches,
+  /// resumes and closes without one are refused, as gleamd refuses them.
+  /// The fake's clients all share its one session state (id 1), each with
+  /// a secret of its own; a close ends its secret.
+  std::vector<std::string> secrets;
   gleam::consistency::replay_log<proto::BatchReply> replies;
   /// Virtual memory: the executor's tables of the one session, over the
   /// host-backed fake driver.
@@ -784,6 +792,26 @@ void write_stats(const fake_state& st) {
   std::fclose(f);
 }
 
+/// Whether a message naming session `id` with `secret` names the fake's
+/// session; otherwise logs the refusal of `what` and says why in `error`
+/// (the text does not say whether the id exists, as gleamd's does not).
+bool proves(const fake_state& st, uint64_t id, const std::string& secret, const char* what,
+            caf::error& error) {
+  bool match = false;
+  for (const auto& s : st.secrets)
+    match |= executor::session_secret_matches(s, secret);
+  if (id == 1 && match)
+    return true;
+  std::fprintf(stderr, "fake_gpu_server: refused %s for session %llu: %s\n", what,
+               static_cast<unsigned long long>(id),
+               secret.empty() ? "no session secret" : "the session's secret does not match");
+  error = actors::make_error(actors::error_code::session_unknown,
+                             "no session " + std::to_string(id)
+                               + " with the secret presented is open on the fake GPU server: "
+                                 "it was closed, or the session's secret does not match");
+  return false;
+}
+
 actors::gpu_server_actor::behavior_type
 fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::string stats,
          std::chrono::microseconds op_time, std::string token,
@@ -797,17 +825,29 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       -> caf::result<actors::pb<proto::SessionOpened>> {
       if (auto refused = actors::check_auth_token(token, req.value))
         return refused;
-      // One session at a time; a resume continues it.
-      self->state.router->attach(1, caf::actor_cast<caf::actor>(self->current_sender()));
+      // One session at a time; a resume continues it, with its secret.
       if (req->resume_session() == 0) {
+        auto secret = executor::make_session_secret();
+        if (!secret)
+          return std::move(secret.error());
+        self->state.secrets.push_back(*secret);
         static_cast<void>(executor::release_vmm(self->state.vmm_api, self->state.vmm));
         self->state.executed_through = 0;
         self->state.replies = gleam::consistency::replay_log<proto::BatchReply>{};
       } else {
+        caf::error refused;
+        if (!proves(self->state, req->resume_session(), req->resume_secret(), "a resume",
+                    refused))
+          return refused;
         ++self->state.resumes;
       }
+      const auto& secret = req->resume_session() == 0 ? self->state.secrets.back()
+                                                      : req->resume_secret();
+      self->state.router->attach(1, caf::actor_cast<caf::actor>(self->current_sender()),
+                                 secret);
       proto::SessionOpened out;
       out.set_session(1);
+      out.set_secret(secret);
       out.set_driver_version(reported_driver);
       out.set_protocol_version(reported_protocol);
       auto* d = out.add_devices();
@@ -824,12 +864,21 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
       return actors::pb<proto::SessionOpened>{std::move(out)};
     },
     [=](const actors::pb<proto::OpBatch>& batch) -> caf::result<actors::pb<proto::BatchReply>> {
+      caf::error refused;
+      if (!proves(self->state, batch->session(), batch->session_secret(), "an op batch",
+                  refused))
+        return refused;
       if (batch->ops_size() > 0 && batch->ops(0).has_mem_alloc()
           && batch->ops(0).mem_alloc().size() == 4242)
         return self->make_response_promise<actors::pb<proto::BatchReply>>(); // never delivered
       return actors::pb<proto::BatchReply>{execute(self->state, batch.value)};
     },
-    [=](actors::close_atom, uint64_t) {
+    [=](actors::close_atom, const actors::pb<proto::CloseSession>& req) -> caf::result<bool> {
+      caf::error refused;
+      if (!proves(self->state, req->session(), req->secret(), "a close", refused))
+        return refused;
+      auto& secrets = self->state.secrets;
+      secrets.erase(std::remove(secrets.begin(), secrets.end(), req->secret()), secrets.end());
       static_cast<void>(executor::release_vmm(self->state.vmm_api, self->state.vmm));
       write_stats(self->state);
       self->state.vmm_used = false;
@@ -863,8 +912,9 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
       return caf::make_error(caf::sec::unexpected_message);
     },
     [=](actors::status_atom) { return actors::pb<proto::NodeStatus>{}; },
-    [=](actors::host_attach_atom, uint32_t, uint64_t session, caf::actor client) {
-      return router->reattach(session, client);
+    [=](actors::host_attach_atom, uint32_t, uint64_t session, const std::string& secret,
+        caf::actor client) {
+      return router->reattach(session, secret, client);
     },
     [=](actors::tick_atom) {},
   };
