@@ -115,16 +115,17 @@ struct cusolver_calls : Base {
 
   /// cusolverDnXsyevd_bufferSize of an n x n double matrix: (device bytes,
   /// host bytes).
-  std::pair<uint64_t, uint64_t> xsyevd_sizes(int64_t n, uint64_t a, uint64_t w) {
-    auto r = ok(ids::cusolverDnXsyevd_bufferSize, handle_id, params_id,
+  std::pair<uint64_t, uint64_t> xsyevd_sizes(int64_t n, uint64_t a, uint64_t w,
+                                             uint64_t params = params_id) {
+    auto r = ok(ids::cusolverDnXsyevd_bufferSize, handle_id, params,
                 CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, CUDA_R_64F, a, n,
                 CUDA_R_64F, w, CUDA_R_64F);
     return {output<uint64_t>(r, 0), output<uint64_t>(r, 1)};
   }
 
   proto::OpResult xsyevd(int64_t n, uint64_t a, uint64_t w, uint64_t dev, uint64_t dev_bytes,
-                         uint64_t host_bytes, uint64_t info) {
-    return call(ids::cusolverDnXsyevd, handle_id, params_id, CUSOLVER_EIG_MODE_VECTOR,
+                         uint64_t host_bytes, uint64_t info, uint64_t params = params_id) {
+    return call(ids::cusolverDnXsyevd, handle_id, params, CUSOLVER_EIG_MODE_VECTOR,
                 CUBLAS_FILL_MODE_LOWER, n, CUDA_R_64F, a, n, CUDA_R_64F, w, CUDA_R_64F, dev,
                 dev_bytes, host_bytes, info);
   }
@@ -229,6 +230,33 @@ TEST_CASE("cuSOLVER's 64-bit syevd gives a symmetric matrix's eigenvalues and ve
       av += laplacian[i + 3 * j] * v[j];
     CHECK(av == Approx(laplacian_eigenvalues[0] * v[i]).margin(1e-9));
   }
+}
+
+TEST_CASE("cuSOLVER's 64-bit API takes NULL options (id 0) as the library's defaults and "
+          "refuses options the app does not hold",
+          "[executor][cusolver]") {
+  fake_gpu g;
+  g.open();
+  auto a = g.upload(laplacian);
+  auto w = g.alloc(3 * sizeof(double));
+  auto info = g.alloc(sizeof(int));
+  // As PyTorch's eigh: no cusolverDnParams_t at all.
+  fake_cusolver().last_params = reinterpret_cast<cusolverDnParams_t>(uintptr_t{1});
+  auto [dev_bytes, host_bytes] = g.xsyevd_sizes(3, a, w, 0);
+  CHECK(fake_cusolver().last_params == nullptr);
+  CHECK(dev_bytes == gleam::test::fake_cusolver_device_bytes(3));
+  auto dev = g.alloc(dev_bytes);
+  fake_cusolver().last_params = reinterpret_cast<cusolverDnParams_t>(uintptr_t{1});
+  auto r = g.xsyevd(3, a, w, dev, dev_bytes, host_bytes, info, 0);
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUSOLVER_STATUS_SUCCESS);
+  CHECK(fake_cusolver().last_params == nullptr);
+  check_near(g.download<double>(w, 3), laplacian_eigenvalues);
+  // Options of an id never created reach no library.
+  auto computations = fake_cusolver().computations;
+  auto bad = g.xsyevd(3, a, w, dev, dev_bytes, host_bytes, info, params_id + 77);
+  CHECK(bad.blas_status() == CUSOLVER_STATUS_NOT_INITIALIZED);
+  CHECK(fake_cusolver().computations == computations);
 }
 
 TEST_CASE("cuSOLVER's potrf factors a positive definite matrix and reports one that is not",

@@ -3,7 +3,8 @@
 // (cusolverDnSetStream / GetStream) and 64-bit API parameters; a 48 x 48
 // double system with 2 right-hand sides solved by the typed getrf / getrs
 // and a float one by the 64-bit Xgetrf / Xgetrs; the eigenvalues of a
-// symmetric matrix by syevd and, with vectors, by Xsyevd; a Cholesky
+// symmetric matrix by syevd and, with vectors, by Xsyevd with NULL options
+// (the library's defaults, as PyTorch passes them); a Cholesky
 // factorization and solve (potrf / potrs) and the 64-bit Xpotrf; a QR
 // factorization (geqrf, orgqr); the singular values of a tall matrix
 // (gesvd); an argument the library refuses at the call. The residuals are
@@ -181,12 +182,13 @@ int main() {
     show("dsyevd w", values);
     double* db = gleam_program::to_device(a);
     size_t dev_bytes = 0, host_bytes = 0;
+    // NULL options: the library's defaults, as PyTorch's eigh passes them.
     GLEAM_CUSOLVER_CHECK(cusolverDnXsyevd_bufferSize(
-      handle, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, db, n,
+      handle, nullptr, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, db, n,
       CUDA_R_64F, w, CUDA_R_64F, &dev_bytes, &host_bytes));
     void* dev = scratch(dev_bytes);
     std::vector<char> host(host_bytes > 0 ? host_bytes : 1);
-    GLEAM_CUSOLVER_CHECK(cusolverDnXsyevd(handle, params, CUSOLVER_EIG_MODE_VECTOR,
+    GLEAM_CUSOLVER_CHECK(cusolverDnXsyevd(handle, nullptr, CUSOLVER_EIG_MODE_VECTOR,
                                           CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, db, n,
                                           CUDA_R_64F, w, CUDA_R_64F, dev, dev_bytes,
                                           host.data(), host_bytes, info));

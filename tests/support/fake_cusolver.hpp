@@ -38,6 +38,9 @@ struct fake_cusolver_log {
   /// Bytes of host workspace the 64-bit API's last computation was given,
   /// and whether that memory was there (every byte writable).
   size_t host_workspace = 0;
+  /// The cusolverDnParams_t the 64-bit API's last call was given (NULL: the
+  /// library's default options).
+  cusolverDnParams_t last_params = nullptr;
 };
 
 inline fake_cusolver_log& fake_cusolver() {
@@ -371,15 +374,20 @@ inline void install_fake_cusolver(executor::cusolver_api& api) {
     *info = m::potrf(uplo == CUBLAS_FILL_MODE_LOWER, n, static_cast<double*>(a), lda);
     return CUSOLVER_STATUS_SUCCESS;
   };
-  api.cusolverDnXsyevd_bufferSize = [](cusolverDnHandle_t, cusolverDnParams_t,
+  api.cusolverDnXsyevd_bufferSize = [](cusolverDnHandle_t, cusolverDnParams_t params,
                                        cusolverEigMode_t, cublasFillMode_t, int64_t n,
                                        cudaDataType, const void*, int64_t, cudaDataType,
                                        const void*, cudaDataType, size_t* device,
-                                       size_t* host) { return d::sizes(n, device, host); };
-  api.cusolverDnXsyevd = [](cusolverDnHandle_t h, cusolverDnParams_t, cusolverEigMode_t jobz,
+                                       size_t* host) {
+    fake_cusolver().last_params = params;
+    return d::sizes(n, device, host);
+  };
+  api.cusolverDnXsyevd = [](cusolverDnHandle_t h, cusolverDnParams_t params,
+                            cusolverEigMode_t jobz,
                             cublasFillMode_t uplo, int64_t n, cudaDataType type, void* a,
                             int64_t lda, cudaDataType, void* w, cudaDataType, void*, size_t,
                             void* host, size_t host_bytes, int* info) {
+    fake_cusolver().last_params = params;
     if (auto st = d::x_start(h, type, host, host_bytes); st != CUSOLVER_STATUS_SUCCESS)
       return st;
     m::syevd(jobz == CUSOLVER_EIG_MODE_VECTOR, uplo == CUBLAS_FILL_MODE_LOWER, n,
