@@ -255,6 +255,10 @@ std::vector<float> ctc(cudnnHandle_t handle, int steps, int batch, int alphabet,
   auto* d_input_lengths = to_device(input_lengths);
   void* costs = device_bytes(static_cast<size_t>(batch) * sizeof(float));
   void* grads = device_bytes(logits.size() * sizeof(float));
+  // cuDNN leaves the gradients of the steps past an input's length as they
+  // were: zero them, so the bytes printed do not depend on what the memory
+  // held before.
+  GLEAM_PROGRAM_CHECK(cudaMemset(grads, 0, logits.size() * sizeof(float)));
   void* work = device_bytes(work_bytes);
   GLEAM_CUDNN_CHECK(cudnnCTCLoss_v8(handle, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, desc, probs_desc,
                                     probs, d_labels, d_label_lengths, d_input_lengths, costs,
