@@ -7,6 +7,7 @@
 #include <caf/openssl/all.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include "actors/basp_guard.hpp"
 #include "actors/log.hpp"
 #include "actors/tls_error_guard.hpp"
 
@@ -14,6 +15,11 @@ namespace gleam::actors {
 
 void load_network(caf::actor_system_config& cfg, const config::tls_config& tls) {
   cfg.load<caf::io::middleman>();
+  if (!basp_guard_active())
+    log(log_level::warning,
+        "this process resolves caf::io::basp::valid to a library loaded before gleam's, so a "
+        "peer can make it allocate the payload length it declares (up to 4 GiB) per "
+        "connection");
   if (!tls.enabled)
     return;
   if (!tls_error_guard_active())

@@ -23,8 +23,9 @@ constexpr std::chrono::seconds connection_timeout{2};
 
 /// Loads the network modules into `cfg`: CAF's middleman always and, when
 /// `tls.enabled`, caf::openssl::manager with the certificate, key and CA file
-/// of `tls` (validated by config::validate_tls before). Call before the
-/// actor system is constructed.
+/// of `tls` (validated by config::validate_tls before). Every CAF message
+/// a peer sends is then bounded by actors/basp_guard.hpp's limit. Call
+/// before the actor system is constructed.
 void load_network(caf::actor_system_config& cfg, const config::tls_config& tls);
 
 /// The middleman actor that opens connections: the OpenSSL manager's when

@@ -102,6 +102,12 @@ caf::expected<node_config> parse_node_config(const std::string& text,
       && cfg.log_level != "debug")
     return make_error(error_code::bad_value, f.where("node.log-level") + ": '" + cfg.log_level
                                                + "' is not one of error, warning, info, debug");
+  GLEAM_CONFIG_TRY(cfg.max_message_bytes,
+                   f.get_bytes("node.max-message", cfg.max_message_bytes));
+  if (cfg.max_message_bytes < (uint64_t{16} << 20) || cfg.max_message_bytes > UINT32_MAX)
+    return make_error(error_code::bad_value,
+                      f.where("node.max-message") + ": between 16MiB (a cache chunk travels "
+                                                    "in one message) and 4GiB");
   std::vector<std::string> devices;
   GLEAM_CONFIG_TRY(devices, f.get_list("gpu_server.devices", {"all"}));
   for (const auto& d : devices) {

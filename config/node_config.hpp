@@ -45,6 +45,11 @@ struct node_config {
   /// (host, node port); [cache] peers = ["host:port", ...].
   std::vector<std::pair<std::string, uint16_t>> cache_peers;
   std::string log_level = "info";           // [node] log-level
+  /// [node] max-message: the most payload one CAF message from a peer may
+  /// declare; a larger one is refused before anything is allocated for it
+  /// and its connection closed (actors/basp_guard.hpp). At least 16 MiB
+  /// (a cache chunk).
+  uint64_t max_message_bytes = uint64_t{256} << 20;
   /// [node] auth-token: clients must present it in OpenSession; "" = none.
   std::string auth_token;
   /// [node] tenants = ["NAME:TOKEN", ...]: a client presenting TOKEN is

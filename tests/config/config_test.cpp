@@ -460,3 +460,22 @@ TEST_CASE("admin token and cluster secret: read, and refused when they weaken th
   CHECK(text.find("at least 16") != std::string::npos);
   CHECK(text.find("guessable") == std::string::npos);
 }
+
+TEST_CASE("max-message: a size, 256MiB by default, between 16MiB and 4GiB", "[config]") {
+  auto node = [](const std::string& keys) {
+    return parse_node_config("[node]\nroles = [\"all\"]\n" + keys + "[cache]\ndir = \"/tmp/c\"\n",
+                             "n.conf");
+  };
+  auto dflt = node("");
+  REQUIRE(dflt);
+  CHECK(dflt->max_message_bytes == uint64_t{256} << 20);
+  auto set = node("max-message = 64MiB\n");
+  REQUIRE(set);
+  CHECK(set->max_message_bytes == uint64_t{64} << 20);
+  for (const char* bad : {"max-message = 1MiB\n", "max-message = 8GiB\n",
+                          "max-message = lots\n"}) {
+    auto cfg = node(bad);
+    REQUIRE_FALSE(cfg);
+    CHECK(caf::to_string(cfg.error()).find("max-message") != std::string::npos);
+  }
+}

@@ -18,6 +18,7 @@
 #include "actors/gpu_server.hpp"
 #include "actors/log.hpp"
 #include "actors/multiplexer_loop.hpp"
+#include "actors/basp_guard.hpp"
 #include "actors/network.hpp"
 #include "actors/node.hpp"
 #include "actors/scheduler.hpp"
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
   caf::actor_system_config sys_cfg;
   actors::add_message_types(sys_cfg);
   actors::load_network(sys_cfg, cfg->tls);
+  actors::limit_basp_messages(cfg->max_message_bytes);
   // Clients take a silent connection for a lost server after 2 s
   // (interpose/runtime.cpp); BASP heartbeats keep an idle one alive.
   sys_cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
