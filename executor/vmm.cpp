@@ -117,8 +117,8 @@ public:
         rc != CUDA_SUCCESS) {
       fail(rc, fmt::format("cuMemMap: {:#x} + {} bytes of allocation {} at offset {} (flags "
                            "{}): the handle is not this session's, the range is not inside "
-                           "one reservation, overlaps a mapping, runs past the allocation or "
-                           "is not a multiple of its granularity",
+                           "one reservation, overlaps a mapping, runs past the allocation, "
+                           "is not a multiple of its granularity, or the offset is not 0",
                            op.ptr(), op.size(), op.handle(), op.offset(), op.flags()));
       return;
     }
@@ -129,8 +129,9 @@ public:
 
   void unmap(const proto::MemUnmap& op) {
     if (auto rc = s_.vmm.check_unmap(op.ptr(), op.size()); rc != CUDA_SUCCESS) {
-      fail(rc, fmt::format("cuMemUnmap: {:#x} + {} bytes is not exactly whole mappings of "
-                           "this session; unmap the range cuMemMap mapped",
+      fail(rc, fmt::format("cuMemUnmap: {:#x} + {} bytes cuts a mapping of this session, "
+                           "lies outside one reservation or is not a multiple of the "
+                           "granularity; unmap whole ranges that cuMemMap mapped",
                            op.ptr(), op.size()));
       return;
     }

@@ -130,11 +130,13 @@ CUresult vmm_space::check_map(uint64_t ptr, uint64_t size, uint64_t offset, uint
   auto* a = find(handle);
   if (a == nullptr || a->references == 0 || flags != 0 || size == 0)
     return CUDA_ERROR_INVALID_VALUE;
-  if (!aligned(ptr, a->granularity) || !aligned(size, a->granularity)
-      || !aligned(offset, a->granularity))
+  if (!aligned(ptr, a->granularity))
     return CUDA_ERROR_INVALID_VALUE;
-  if (offset > a->size || size > a->size - offset)
-    return CUDA_ERROR_INVALID_VALUE;
+  // What the driver does not map (CUDA 13, measured): a nonzero offset
+  // (documented "must be zero"), a size that is not a multiple of the
+  // granularity or runs past the allocation.
+  if (offset != 0 || !aligned(size, a->granularity) || size > a->size)
+    return CUDA_ERROR_NOT_SUPPORTED;
   if (reservation_of(ptr, size) == nullptr)
     return CUDA_ERROR_INVALID_VALUE;
   auto next = mappings_.lower_bound(ptr);
@@ -154,6 +156,32 @@ void vmm_space::map(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handl
 }
 
 CUresult vmm_space::check_unmap(uint64_t ptr, uint64_t size) const {
+  if (size == 0 || reservation_of(ptr, size) == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto end = ptr + size;
+  uint64_t granularity = 0;
+  for (const auto& kv : allocations_)
+    if (granularity == 0 || (kv.second.granularity != 0 && kv.second.granularity < granularity))
+      granularity = kv.second.granularity;
+  // A mapping the range cuts is refused; unmapped bytes in it are not.
+  auto i = mappings_.upper_bound(ptr);
+  if (i != mappings_.begin())
+    --i;
+  for (; i != mappings_.end() && i->first < end; ++i) {
+    const auto& m = i->second;
+    if (m.base + m.size <= ptr)
+      continue;
+    if (m.base < ptr || m.base + m.size > end)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (const auto* a = find(m.handle); a != nullptr && a->granularity != 0)
+      granularity = a->granularity;
+  }
+  if (!aligned(ptr, granularity) || !aligned(size, granularity))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult vmm_space::covered_exactly(uint64_t ptr, uint64_t size) const {
   if (size == 0 || overflows(ptr, size))
     return CUDA_ERROR_INVALID_VALUE;
   auto end = ptr + size;
@@ -189,7 +217,7 @@ std::optional<vmm_space::allocation> vmm_space::unmap(uint64_t base) {
 }
 
 CUresult vmm_space::check_access(uint64_t ptr, uint64_t size) const {
-  return check_unmap(ptr, size);
+  return covered_exactly(ptr, size);
 }
 
 void vmm_space::set_access(uint64_t ptr, uint64_t size, unsigned long long flags) {

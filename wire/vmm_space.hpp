@@ -117,24 +117,30 @@ public:
   // --- mappings (cuMemMap / cuMemUnmap / cuMemSetAccess) ------------------
 
   /// cuMemMap of [ptr, ptr + size) to bytes [offset, offset + size) of
-  /// `handle`. CUDA_ERROR_INVALID_VALUE when: the app holds no reference to
-  /// `handle`, flags are not 0, size is 0, ptr, size or offset is not a
-  /// multiple of the allocation's minimum granularity, the bytes run past
-  /// the allocation, the range does not lie inside one reservation, or any
-  /// of it is mapped already.
+  /// `handle`, with the driver's answers: CUDA_ERROR_INVALID_VALUE when the
+  /// app holds no reference to `handle`, flags are not 0, size is 0, ptr is
+  /// not a multiple of the allocation's minimum granularity, the range does
+  /// not lie inside one reservation, or any of it is mapped already;
+  /// CUDA_ERROR_NOT_SUPPORTED when offset is not 0 (CUDA documents that it
+  /// must be) or size is not a multiple of the granularity or exceeds the
+  /// allocation.
   [[nodiscard]] CUresult check_map(uint64_t ptr, uint64_t size, uint64_t offset,
                                    uint64_t handle, unsigned long long flags) const;
 
   /// Records the mapping (check_map passed).
   void map(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle);
 
-  /// cuMemUnmap: CUDA_ERROR_INVALID_VALUE unless [ptr, ptr + size) is
-  /// exactly covered by whole mappings (one, or adjacent ones): a part of a
-  /// mapping, or a range with unmapped bytes, is refused.
+  /// cuMemUnmap, as the driver answers it: CUDA_ERROR_INVALID_VALUE when
+  /// size is 0, the range does not lie inside one reservation, it cuts a
+  /// mapping (every mapping it touches must lie wholly inside it), or ptr
+  /// or size is not a multiple of the granularity of the allocations
+  /// mapped there (or, when none is, of any live allocation). Unmapped
+  /// bytes in the range are no error; a range with nothing mapped unmaps
+  /// nothing and succeeds.
   [[nodiscard]] CUresult check_unmap(uint64_t ptr, uint64_t size) const;
 
-  /// The mappings that cover [ptr, ptr + size) (check_unmap or
-  /// check_access passed), by address.
+  /// The mappings inside [ptr, ptr + size) (check_unmap or check_access
+  /// passed), by address.
   [[nodiscard]] std::vector<mapping> mappings_in(uint64_t ptr, uint64_t size) const;
 
   /// Forgets the mapping that starts at `base`. Returns its allocation when
@@ -142,7 +148,8 @@ public:
   std::optional<allocation> unmap(uint64_t base);
 
   /// cuMemSetAccess over [ptr, ptr + size): CUDA_ERROR_INVALID_VALUE unless
-  /// the range is exactly covered by whole mappings (check_unmap's rule).
+  /// the range is exactly covered by whole mappings (one, or adjacent ones):
+  /// a part of a mapping, or a range with unmapped bytes, is refused.
   [[nodiscard]] CUresult check_access(uint64_t ptr, uint64_t size) const;
 
   /// Sets the device's access flags of every mapping in the range
@@ -181,6 +188,8 @@ public:
   void clear() noexcept;
 
 private:
+  /// CUDA_SUCCESS when [ptr, ptr + size) is exactly whole adjacent mappings.
+  CUresult covered_exactly(uint64_t ptr, uint64_t size) const;
   /// The reservation containing [ptr, ptr + size), or null.
   const reservation* reservation_of(uint64_t ptr, uint64_t size) const;
   /// Drops the allocation of `handle` when nothing holds it; returns it then.

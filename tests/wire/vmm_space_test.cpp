@@ -63,9 +63,13 @@ TEST_CASE("vmm_space: cuMemMap's refusals", "[wire][vmm]") {
   CHECK(s.check_map(base, mib2, 0, 1, 1) == CUDA_ERROR_INVALID_VALUE);       // flags
   CHECK(s.check_map(base, 0, 0, 1, 0) == CUDA_ERROR_INVALID_VALUE);          // empty
   CHECK(s.check_map(base + 4096, mib2, 0, 1, 0) == CUDA_ERROR_INVALID_VALUE); // address
-  CHECK(s.check_map(base, 4096, 0, 1, 0) == CUDA_ERROR_INVALID_VALUE);       // size
-  CHECK(s.check_map(base, mib2, 4096, 1, 0) == CUDA_ERROR_INVALID_VALUE);    // offset
-  CHECK(s.check_map(base, 2 * mib2, mib2, 1, 0) == CUDA_ERROR_INVALID_VALUE); // past its end
+  // The driver's CUDA_ERROR_NOT_SUPPORTED: a size off the granularity, any
+  // nonzero offset, more than the allocation.
+  CHECK(s.check_map(base, 4096, 0, 1, 0) == CUDA_ERROR_NOT_SUPPORTED);       // size
+  CHECK(s.check_map(base, mib2, 4096, 1, 0) == CUDA_ERROR_NOT_SUPPORTED);    // offset
+  CHECK(s.check_map(base, mib2, mib2, 1, 0) == CUDA_ERROR_NOT_SUPPORTED);    // offset
+  CHECK(s.check_map(base, 2 * mib2, mib2, 1, 0) == CUDA_ERROR_NOT_SUPPORTED); // past its end
+  CHECK(s.check_map(base, 4 * mib2, 0, 1, 0) == CUDA_ERROR_NOT_SUPPORTED);   // past its end
   CHECK(s.check_map(base + 7 * mib2, 2 * mib2, 0, 1, 0)
         == CUDA_ERROR_INVALID_VALUE); // past the reservation
   CHECK(s.check_map(base - 2 * mib2, mib2, 0, 2, 0) == CUDA_ERROR_INVALID_VALUE); // unreserved
@@ -77,7 +81,7 @@ TEST_CASE("vmm_space: cuMemMap's refusals", "[wire][vmm]") {
   CHECK(s.check_map(base + 2 * mib2, mib2, 0, 2, 0) == CUDA_ERROR_INVALID_VALUE);
   // Next to it, and a second mapping of the same allocation elsewhere.
   CHECK(s.check_map(base, mib2, 0, 2, 0) == CUDA_SUCCESS);
-  CHECK(s.check_map(base + 3 * mib2, mib2, mib2, 1, 0) == CUDA_SUCCESS);
+  CHECK(s.check_map(base + 3 * mib2, mib2, 0, 1, 0) == CUDA_SUCCESS);
   const auto* m = s.mapping_at(base + 2 * mib2 + 5);
   REQUIRE(m != nullptr);
   CHECK(m->base == base + mib2);
@@ -87,18 +91,26 @@ TEST_CASE("vmm_space: cuMemMap's refusals", "[wire][vmm]") {
   CHECK(s.mapping_at(base + 3 * mib2) == nullptr);
 }
 
-TEST_CASE("vmm_space: unmap and access cover whole mappings, adjacent ones together",
+TEST_CASE("vmm_space: unmap takes whole mappings and the holes between them; access "
+          "exactly whole adjacent mappings",
           "[wire][vmm]") {
   auto s = sample();
   s.map(base, 2 * mib2, 0, 1);
   s.map(base + 2 * mib2, mib2, 0, 2);
-  CHECK(s.check_unmap(base, mib2) == CUDA_ERROR_INVALID_VALUE);          // part of one
-  CHECK(s.check_unmap(base + mib2, 2 * mib2) == CUDA_ERROR_INVALID_VALUE); // straddles
-  CHECK(s.check_unmap(base, 4 * mib2) == CUDA_ERROR_INVALID_VALUE);      // runs past
-  CHECK(s.check_unmap(base + 4 * mib2, mib2) == CUDA_ERROR_INVALID_VALUE); // unmapped
+  // As the driver answers: a mapping cut in two, a range off the
+  // granularity or outside the reservation is refused ...
+  CHECK(s.check_unmap(base, mib2) == CUDA_ERROR_INVALID_VALUE);             // part of one
+  CHECK(s.check_unmap(base + mib2, 2 * mib2) == CUDA_ERROR_INVALID_VALUE);  // straddles
+  CHECK(s.check_unmap(base, mib2 / 2) == CUDA_ERROR_INVALID_VALUE);         // off granularity
+  CHECK(s.check_unmap(base + 6 * mib2, 4 * mib2) == CUDA_ERROR_INVALID_VALUE); // past it
   CHECK(s.check_unmap(base, 0) == CUDA_ERROR_INVALID_VALUE);
+  // ... unmapped bytes are not: around whole mappings, or nothing mapped.
+  CHECK(s.check_unmap(base, 4 * mib2) == CUDA_SUCCESS);
+  CHECK(s.check_unmap(base + 4 * mib2, mib2) == CUDA_SUCCESS);
+  CHECK(s.mappings_in(base + 4 * mib2, mib2).empty());
   CHECK(s.check_unmap(base, 3 * mib2) == CUDA_SUCCESS);
   CHECK(s.check_access(base + mib2, mib2) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(s.check_access(base, 4 * mib2) == CUDA_ERROR_INVALID_VALUE);
   REQUIRE(s.check_access(base, 3 * mib2) == CUDA_SUCCESS);
   // Without access, no span a copy may use.
   CHECK(s.read_write_span(base) == 0);
