@@ -17,6 +17,8 @@ constexpr const char* valid_symbol = "_ZN3caf2io4basp5validERKNS1_6headerE";
 
 std::atomic<uint64_t> limit{gleam::actors::default_max_message_bytes};
 std::atomic<uint64_t> refused{0};
+std::atomic<gleam::actors::basp_header_observer> observer{nullptr};
+thread_local int socket_read = -1;
 
 using valid_fn = bool (*)(const caf::io::basp::header&);
 
@@ -51,7 +53,11 @@ gleam_basp_guarded_valid(const caf::io::basp::header& hdr) {
                          hdr.payload_len, max);
     return false;
   }
-  return cafs_valid()(hdr);
+  if (!cafs_valid()(hdr))
+    return false;
+  if (auto* watch = observer.load(std::memory_order_acquire))
+    watch(socket_read, static_cast<uint8_t>(hdr.operation));
+  return true;
 }
 
 namespace caf::io::basp {
@@ -74,6 +80,14 @@ uint64_t basp_message_limit() noexcept {
 
 uint64_t basp_headers_refused() noexcept {
   return refused.load(std::memory_order_relaxed);
+}
+
+void observe_basp_headers(basp_header_observer watch) noexcept {
+  observer.store(watch, std::memory_order_release);
+}
+
+void note_basp_socket_read(int fd) noexcept {
+  socket_read = fd;
 }
 
 bool basp_guard_active() noexcept {

@@ -37,4 +37,18 @@ void limit_basp_messages(uint64_t max_bytes) noexcept;
 /// library loaded before Gleam's took precedence). Thread-safe.
 [[nodiscard]] bool basp_guard_active() noexcept;
 
+/// Called on CAF's network thread for each header that passed both checks,
+/// with the socket it came from (basp_socket_read: the one that thread read
+/// last) and the header's BASP operation (0 and 1: the handshakes).
+using basp_header_observer = void (*)(int socket, uint8_t operation) noexcept;
+
+/// Makes `observer` see every accepted header from now on (null: none).
+/// actors/listener_guard.hpp uses it to tell peers that spoke BASP from
+/// connections that never did.
+void observe_basp_headers(basp_header_observer observer) noexcept;
+
+/// Records that the calling thread reads socket `fd` now (CAF's network
+/// thread: a plain recv, or SSL_read on a TLS connection). Cheap.
+void note_basp_socket_read(int fd) noexcept;
+
 } // namespace gleam::actors

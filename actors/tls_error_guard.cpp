@@ -8,6 +8,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "actors/basp_guard.hpp"
+
 namespace {
 
 /// OpenSSL's definition of `name`: the next one after ours in the lookup
@@ -32,6 +34,7 @@ extern "C" {
 __attribute__((visibility("hidden"))) int gleam_tls_guarded_read(SSL* ssl, void* buf, int num) {
   using fn_t = int (*)(SSL*, void*, int);
   static const fn_t real = next_definition<fn_t>("SSL_read");
+  gleam::actors::note_basp_socket_read(SSL_get_fd(ssl));
   ERR_clear_error();
   return real(ssl, buf, num);
 }

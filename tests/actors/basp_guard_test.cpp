@@ -3,11 +3,7 @@
 // connection, and go on serving the others (actors/basp_guard.hpp).
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -25,19 +21,13 @@
 
 #include "actors/basp_guard.hpp"
 #include "actors/network.hpp"
+#include "tests/support/raw_peers.hpp"
 
 using namespace gleam;
+using namespace gleam::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct plain_system_config : caf::actor_system_config {
-  plain_system_config() {
-    actors::load_network(*this, config::tls_config{});
-    set("logger.file-verbosity", caf::atom("quiet"));
-    set("logger.console-verbosity", caf::atom("quiet"));
-  }
-};
 
 /// This process's resident set in bytes (VmRSS).
 uint64_t resident_bytes() {
@@ -69,45 +59,6 @@ std::vector<unsigned char> handshake_header(uint32_t payload) {
   put_be(&h[8], caf::io::basp::version, 8);
   return h;
 }
-
-/// A TCP connection to 127.0.0.1:port; -1 on failure.
-int dial(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0)
-    return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-/// Whether the peer closed `fd` within `timeout` (what it sent first, the
-/// server's own handshake, is read and dropped).
-bool closed_by_peer(int fd, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  char buf[4096];
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0)
-      continue;
-    auto n = recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0)
-      return true;
-  }
-  return false;
-}
-
-struct stop_at_exit {
-  caf::actor actor;
-  ~stop_at_exit() {
-    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
-  }
-};
 
 } // namespace
 

@@ -17,6 +17,7 @@
 
 #include "actors/network.hpp"
 #include "actors/tls_error_guard.hpp"
+#include "tests/support/raw_peers.hpp"
 #include "tests/support/tls_material.hpp"
 
 using namespace gleam;
@@ -55,14 +56,6 @@ void leave_openssl_error(caf::actor_system& sys) {
   done.get_future().wait();
 }
 
-/// Stops `actor` at scope exit, so that its system can shut down.
-struct stop_at_exit {
-  caf::actor actor;
-  ~stop_at_exit() {
-    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
-  }
-};
-
 } // namespace
 
 TEST_CASE("a failed TLS handshake leaves the other TLS connections of the process open",
@@ -74,7 +67,7 @@ TEST_CASE("a failed TLS handshake leaves the other TLS connections of the proces
   tls_system_config server_cfg{dir};
   caf::actor_system server{server_cfg};
   auto echo = server.spawn([]() -> caf::behavior { return {[](int x) { return x + 1; }}; });
-  stop_at_exit stop_echo{echo};
+  test::stop_at_exit stop_echo{echo};
   auto port = actors::publish(server, echo, 0, "127.0.0.1", true);
   REQUIRE(port);
   tls_system_config client_cfg{dir};

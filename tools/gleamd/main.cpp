@@ -19,6 +19,7 @@
 #include "actors/log.hpp"
 #include "actors/multiplexer_loop.hpp"
 #include "actors/basp_guard.hpp"
+#include "actors/listener_guard.hpp"
 #include "actors/network.hpp"
 #include "actors/node.hpp"
 #include "actors/scheduler.hpp"
@@ -113,6 +114,8 @@ int main(int argc, char** argv) {
   actors::add_message_types(sys_cfg);
   actors::load_network(sys_cfg, cfg->tls);
   actors::limit_basp_messages(cfg->max_message_bytes);
+  // Peers that connect and never speak BASP hold no socket for long.
+  actors::guard_listeners(actors::listener_limits{});
   // Clients take a silent connection for a lost server after 2 s
   // (interpose/runtime.cpp); BASP heartbeats keep an idle one alive.
   sys_cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
