@@ -320,6 +320,23 @@ GLEAM_INTERPOSE_EXPORT CUresult cuCtxSynchronize(void) {
   return cu(cudaDeviceSynchronize());
 }
 
+// The current context's limits are its device's: the server's driver
+// answers and sets them (the runtime's cudaDeviceGetLimit / SetLimit carry
+// the CUlimit value as it is, driver-only limits included).
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
+  if (pvalue == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (current() == nullptr)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return cu(cudaDeviceGetLimit(pvalue, static_cast<cudaLimit>(limit)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  if (current() == nullptr)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return cu(cudaDeviceSetLimit(static_cast<cudaLimit>(limit), value));
+}
+
 // --- memory -------------------------------------------------------------------
 
 GLEAM_INTERPOSE_EXPORT CUresult cuMemGetInfo(size_t* free, size_t* total) {

@@ -75,6 +75,8 @@ int main() {
   auto unload = symbol<decltype(&cuModuleUnload)>(lib, "cuModuleUnload");
   auto pointer_attr = symbol<decltype(&cuPointerGetAttribute)>(lib, "cuPointerGetAttribute");
   auto address_range = symbol<decltype(&cuMemGetAddressRange)>(lib, "cuMemGetAddressRange_v2");
+  auto get_limit = symbol<decltype(&cuCtxGetLimit)>(lib, "cuCtxGetLimit");
+  auto set_limit = symbol<decltype(&cuCtxSetLimit)>(lib, "cuCtxSetLimit");
 
   CUdevice dev = -1;
   DRV_CHECK(device_get(&dev, 0));
@@ -92,6 +94,19 @@ int main() {
   DRV_CHECK(ctx_current(&ctx));
   std::printf("primary context active %d, current context %s\n", active,
               ctx != nullptr ? "set" : "null");
+
+  // Limits, as Triton reads and sets them (the stack size: it may change
+  // after kernels ran, which the printf FIFO may not).
+  size_t stack = 0, stack_after = 0;
+  DRV_CHECK(get_limit(&stack, CU_LIMIT_STACK_SIZE));
+  DRV_CHECK(set_limit(CU_LIMIT_STACK_SIZE, stack + 1024));
+  DRV_CHECK(get_limit(&stack_after, CU_LIMIT_STACK_SIZE));
+  const char* unknown = nullptr;
+  get_error_name(get_limit(&stack, static_cast<CUlimit>(0x7fff)), &unknown);
+  std::printf("stack size raised by %zu; unknown limit -> %s\n", stack_after - stack,
+              unknown != nullptr ? unknown : "?");
+  sum.add_value(static_cast<uint64_t>(stack_after - stack));
+  DRV_CHECK(set_limit(CU_LIMIT_STACK_SIZE, stack));
 
   // The image in 8-byte aligned memory, as the driver expects it.
   std::vector<unsigned long long> image(sizeof(driver_kernels_fatbin) / 8 + 1);
