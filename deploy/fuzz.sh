@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets of tests/fuzz with clang, libFuzzer, ASan and UBSan
-# into build-fuzz/ and runs each for a number of inputs (default 2.5 million
+# into build-fuzz/ and runs each for a number of inputs (default 2 million
 # each, 10^7 in all), starting from the committed corpus. New interesting
 # inputs go to build-fuzz/corpus/<target> (not committed); a crash leaves
 # its input in build-fuzz/crashes/ and makes the script fail.
 #   deploy/fuzz.sh [RUNS_PER_TARGET] [JOBS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-2500000}
+runs=${1:-2000000}
 jobs=${2:-$(nproc)}
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found; deploy/setup.sh installs it" >&2; exit 1; }
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DGLEAM_FUZZ=ON -DGLEAM_CUDA_ROOT="${GLEAM_CUDA_ROOT:-/usr/local/cuda}" >/dev/null
-targets=(fuzz_fatbin fuzz_messages fuzz_node_config fuzz_allocation_table)
+targets=(fuzz_fatbin fuzz_messages fuzz_node_config fuzz_allocation_table fuzz_session)
 ninja -C build-fuzz "${targets[@]}"
 mkdir -p build-fuzz/crashes
 status=0
