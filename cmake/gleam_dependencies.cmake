@@ -36,6 +36,16 @@ set_target_properties(gleam::xxhash PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${GLEAM_XXHASH_INCLUDE_DIR}"
   INTERFACE_LINK_LIBRARIES "${GLEAM_XXHASH_LIBRARY}")
 
+find_path(GLEAM_ZSTD_INCLUDE_DIR zstd.h)
+find_library(GLEAM_ZSTD_LIBRARY NAMES zstd)
+if(NOT GLEAM_ZSTD_INCLUDE_DIR OR NOT GLEAM_ZSTD_LIBRARY)
+  message(FATAL_ERROR "zstd not found. Install it with: apt-get install libzstd-dev")
+endif()
+add_library(gleam::zstd INTERFACE IMPORTED)
+set_target_properties(gleam::zstd PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES "${GLEAM_ZSTD_INCLUDE_DIR}"
+  INTERFACE_LINK_LIBRARIES "${GLEAM_ZSTD_LIBRARY}")
+
 # --- CUDA 13 toolkit: headers for the interposer's types, nvcc for the test
 # programs. The driver (libcuda.so.1) is never linked: the executor loads it
 # at run time so that every binary also runs on machines without a GPU.

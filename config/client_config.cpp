@@ -67,6 +67,10 @@ caf::expected<client_config> parse_client_config(const std::string& text,
       return make_error(error_code::bad_value, f.where("client.cache-hash") + ": '" + hash
                                                  + "' is not a cache hash: use xxh3 or sha256");
     cfg.cache_sha256 = hash == "sha256";
+    GLEAM_CONFIG_TRY(cfg.compress, f.get_string("client.compress", cfg.compress));
+    if (cfg.compress != "auto" && cfg.compress != "on" && cfg.compress != "off")
+      return make_error(error_code::bad_value, f.where("client.compress") + ": '" + cfg.compress
+                                                 + "' is not one of auto, on, off");
     GLEAM_CONFIG_TRY(pending, f.get_int("client.max-pending-batch", cfg.max_pending_batch, 1, 1024));
     GLEAM_CONFIG_TRY(cfg.poll, f.get_duration("client.poll", cfg.poll));
     GLEAM_CONFIG_TRY(cfg.connect_timeout, f.get_duration("client.connect-timeout", cfg.connect_timeout));
@@ -104,6 +108,12 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     if (*end != '\0' || gpu < 0 || gpu > 1023)
       return bad_env("GLEAM_GPU", v, "expected a device ordinal 0..1023");
     cfg.server_gpu = static_cast<uint32_t>(gpu);
+  }
+  if (const char* v = getenv_fn("GLEAM_COMPRESS"); v != nullptr && *v != '\0') {
+    std::string mode = v;
+    if (mode != "auto" && mode != "on" && mode != "off")
+      return bad_env("GLEAM_COMPRESS", v, "use auto, on or off");
+    cfg.compress = mode;
   }
   if (const char* v = getenv_fn("GLEAM_CACHE_HASH"); v != nullptr && *v != '\0') {
     std::string hash = v;

@@ -35,6 +35,10 @@ struct client_config {
   /// tenants of the server may share them (GLEAM_CACHE_HASH=sha256|xxh3,
   /// [client] cache-hash).
   bool cache_sha256 = false;
+  /// Whether cached uploads' misses travel compressed (byte-grouped zstd,
+  /// wire/byte_codec.hpp): "auto" where it is faster on the measured link,
+  /// "on", "off" (GLEAM_COMPRESS, [client] compress).
+  std::string compress = "auto";
   /// Largest slab of device memory the client carves cudaMalloc's from
   /// without a round trip (interpose/slab_pool.hpp); 0: every cudaMalloc
   /// asks the server (GLEAM_ALLOC_SLAB, [client] alloc-slab).

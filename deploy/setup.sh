@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config python3
   libcaf-dev libprotobuf-dev protobuf-compiler librocksdb-dev libfmt-dev
-  catch2 libxxhash-dev libssl-dev gnuplot-nox binutils patchelf clang
+  catch2 libxxhash-dev libzstd-dev libssl-dev gnuplot-nox binutils patchelf clang
 )
 missing=()
 for p in "${packages[@]}"; do

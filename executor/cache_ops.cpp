@@ -9,6 +9,7 @@
 #include "executor/module_image.hpp"
 #include "executor/op_result.hpp"
 #include "executor/session_streams.hpp"
+#include "wire/byte_codec.hpp"
 
 namespace gleam::executor {
 
@@ -92,10 +93,10 @@ void cache_ops::fill(const proto::CacheFill& op, CUstream stream) {
   }
 }
 
-bool cache_ops::collect_part(const proto::CacheUpload& op, std::string& whole) {
+bool cache_ops::collect_part(const proto::CacheUpload& op, std::string_view part,
+                             std::string& whole) {
   auto& chunks = s_.chunks_in_parts;
   auto size = op.chunk_size();
-  const auto& part = op.data();
   // An image has no device address: its parts fill the slot at 0, where no
   // device chunk can be.
   auto slot = op.image() ? uint64_t{0} : op.dst();
@@ -138,14 +139,46 @@ bool cache_ops::collect_part(const proto::CacheUpload& op, std::string& whole) {
   return true;
 }
 
+bool cache_ops::unpack(const proto::CacheUpload& op, std::string& out) {
+  // A part unpacks to no more than a chunk: an image's parts are smaller
+  // still, and a frame that claims more never gets the memory.
+  if (op.codec() != static_cast<uint32_t>(wire::byte_codec::grouped_zstd)
+      || op.raw_size() > max_cache_chunk_bytes) {
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("CacheUpload of codec {} unpacking to {} bytes: the codecs are 0 (as it "
+                     "is) and 1 (byte-grouped zstd) of at most {} bytes",
+                     op.codec(), op.raw_size(), max_cache_chunk_bytes));
+    return false;
+  }
+  auto raw = wire::unpack_grouped(op.data(), op.raw_size());
+  if (!raw) {
+    fail(CUDA_ERROR_INVALID_VALUE,
+         fmt::format("CacheUpload: {} bytes of byte-grouped zstd do not unpack to the {} bytes "
+                     "it declares",
+                     op.data().size(), op.raw_size()));
+    return false;
+  }
+  out = std::move(*raw);
+  return true;
+}
+
 bool cache_ops::receive(const proto::CacheUpload& op, std::string& assembled,
                         std::string_view& data, cs::chunk_key& key) {
   if (!need_cache())
     return false;
+  std::string unpacked;
   data = op.data();
+  if (op.codec() != static_cast<uint32_t>(wire::byte_codec::none)) {
+    if (!unpack(op, unpacked))
+      return false;
+    data = unpacked;
+  }
   if (op.chunk_size() != 0) {
-    if (!collect_part(op, assembled))
+    if (!collect_part(op, data, assembled))
       return false; // more parts to come, or refused
+    data = assembled;
+  } else if (!unpacked.empty()) {
+    assembled = std::move(unpacked);
     data = assembled;
   }
   const char* what = op.image() ? "an image" : "a chunk";

@@ -91,17 +91,22 @@ public:
                                  const cache_reader& reader = {});
 
 private:
-  /// Adds the part `op` to its chunk (an image's parts: to the session's one
-  /// image slot); true with the whole chunk in `whole` once the last part
-  /// came, false while parts are missing or on failure (then the result
-  /// says why).
-  bool collect_part(const proto::CacheUpload& op, std::string& whole);
+  /// Adds `part`, the bytes of the part `op`, to its chunk (an image's
+  /// parts: to the session's one image slot); true with the whole chunk in
+  /// `whole` once the last part came, false while parts are missing or on
+  /// failure (then the result says why).
+  bool collect_part(const proto::CacheUpload& op, std::string_view part, std::string& whole);
 
-  /// The whole payload of the CacheUpload `op` in `data` (its bytes, or
-  /// with parts the chunk or image they make once the last came, held in
-  /// `assembled`) and its `key`, checked: within its size limit, the key's
-  /// content. False while parts are missing or on failure (then the result
-  /// says why).
+  /// The bytes of `op` packed by its codec (wire/byte_codec.hpp), in `out`:
+  /// false (the result says why) for an unknown codec, more than a chunk,
+  /// or bytes that do not unpack to the raw_size declared.
+  bool unpack(const proto::CacheUpload& op, std::string& out);
+
+  /// The whole payload of the CacheUpload `op` in `data` (its bytes,
+  /// unpacked, or with parts the chunk or image they make once the last
+  /// came, held in `assembled`) and its `key`, checked: within its size
+  /// limit, the key's content. False while parts are missing or on failure
+  /// (then the result says why).
   bool receive(const proto::CacheUpload& op, std::string& assembled, std::string_view& data,
                cache_store::chunk_key& key);
 

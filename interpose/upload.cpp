@@ -23,6 +23,7 @@ struct cache_settings {
   size_t threshold = std::numeric_limits<size_t>::max();
   size_t chunk = size_t{16} << 20;
   cache_store::chunk_key::algo algo = cache_store::chunk_key::algo::xxh3_128;
+  upload_compression::mode compress = upload_compression::mode::automatic;
 };
 
 const cache_settings& settings() {
@@ -35,10 +36,19 @@ const cache_settings& settings() {
       out.chunk = static_cast<size_t>(cfg->cache_chunk);
       if (cfg->cache_sha256)
         out.algo = cache_store::chunk_key::algo::sha256;
+      out.compress = upload_compression::parse(cfg->compress);
     }
     return out;
   }();
   return s;
+}
+
+/// What the process's cached uploads learned about packing their misses:
+/// shared, so that each large copy starts from the rates the last ones
+/// measured.
+upload_compression& compression() {
+  static auto* c = new upload_compression{settings().compress}; // outlives exit
+  return *c;
 }
 
 /// Cleared when the server answered that it has no cache.
@@ -47,15 +57,19 @@ std::atomic<bool> server_has_cache{true};
 /// Bytes of large host-to-device copies that travelled / that the server
 /// filled from its cache, for GLEAM_CACHE_REPORT=1.
 std::atomic<uint64_t> total_sent{0};
+/// Of total_sent, the bytes on the wire (packed where compression ran).
+std::atomic<uint64_t> total_wire{0};
 std::atomic<uint64_t> total_cached{0};
 /// Microseconds spent hashing, and waiting for the answers to keys.
 std::atomic<uint64_t> total_hash_us{0};
 std::atomic<uint64_t> total_key_wait_us{0};
 
 void print_report() {
-  std::printf("result gleam_sent_bytes %llu\nresult gleam_cached_bytes %llu\n"
+  std::printf("result gleam_sent_bytes %llu\nresult gleam_wire_bytes %llu\n"
+              "result gleam_cached_bytes %llu\n"
               "result gleam_hash_s %.6f\nresult gleam_key_wait_s %.6f\n",
               static_cast<unsigned long long>(total_sent.load()),
+              static_cast<unsigned long long>(total_wire.load()),
               static_cast<unsigned long long>(total_cached.load()),
               static_cast<double>(total_hash_us.load()) / 1e6,
               static_cast<double>(total_key_wait_us.load()) / 1e6);
@@ -144,7 +158,7 @@ cudaError_t cached_upload(void* dst, const void* src, size_t count, cudaStream_t
   upload_stats st;
   transfer_progress progress{count};
   auto err = upload_chunks(send, d, src, count, settings().chunk, s, async, &st, &progress,
-                           settings().algo);
+                           settings().algo, &compression());
   // A synchronous copy returns once its queued chunk uploads are done.
   if (err == cudaSuccess && !async && async_enabled())
     err = flush();
@@ -155,6 +169,7 @@ cudaError_t cached_upload(void* dst, const void* src, size_t count, cudaStream_t
     return plain_upload(d, src, count, s, async);
   }
   total_sent += st.sent_bytes;
+  total_wire += st.wire_bytes;
   total_cached += st.cached_bytes;
   total_hash_us += static_cast<uint64_t>(st.hash_seconds * 1e6);
   total_key_wait_us += static_cast<uint64_t>(st.key_seconds * 1e6);
@@ -162,9 +177,10 @@ cudaError_t cached_upload(void* dst, const void* src, size_t count, cudaStream_t
     std::fprintf(stderr, "gleam: a cached upload of %zu bytes to %p failed: %s\n", count, dst,
                  st.error.c_str());
   actors::log(actors::log_level::debug,
-              "cached upload of {} bytes: {} chunks, {} sent ({} bytes), {} bytes cached, "
-              "hashing {:.3f}s",
-              count, st.chunks, st.sent_chunks, st.sent_bytes, st.cached_bytes, st.hash_seconds);
+              "cached upload of {} bytes: {} chunks, {} sent ({} bytes, {} on the wire), {} "
+              "bytes cached, hashing {:.3f}s",
+              count, st.chunks, st.sent_chunks, st.sent_bytes, st.wire_bytes, st.cached_bytes,
+              st.hash_seconds);
   return err;
 }
 

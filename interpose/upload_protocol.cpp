@@ -7,6 +7,7 @@
 
 #include "cache_store/hash.hpp"
 #include "interpose/progress.hpp"
+#include "wire/byte_codec.hpp"
 
 namespace gleam::interpose {
 
@@ -14,7 +15,8 @@ namespace cs = cache_store;
 
 cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, size_t count,
                           size_t chunk, uint64_t stream, bool async, upload_stats* stats,
-                          transfer_progress* progress, cs::chunk_key::algo algo) {
+                          transfer_progress* progress, cs::chunk_key::algo algo,
+                          upload_compression* compression) {
   upload_stats local;
   auto& st = stats != nullptr ? *stats : local;
   if (count == 0)
@@ -69,11 +71,17 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
     // The misses travel in batches of at most max_upload_batch_bytes.
     ops.clear();
     uint64_t batch_bytes = 0;
+    uint64_t batch_wire_bytes = 0;
     uint64_t batch_chunks = 0;
     auto flush = [&]() -> cudaError_t {
       if (ops.empty())
         return cudaSuccess;
+      auto s0 = std::chrono::steady_clock::now();
       auto e = send(ops, &results);
+      if (compression != nullptr)
+        compression->observe_link(
+          batch_wire_bytes,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count());
       if (e != cudaSuccess) {
         for (const auto& r : results)
           if (r.status() != 0)
@@ -82,10 +90,12 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
       }
       st.sent_chunks += batch_chunks;
       st.sent_bytes += batch_bytes;
+      st.wire_bytes += batch_wire_bytes;
       if (progress != nullptr)
         progress->advance(batch_bytes, 0);
       ops.clear();
       batch_bytes = 0;
+      batch_wire_bytes = 0;
       batch_chunks = 0;
       return cudaSuccess;
     };
@@ -105,7 +115,16 @@ cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, 
         auto* u = up.mutable_cache_upload();
         u->set_dst(dst + idx * chunk);
         u->set_key(keys[idx].to_binary());
-        u->set_data(bytes + idx * chunk + off, len);
+        std::string_view raw{bytes + idx * chunk + off, len};
+        auto packed = compression != nullptr ? compression->pack(raw) : std::string{};
+        if (packed.empty()) {
+          u->set_data(raw.data(), raw.size());
+        } else {
+          u->set_codec(static_cast<uint32_t>(wire::byte_codec::grouped_zstd));
+          u->set_raw_size(len);
+          u->set_data(std::move(packed));
+        }
+        batch_wire_bytes += u->data().size();
         u->set_stream(stream);
         u->set_async(async);
         if (parts) {

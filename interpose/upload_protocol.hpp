@@ -11,6 +11,7 @@
 #include "actors/proto/ops.pb.h"
 #include "cache_store/hash.hpp"
 #include "interpose/message_size.hpp"
+#include "interpose/upload_compression.hpp"
 
 namespace gleam::interpose {
 
@@ -28,6 +29,8 @@ struct upload_stats {
   /// Chunks (and their bytes) that travelled because the server lacked them.
   uint64_t sent_chunks = 0;
   uint64_t sent_bytes = 0;
+  /// What those bytes took on the wire (fewer where they travelled packed).
+  uint64_t wire_bytes = 0;
   /// Bytes the server filled from its cache (or a peer shard).
   uint64_t cached_bytes = 0;
   /// Key bytes and message count of the key phase.
@@ -54,14 +57,16 @@ constexpr uint64_t max_upload_batch_bytes = max_message_payload;
 /// large copies), sends their keys in CacheFill messages (one for up to
 /// max_keys_per_fill chunks), then the chunks the server lacks in
 /// CacheUploads of at most max_upload_batch_bytes (a larger chunk in parts),
-/// batched up to that many bytes a message. `progress` may be null.
+/// batched up to that many bytes a message; with `compression`, each part
+/// packed where it decides so (CacheUpload.codec). `progress` may be null.
 /// cudaErrorNotSupported when the server has
 /// no cache (the caller then copies plainly); other errors from the server
 /// with the reason in `stats->error`.
 cudaError_t upload_chunks(const op_sender& send, uint64_t dst, const void* src, size_t count,
                           size_t chunk, uint64_t stream, bool async, upload_stats* stats,
                           transfer_progress* progress,
-                          cache_store::chunk_key::algo algo = cache_store::chunk_key::algo::xxh3_128);
+                          cache_store::chunk_key::algo algo = cache_store::chunk_key::algo::xxh3_128,
+                          upload_compression* compression = nullptr);
 
 /// Loads a module key-first: sends `op` (a ModuleLoad without image) with
 /// the image's key, and the image itself only when the server answers

@@ -479,3 +479,27 @@ TEST_CASE("max-message: a size, 256MiB by default, between 16MiB and 4GiB", "[co
     CHECK(caf::to_string(cfg.error()).find("max-message") != std::string::npos);
   }
 }
+
+TEST_CASE("the client's compression: auto by default, on or off from the file or "
+          "GLEAM_COMPRESS",
+          "[config]") {
+  fake_env.clear();
+  auto plain = parse_client_config("", "", fake_getenv);
+  REQUIRE(plain);
+  CHECK(plain->compress == "auto");
+  auto file = parse_client_config("[client]\ncompress = \"off\"\n", "c.conf", fake_getenv);
+  REQUIRE(file);
+  CHECK(file->compress == "off");
+  fake_env = {{"GLEAM_COMPRESS", "on"}};
+  auto env = parse_client_config("[client]\ncompress = \"off\"\n", "c.conf", fake_getenv);
+  REQUIRE(env);
+  CHECK(env->compress == "on");
+  fake_env = {{"GLEAM_COMPRESS", "max"}};
+  auto bad_env = parse_client_config("", "", fake_getenv);
+  REQUIRE_FALSE(bad_env);
+  CHECK(caf::to_string(bad_env.error()).find("GLEAM_COMPRESS") != std::string::npos);
+  fake_env.clear();
+  auto bad = parse_client_config("[client]\ncompress = \"zip\"\n", "c.conf", fake_getenv);
+  REQUIRE_FALSE(bad);
+  CHECK(caf::to_string(bad.error()).find("client.compress") != std::string::npos);
+}

@@ -24,8 +24,10 @@
 #include "executor/cache_ops.hpp"
 #include "executor/executor.hpp"
 #include "interpose/progress.hpp"
+#include "interpose/upload_compression.hpp"
 #include "interpose/upload_protocol.hpp"
 #include "tests/executor/module_images.hpp"
+#include "wire/byte_codec.hpp"
 
 namespace proto = gleam::proto;
 namespace cs = gleam::cache_store;
@@ -204,6 +206,22 @@ struct scratch_dir {
   }
 };
 
+/// `n` bytes of bf16 weights from a narrow normal distribution (what model
+/// weights look like: the exponent bytes vary little), from `seed`.
+std::string bf16_weights(uint64_t seed, size_t n) {
+  std::string out(n, '\0');
+  std::mt19937_64 gen{seed};
+  std::normal_distribution<float> dist{0.0f, 0.02f};
+  for (size_t i = 0; i + 1 < n; i += 2) {
+    float v = dist(gen);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(bits));
+    out[i] = static_cast<char>((bits >> 16) & 0xff);
+    out[i + 1] = static_cast<char>(bits >> 24);
+  }
+  return out;
+}
+
 std::string pattern(uint64_t seed, size_t n) {
   std::string out(n, '\0');
   std::mt19937_64 rng{seed};
@@ -309,9 +327,10 @@ struct client {
 
   cudaError_t upload(uint64_t dst, const std::string& data, size_t chunk,
                      gleam::interpose::upload_stats* st,
-                     cs::chunk_key::algo algo = cs::chunk_key::algo::xxh3_128) {
+                     cs::chunk_key::algo algo = cs::chunk_key::algo::xxh3_128,
+                     gleam::interpose::upload_compression* compression = nullptr) {
     return gleam::interpose::upload_chunks(sender(), dst, data.data(), data.size(), chunk, 0,
-                                           false, st, nullptr, algo);
+                                           false, st, nullptr, algo, compression);
   }
 
   std::string device_bytes(uint64_t p, size_t n) {
@@ -467,6 +486,137 @@ TEST_CASE("chunk parts out of order, not fitting or not matching their key are r
   CHECK(part(mib, second, key).status() == CUDA_SUCCESS);
   CHECK(a.device_bytes(p, 2 * mib) == good);
   CHECK(f.cache->stats().entries() == 1);
+}
+
+TEST_CASE("misses travel packed where compression says so; the server unpacks and checks "
+          "them whole",
+          "[weight_cache][compression]") {
+  fixture f;
+  // bf16-like weights (a narrow normal distribution): a 4 MiB chunk in four
+  // parts and a short one.
+  auto weights = bf16_weights(21, 4 * mib + 4096);
+  client a{*f.exec};
+  auto p = a.alloc(weights.size());
+  gleam::interpose::upload_compression always{gleam::interpose::upload_compression::mode::always};
+  gleam::interpose::upload_stats st;
+  auto before = a.payload_bytes;
+  REQUIRE(a.upload(p, weights, 4 * mib, &st, cs::chunk_key::algo::xxh3_128, &always)
+          == cudaSuccess);
+  CHECK(st.sent_bytes == weights.size());
+  INFO("packed to " << st.wire_bytes << " of " << st.sent_bytes << " bytes");
+  CHECK(st.wire_bytes < st.sent_bytes * 85 / 100);
+  CHECK(a.payload_bytes - before < weights.size() * 85 / 100);
+  CHECK(always.measured().width == 2);
+  CHECK(a.device_bytes(p, weights.size()) == weights);
+  CHECK(f.cache->stats().entries() == 2);
+  CHECK(f.cache->stats().received_bytes() == weights.size());
+  // Cached under the raw bytes' keys: the next upload sends only keys.
+  auto q = a.alloc(weights.size());
+  gleam::interpose::upload_stats again;
+  REQUIRE(a.upload(q, weights, 4 * mib, &again, cs::chunk_key::algo::xxh3_128, &always)
+          == cudaSuccess);
+  CHECK(again.sent_bytes == 0);
+  CHECK(a.device_bytes(q, weights.size()) == weights);
+  // Off: the bytes travel as they are.
+  gleam::interpose::upload_compression never{gleam::interpose::upload_compression::mode::never};
+  auto other = bf16_weights(22, mib);
+  auto r = a.alloc(other.size());
+  gleam::interpose::upload_stats plain;
+  REQUIRE(a.upload(r, other, mib, &plain, cs::chunk_key::algo::xxh3_128, &never) == cudaSuccess);
+  CHECK(plain.wire_bytes == plain.sent_bytes);
+  CHECK(a.device_bytes(r, other.size()) == other);
+}
+
+TEST_CASE("packed parts that do not unpack to what they declare are refused; nothing is "
+          "written",
+          "[weight_cache][compression]") {
+  fixture f;
+  client a{*f.exec};
+  auto p = a.alloc(mib);
+  auto before = a.device_bytes(p, mib);
+  auto good = bf16_weights(23, mib);
+  auto key = cs::hash_chunk(cs::chunk_key::algo::xxh3_128, good.data(), good.size()).to_binary();
+  auto send = [&](const std::string& data, uint64_t raw_size, uint32_t codec = 1) {
+    proto::Op op;
+    auto* u = op.mutable_cache_upload();
+    u->set_dst(p);
+    u->set_key(key);
+    u->set_data(data);
+    u->set_codec(codec);
+    u->set_raw_size(raw_size);
+    return a.run(op);
+  };
+  auto packed = gleam::wire::pack_grouped(good, 2);
+  REQUIRE(packed.size() < good.size());
+  // Another size than the frame's, garbage, an unknown codec, more than a
+  // chunk.
+  for (auto r : {send(packed, mib - 1), send(packed, mib + 1), send("\x02garbage", mib),
+                 send(packed, mib, 7), send(packed, (uint64_t{16} << 20) + 1)}) {
+    CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("CacheUpload"));
+  }
+  // Packed bytes of other content under this key: the key check refuses them.
+  auto wrong = good;
+  wrong[7] ^= 1;
+  auto r = send(gleam::wire::pack_grouped(wrong, 2), mib);
+  CHECK(r.status() == CUDA_ERROR_INVALID_VALUE);
+  CHECK_THAT(r.error(), Catch::Contains("hashes to"));
+  CHECK(a.device_bytes(p, mib) == before);
+  CHECK(f.cache->stats().entries() == 0);
+  // The real thing: written and cached.
+  CHECK(send(packed, mib).status() == CUDA_SUCCESS);
+  CHECK(a.device_bytes(p, mib) == good);
+  CHECK(f.cache->stats().entries() == 1);
+}
+
+TEST_CASE("compression packs where the client packs faster than the link carries and the "
+          "bytes shrink",
+          "[weight_cache][compression]") {
+  using gleam::interpose::upload_compression;
+  auto weights = bf16_weights(24, mib);
+  SECTION("a slow link: packed, a link faster than packing: as they are") {
+    upload_compression c;
+    CHECK(c.would_pack()); // nothing measured: it tries
+    CHECK_FALSE(c.pack(weights).empty());
+    auto m = c.measured();
+    REQUIRE(m.pack_rate > 0);
+    CHECK(m.ratio < 0.85);
+    c.observe_link(static_cast<uint64_t>(m.pack_rate / 100), 1.0); // Wi-Fi-like
+    CHECK(c.would_pack());
+    CHECK_FALSE(c.pack(weights).empty());
+    for (int i = 0; i < 20; ++i) // loopback-like: far faster than packing
+      c.observe_link(static_cast<uint64_t>(c.measured().pack_rate * 100), 1.0);
+    CHECK_FALSE(c.would_pack());
+    CHECK(c.pack(weights).empty());
+  }
+  SECTION("bytes that do not shrink travel as they are, with a try now and then") {
+    upload_compression c;
+    std::string noise(mib, '\0');
+    uint64_t x = 88172645463325252ull;
+    for (auto& ch : noise) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      ch = static_cast<char>(x);
+    }
+    CHECK(c.pack(noise).empty()); // tried: it does not shrink
+    CHECK(c.measured().ratio > 0.95);
+    int packed_tries = 0;
+    for (uint64_t i = 0; i < upload_compression::retry_every; ++i)
+      packed_tries += c.would_pack() ? 1 : 0, static_cast<void>(c.pack(noise));
+    CHECK(packed_tries == 0);
+    CHECK(c.would_pack()); // the next part tries again
+  }
+  SECTION("on and off") {
+    upload_compression on{upload_compression::mode::always};
+    upload_compression off{upload_compression::mode::never};
+    on.observe_link(uint64_t{1} << 40, 1.0);
+    CHECK_FALSE(on.pack(weights).empty());
+    CHECK(off.pack(weights).empty());
+    CHECK(upload_compression::parse("on") == upload_compression::mode::always);
+    CHECK(upload_compression::parse("off") == upload_compression::mode::never);
+    CHECK(upload_compression::parse("auto") == upload_compression::mode::automatic);
+  }
 }
 
 TEST_CASE("a session has at most max_chunks_in_parts chunks arriving in parts",

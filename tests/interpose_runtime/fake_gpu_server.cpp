@@ -7,7 +7,8 @@
 //                 [--scheduled 1] (the GPU actor on the scheduler, not detached)
 //                 [--cache 1]     (a weight cache that never holds a chunk: every
 //                                 CacheFill key is missing, CacheUploads are
-//                                 written; without it cache ops fail with
+//                                 written, packed ones unpacked; without it
+//                                 cache ops fail with
 //                                 CUDA_ERROR_NOT_SUPPORTED as on a node
 //                                 without a cache)
 //
@@ -93,6 +94,7 @@
 #include "tests/interpose_runtime/fake_library_calls.hpp"
 #include "tests/support/fake_vmm.hpp"
 #include "tools/common/shutdown.hpp"
+#include "wire/byte_codec.hpp"
 #include "wire/protocol.hpp"
 
 using namespace gleam;
@@ -710,7 +712,15 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
           out->add_missing(static_cast<uint32_t>(i));
       } else if (op.has_cache_upload() && !op.cache_upload().image()) {
         const auto& u = op.cache_upload();
-        write(st, u.dst() + u.offset(), u.data(), r);
+        if (u.codec() == 0) {
+          write(st, u.dst() + u.offset(), u.data(), r);
+        } else if (auto raw = wire::unpack_grouped(u.data(), u.raw_size());
+                   raw && u.codec() == 1 && u.raw_size() <= (uint64_t{16} << 20)) {
+          write(st, u.dst() + u.offset(), *raw, r);
+        } else {
+          r.set_status(invalid_value);
+          r.set_error("packed CacheUpload does not unpack to its raw_size");
+        }
       }
       return;
     case proto::Op::kBlasGemm:
