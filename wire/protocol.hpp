@@ -13,7 +13,7 @@ namespace gleam::wire {
 /// of wire/): raised whenever a change makes a message of one side mean
 /// something else, or nothing, to the other. Client and server must speak
 /// the same one.
-inline constexpr uint32_t protocol_version = 3;
+inline constexpr uint32_t protocol_version = 4;
 
 /// The CUDA runtime version Gleam's client libraries implement
 /// (cudaRuntimeGetVersion): the server's driver must be at least as new.
