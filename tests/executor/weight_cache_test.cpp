@@ -1380,3 +1380,40 @@ TEST_CASE("a refused module image is refused again by key, and the driver never 
   REQUIRE(loaded_images().size() == 1);
   CHECK(loaded_images()[0] == good);
 }
+
+TEST_CASE("a cold load cut short resumes: the next upload sends only the chunks that had not "
+          "arrived",
+          "[weight_cache]") {
+  fixture f;
+  auto weights = pattern(31, 8 * mib);
+  // The chunks a first client got across before it died: whole chunks
+  // reached the cache, a chunk cut inside its parts did not.
+  auto arrived = [&](bool session_over) {
+    auto a = std::make_unique<client>(*f.exec);
+    auto p = a->alloc(weights.size());
+    REQUIRE(a->upload(p, weights.substr(0, 5 * mib), mib, nullptr) == cudaSuccess);
+    proto::Op half;
+    auto* u = half.mutable_cache_upload();
+    auto sixth = weights.substr(5 * mib, mib);
+    u->set_dst(p + 5 * mib);
+    u->set_key(cs::hash_chunk(cs::chunk_key::algo::xxh3_128, sixth.data(), sixth.size())
+                 .to_binary());
+    u->set_data(sixth.substr(0, mib / 2));
+    u->set_chunk_size(mib);
+    REQUIRE(a->run(half).status() == CUDA_SUCCESS);
+    if (session_over)
+      a.reset(); // its session ended (the client's grace ran out)
+    client b{*f.exec};
+    auto q = b.alloc(weights.size());
+    gleam::interpose::upload_stats st;
+    REQUIRE(b.upload(q, weights, mib, &st) == cudaSuccess);
+    CHECK(b.device_bytes(q, weights.size()) == weights);
+    return st.sent_bytes;
+  };
+  SECTION("after the first session ended") {
+    CHECK(arrived(true) == 3 * mib);
+  }
+  SECTION("while the first session still waits for its client") {
+    CHECK(arrived(false) == 3 * mib);
+  }
+}
