@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/executor/fake_stream_order.hpp"
+#include "tests/executor/fake_device_driver.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -79,6 +79,9 @@ int& pinned_buffers() {
 }
 
 void install_fake_driver(driver_api& api) {
+  // The fake device of the executor's tests, with this file's memory
+  // accounting, copy counters, pinned buffers and module images.
+  gleam::test::install_fake_device(api);
   api.cuMemHostAlloc = [](void** p, size_t n, unsigned) {
     *p = std::malloc(n);
     ++pinned_buffers();
@@ -89,39 +92,8 @@ void install_fake_driver(driver_api& api) {
     --pinned_buffers();
     return CUDA_SUCCESS;
   };
-  api.cuDeviceGetCount = [](int* n) {
-    *n = 1;
-    return CUDA_SUCCESS;
-  };
-  api.cuDeviceGet = [](CUdevice* d, int ordinal) {
-    *d = ordinal;
-    return CUDA_SUCCESS;
-  };
-  api.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
-    *c = reinterpret_cast<CUcontext>(uintptr_t{0x1000});
-    return CUDA_SUCCESS;
-  };
-  api.cuDevicePrimaryCtxRelease = [](CUdevice) { return CUDA_SUCCESS; };
-  api.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
-  api.cuCtxSynchronize = [] { return CUDA_SUCCESS; };
-  api.cuDeviceGetName = [](char* name, int len, CUdevice) {
-    std::strncpy(name, "Fake GPU", static_cast<size_t>(len));
-    return CUDA_SUCCESS;
-  };
-  api.cuDeviceGetUuid = [](CUuuid* u, CUdevice) {
-    std::memset(u->bytes, 0xab, sizeof(u->bytes));
-    return CUDA_SUCCESS;
-  };
-  api.cuDeviceTotalMem = [](size_t* bytes, CUdevice) {
-    *bytes = size_t{80} << 30;
-    return CUDA_SUCCESS;
-  };
   api.cuDeviceGetAttribute = [](int* v, CUdevice_attribute, CUdevice) {
     *v = 1;
-    return CUDA_SUCCESS;
-  };
-  api.cuDriverGetVersion = [](int* v) {
-    *v = 13000;
     return CUDA_SUCCESS;
   };
   api.cuMemGetInfo = [](size_t* free, size_t* total) {
@@ -167,8 +139,6 @@ void install_fake_driver(driver_api& api) {
     std::memcpy(dst, host(src), n);
     return CUDA_SUCCESS;
   };
-  gleam::test::install_fake_stream_order(api);
-
   api.cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
     ++dtod_copies();
     std::memmove(host(dst), host(src), n);
