@@ -70,7 +70,7 @@ TEST_CASE("a CAF header declaring more than the message limit is refused before 
   REQUIRE(actors::basp_message_limit() == actors::default_max_message_bytes);
   plain_system_config server_cfg;
   caf::actor_system server{server_cfg};
-  auto echo = server.spawn([]() -> caf::behavior { return {[](int x) { return x + 1; }}; });
+  auto echo = spawn_echo(server);
   stop_at_exit stop_echo{echo};
   auto port = actors::publish(server, echo, 0, "127.0.0.1", false);
   REQUIRE(port);

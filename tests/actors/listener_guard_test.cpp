@@ -48,7 +48,7 @@ TEST_CASE("connections that never speak BASP are refused past the limits and clo
   auto before = actors::listener_stats();
   plain_system_config server_cfg;
   caf::actor_system server{server_cfg};
-  auto echo = server.spawn([]() -> caf::behavior { return {[](int x) { return x + 1; }}; });
+  auto echo = spawn_echo(server);
   stop_at_exit stop_echo{echo};
   auto port = actors::publish(server, echo, 0, "127.0.0.1", false);
   REQUIRE(port);
@@ -58,11 +58,7 @@ TEST_CASE("connections that never speak BASP are refused past the limits and clo
   auto remote = actors::remote_actor<caf::actor>(client, "127.0.0.1", *port, false);
   REQUIRE(remote);
   caf::scoped_actor self{client};
-  auto ask = [&](int x) {
-    std::optional<int> answer;
-    self->request(*remote, 5s, x).receive([&](int y) { answer = y; }, [](caf::error&) {});
-    return answer;
-  };
+  auto ask = [&](int x) { return ask_echo(self, *remote, x); };
   CHECK(ask(1) == std::optional<int>{2});
 
   // Eight peers from this address hold connections without a word (four
@@ -108,7 +104,5 @@ TEST_CASE("connections that never speak BASP are refused past the limits and clo
   auto again = actors::remote_actor<caf::actor>(late, "127.0.0.1", *port, false);
   REQUIRE(again);
   caf::scoped_actor late_self{late};
-  std::optional<int> answer;
-  late_self->request(*again, 5s, 10).receive([&](int y) { answer = y; }, [](caf::error&) {});
-  CHECK(answer == std::optional<int>{11});
+  CHECK(ask_echo(late_self, *again, 10) == std::optional<int>{11});
 }

@@ -66,7 +66,7 @@ TEST_CASE("a failed TLS handshake leaves the other TLS connections of the proces
   REQUIRE(test::make_test_certificates(dir));
   tls_system_config server_cfg{dir};
   caf::actor_system server{server_cfg};
-  auto echo = server.spawn([]() -> caf::behavior { return {[](int x) { return x + 1; }}; });
+  auto echo = test::spawn_echo(server);
   test::stop_at_exit stop_echo{echo};
   auto port = actors::publish(server, echo, 0, "127.0.0.1", true);
   REQUIRE(port);
@@ -75,11 +75,7 @@ TEST_CASE("a failed TLS handshake leaves the other TLS connections of the proces
   auto remote = actors::remote_actor<caf::actor>(client, "127.0.0.1", *port, true);
   REQUIRE(remote);
   caf::scoped_actor self{client};
-  auto ask = [&](int x) {
-    std::optional<int> answer;
-    self->request(*remote, 5s, x).receive([&](int y) { answer = y; }, [](caf::error&) {});
-    return answer;
-  };
+  auto ask = [&](int x) { return test::ask_echo(self, *remote, x); };
   CHECK(ask(1) == std::optional<int>{2});
   // The server's network thread now holds another connection's error ...
   leave_openssl_error(server);

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -36,6 +37,20 @@ struct stop_at_exit {
     caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
   }
 };
+
+/// An actor of `sys` that answers x with x + 1: what the tests publish.
+inline caf::actor spawn_echo(caf::actor_system& sys) {
+  return sys.spawn([]() -> caf::behavior { return {[](int x) { return x + 1; }}; });
+}
+
+/// The echo actor `remote`'s answer to `x` through `self`, within 5 s; none
+/// on an error or timeout.
+inline std::optional<int> ask_echo(caf::scoped_actor& self, const caf::actor& remote, int x) {
+  std::optional<int> answer;
+  self->request(remote, std::chrono::seconds{5}, x)
+    .receive([&](int y) { answer = y; }, [](caf::error&) {});
+  return answer;
+}
 
 /// A TCP connection to 127.0.0.1:port; -1 on failure.
 inline int dial(uint16_t port) {
