@@ -26,25 +26,23 @@ find_package(fmt REQUIRED)
 find_package(RocksDB CONFIG REQUIRED)
 find_package(OpenSSL REQUIRED)
 
-find_path(GLEAM_XXHASH_INCLUDE_DIR xxhash.h)
-find_library(GLEAM_XXHASH_LIBRARY NAMES xxhash)
-if(NOT GLEAM_XXHASH_INCLUDE_DIR OR NOT GLEAM_XXHASH_LIBRARY)
-  message(FATAL_ERROR "xxhash not found. Install it with: apt-get install libxxhash-dev")
-endif()
-add_library(gleam::xxhash INTERFACE IMPORTED)
-set_target_properties(gleam::xxhash PROPERTIES
-  INTERFACE_INCLUDE_DIRECTORIES "${GLEAM_XXHASH_INCLUDE_DIR}"
-  INTERFACE_LINK_LIBRARIES "${GLEAM_XXHASH_LIBRARY}")
+# gleam::<name>: a Debian library found by its header and its library,
+# or a stop naming the package that installs it.
+function(gleam_plain_library name header library package)
+  string(TOUPPER "${name}" upper)
+  find_path(GLEAM_${upper}_INCLUDE_DIR ${header})
+  find_library(GLEAM_${upper}_LIBRARY NAMES ${library})
+  if(NOT GLEAM_${upper}_INCLUDE_DIR OR NOT GLEAM_${upper}_LIBRARY)
+    message(FATAL_ERROR "${name} not found. Install it with: apt-get install ${package}")
+  endif()
+  add_library(gleam::${name} INTERFACE IMPORTED)
+  set_target_properties(gleam::${name} PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${GLEAM_${upper}_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES "${GLEAM_${upper}_LIBRARY}")
+endfunction()
 
-find_path(GLEAM_ZSTD_INCLUDE_DIR zstd.h)
-find_library(GLEAM_ZSTD_LIBRARY NAMES zstd)
-if(NOT GLEAM_ZSTD_INCLUDE_DIR OR NOT GLEAM_ZSTD_LIBRARY)
-  message(FATAL_ERROR "zstd not found. Install it with: apt-get install libzstd-dev")
-endif()
-add_library(gleam::zstd INTERFACE IMPORTED)
-set_target_properties(gleam::zstd PROPERTIES
-  INTERFACE_INCLUDE_DIRECTORIES "${GLEAM_ZSTD_INCLUDE_DIR}"
-  INTERFACE_LINK_LIBRARIES "${GLEAM_ZSTD_LIBRARY}")
+gleam_plain_library(xxhash xxhash.h xxhash libxxhash-dev)
+gleam_plain_library(zstd zstd.h zstd libzstd-dev)
 
 # --- CUDA 13 toolkit: headers for the interposer's types, nvcc for the test
 # programs. The driver (libcuda.so.1) is never linked: the executor loads it

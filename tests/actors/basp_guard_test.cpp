@@ -68,15 +68,12 @@ TEST_CASE("a CAF header declaring more than the message limit is refused before 
   // libcaf_io's check of each header binds to the guard in this binary.
   REQUIRE(actors::basp_guard_active());
   REQUIRE(actors::basp_message_limit() == actors::default_max_message_bytes);
-  plain_system_config server_cfg;
-  caf::actor_system server{server_cfg};
-  auto echo = spawn_echo(server);
-  stop_at_exit stop_echo{echo};
-  auto port = actors::publish(server, echo, 0, "127.0.0.1", false);
-  REQUIRE(port);
+  published_echo server;
+  REQUIRE(server.port);
+  auto port = *server.port;
   plain_system_config client_cfg;
   caf::actor_system client{client_cfg};
-  auto remote = actors::remote_actor<caf::actor>(client, "127.0.0.1", *port, false);
+  auto remote = actors::remote_actor<caf::actor>(client, "127.0.0.1", port, false);
   REQUIRE(remote);
 
   // A well-behaved client's round trips go on while 100 peers each declare
@@ -105,7 +102,7 @@ TEST_CASE("a CAF header declaring more than the message limit is refused before 
   std::vector<int> peers;
   auto header = handshake_header(3u << 30);
   for (int i = 0; i < 100; ++i) {
-    int fd = dial(*port);
+    int fd = dial(port);
     REQUIRE(fd >= 0);
     REQUIRE(send(fd, header.data(), header.size(), MSG_NOSIGNAL)
             == static_cast<ssize_t>(header.size()));

@@ -46,16 +46,13 @@ TEST_CASE("connections that never speak BASP are refused past the limits and clo
   limits.max_pending_per_host = 8;
   guarded_scope guard{limits};
   auto before = actors::listener_stats();
-  plain_system_config server_cfg;
-  caf::actor_system server{server_cfg};
-  auto echo = spawn_echo(server);
-  stop_at_exit stop_echo{echo};
-  auto port = actors::publish(server, echo, 0, "127.0.0.1", false);
-  REQUIRE(port);
+  published_echo server;
+  REQUIRE(server.port);
+  auto port = *server.port;
 
   plain_system_config client_cfg;
   caf::actor_system client{client_cfg};
-  auto remote = actors::remote_actor<caf::actor>(client, "127.0.0.1", *port, false);
+  auto remote = actors::remote_actor<caf::actor>(client, "127.0.0.1", port, false);
   REQUIRE(remote);
   caf::scoped_actor self{client};
   auto ask = [&](int x) { return ask_echo(self, *remote, x); };
@@ -65,7 +62,7 @@ TEST_CASE("connections that never speak BASP are refused past the limits and clo
   // silent, four with half a header): the ninth is refused at once.
   std::vector<int> idle;
   for (int i = 0; i < 8; ++i) {
-    int fd = dial(*port);
+    int fd = dial(port);
     REQUIRE(fd >= 0);
     if (i % 2 == 1) {
       const char half[10] = {};
@@ -77,7 +74,7 @@ TEST_CASE("connections that never speak BASP are refused past the limits and clo
   for (int i = 0; i < 100 && actors::listener_stats().pending < 8; ++i)
     std::this_thread::sleep_for(10ms);
   CHECK(actors::listener_stats().pending == 8);
-  int ninth = dial(*port);
+  int ninth = dial(port);
   REQUIRE(ninth >= 0);
   CHECK(closed_by_peer(ninth, 1000ms));
   close(ninth);
@@ -101,7 +98,7 @@ TEST_CASE("connections that never speak BASP are refused past the limits and clo
   // client connects.
   CHECK(ask(3) == std::optional<int>{4});
   caf::actor_system late{client_cfg};
-  auto again = actors::remote_actor<caf::actor>(late, "127.0.0.1", *port, false);
+  auto again = actors::remote_actor<caf::actor>(late, "127.0.0.1", port, false);
   REQUIRE(again);
   caf::scoped_actor late_self{late};
   CHECK(ask_echo(late_self, *again, 10) == std::optional<int>{11});

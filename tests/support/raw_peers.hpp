@@ -52,6 +52,16 @@ inline std::optional<int> ask_echo(caf::scoped_actor& self, const caf::actor& re
   return answer;
 }
 
+/// An echo actor (spawn_echo) published on 127.0.0.1 by an actor system of
+/// its own, plain TCP; `port` holds the port, or why it has none.
+struct published_echo {
+  plain_system_config cfg;
+  caf::actor_system sys{cfg};
+  caf::actor echo = spawn_echo(sys);
+  stop_at_exit stop{echo};
+  caf::expected<uint16_t> port = actors::publish(sys, echo, 0, "127.0.0.1", false);
+};
+
 /// A TCP connection to 127.0.0.1:port; -1 on failure.
 inline int dial(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
