@@ -168,6 +168,11 @@ struct client {
 };
 
 client* the_client = nullptr;
+/// Set once the atexit handler closed the session: calls that come later
+/// (exit handlers of a static CUDA runtime, of libraries unloading) fail
+/// with cudaErrorCudartUnloading, as during a local driver's teardown,
+/// instead of opening a new session. Guarded by client_mutex.
+bool exited = false;
 std::mutex* client_mutex = new std::mutex;
 std::once_flag* atfork_once = new std::once_flag;
 
@@ -351,6 +356,7 @@ void at_exit() {
   std::lock_guard<std::mutex> guard{*client_mutex};
   auto* c = the_client;
   the_client = nullptr;
+  exited = true;
   if (c == nullptr)
     return;
   // Ops the app left queued still run, as they would on a local GPU: they
@@ -586,6 +592,11 @@ void flusher_loop(client* c, std::mutex* mutex);
 
 /// The client, connecting if needed. Call with client_mutex held.
 client& get_client() {
+  if (the_client == nullptr && exited) {
+    // Never connected and never torn down: every call sees the state.
+    the_client = new client;
+    the_client->state = cudaErrorCudartUnloading;
+  }
   if (the_client == nullptr) {
     std::call_once(*atfork_once, [] {
       ::pthread_atfork(nullptr, nullptr, after_fork_in_child);

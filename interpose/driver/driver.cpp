@@ -92,6 +92,31 @@ CUresult initialized() {
   return cu(api().connect());
 }
 
+/// The device of `ctx`, or of the current context when `ctx` is null.
+CUresult context_device(CUcontext ctx, int* dev) {
+  if (ctx == nullptr)
+    ctx = current();
+  if (ctx == nullptr)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *dev = device_of(ctx);
+  return *dev < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+
+/// Runs `op` with `dev` as the runtime's device, then restores the device.
+template <class Op>
+CUresult on_device(int dev, Op op) {
+  int was = 0;
+  if (auto err = cudaGetDevice(&was); err != cudaSuccess)
+    return cu(err);
+  if (was != dev)
+    if (auto err = cudaSetDevice(dev); err != cudaSuccess)
+      return cu(err);
+  auto result = op();
+  if (was != dev)
+    cudaSetDevice(was);
+  return result;
+}
+
 } // namespace
 
 extern "C" {
@@ -303,6 +328,71 @@ GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
     return CUDA_ERROR_INVALID_CONTEXT;
   *device = device_of(c);
   return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  if (device == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  int dev = 0;
+  if (auto err = context_device(ctx, &dev); err != CUDA_SUCCESS)
+    return err;
+  *device = dev;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  int dev = 0;
+  if (auto err = context_device(ctx, &dev); err != CUDA_SUCCESS)
+    return err;
+  return on_device(dev, [] { return cu(cudaDeviceSynchronize()); });
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
+  if (flags == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (current() == nullptr)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  unsigned f = 0;
+  if (auto err = cudaGetDeviceFlags(&f); err != cudaSuccess)
+    return cu(err);
+  *flags = f & ~cudaDeviceMapHost;
+  return CUDA_SUCCESS;
+}
+
+/// A primary context's id: unique in the process, stable while it lives.
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
+  if (ctxId == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  int dev = 0;
+  if (auto err = context_device(ctx, &dev); err != CUDA_SUCCESS)
+    return err;
+  *ctxId = static_cast<unsigned long long>(dev) + 1;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetStreamPriorityRange(int* leastPriority,
+                                                            int* greatestPriority) {
+  if (current() == nullptr)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return cu(cudaDeviceGetStreamPriorityRange(leastPriority, greatestPriority));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
+  if (pconfig == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (current() == nullptr)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  cudaFuncCache config{};
+  if (auto err = cudaDeviceGetCacheConfig(&config); err != cudaSuccess)
+    return cu(err);
+  *pconfig = static_cast<CUfunc_cache>(config);
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
+  if (current() == nullptr)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return cu(cudaDeviceSetCacheConfig(static_cast<cudaFuncCache>(config)));
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
@@ -587,6 +677,15 @@ GLEAM_INTERPOSE_EXPORT CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* byt
 
 GLEAM_INTERPOSE_EXPORT CUresult cuModuleUnload(CUmodule hmod) {
   return cu(api().module_unload(hmod));
+}
+
+/// Modules load when they are asked for: cuModuleLoadData sends the image at
+/// once and fails there if the server's driver refuses it.
+GLEAM_INTERPOSE_EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  if (mode == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  *mode = CU_MODULE_EAGER_LOADING;
+  return CUDA_SUCCESS;
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,

@@ -1,7 +1,9 @@
 // cuGetProcAddress_v2: the name -> function table of libcuda.so.1 (every
 // export of interpose/spec/cuda.spec), with the driver's versioning: a base
-// name ("cuMemAlloc") means its newest exported _vN variant when the caller's
-// cudaVersion is at least the version that introduced it.
+// name ("cuMemAlloc") means its newest _vN variant whose `since` (the spec's,
+// from the toolkit's cudaTypedefs.h) the caller's cudaVersion reaches, else
+// the name's first ABI. The ABIs differ, so an older caller never gets a
+// newer variant.
 #include "interpose/cuda_export.hpp"
 
 #include <cstdio>
@@ -12,35 +14,32 @@
 #include <set>
 #include <string>
 
+// Every export, declared by its symbol name alone: the vendor header declares
+// the legacy and per-thread names only in its internal view, with
+// prototypes that clash with the current ones, and the table needs
+// addresses only.
+#define GLEAM_DRIVER_PROC(name, since) extern "C" void gleam_proc_##name() __asm__(#name);
+#include "interpose/cuda_proc_table.inc"
+#undef GLEAM_DRIVER_PROC
+
 namespace {
 
-const std::map<std::string, void*>& table() {
+struct proc {
+  void* function;
+  /// The CUDA version that introduced this _vN variant (0: the first ABI).
+  int since;
+};
+
+const std::map<std::string, proc>& table() {
   static const auto* t = [] {
-    auto* m = new std::map<std::string, void*>;
-#define GLEAM_DRIVER_PROC(name) (*m)[#name] = reinterpret_cast<void*>(&name);
+    auto* m = new std::map<std::string, proc>;
+#define GLEAM_DRIVER_PROC(name, since) \
+  (*m)[#name] = proc{reinterpret_cast<void*>(&gleam_proc_##name), since};
 #include "interpose/cuda_proc_table.inc"
 #undef GLEAM_DRIVER_PROC
     return m;
   }();
   return *t;
-}
-
-/// The CUDA version (1000 * major + 10 * minor) that introduced a _vN
-/// variant; variants not listed date from before CUDA 4.0.
-int introduced(const std::string& versioned) {
-  static const std::map<std::string, int> since = {
-    {"cuCtxCreate_v4", 12050},         {"cuCtxDestroy_v2", 4000},
-    {"cuCtxPopCurrent_v2", 4000},      {"cuCtxPushCurrent_v2", 4000},
-    {"cuDevicePrimaryCtxRelease_v2", 11000}, {"cuDevicePrimaryCtxReset_v2", 11000},
-    {"cuDevicePrimaryCtxSetFlags_v2", 11000}, {"cuDeviceGetUuid_v2", 11040},
-    {"cuEventDestroy_v2", 4000},       {"cuEventElapsedTime_v2", 12080},
-    {"cuGetProcAddress_v2", 12000},    {"cuIpcOpenMemHandle_v2", 11000},
-    {"cuLinkAddData_v2", 6050},        {"cuLinkCreate_v2", 6050},
-    {"cuMemHostRegister_v2", 6050},    {"cuStreamDestroy_v2", 4000},
-    {"cuStreamWaitValue32_v2", 11070}, {"cuStreamWriteValue32_v2", 11070},
-  };
-  auto i = since.find(versioned);
-  return i != since.end() ? i->second : 3020;
 }
 
 bool debug_enabled() {
@@ -82,15 +81,15 @@ GLEAM_INTERPOSE_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn,
     auto i = t.find(name);
     if (i == t.end())
       continue;
-    if (cudaVersion >= introduced(name))
-      found = i->second;
+    if (cudaVersion >= i->second.since)
+      found = i->second.function;
     else
       too_old = true;
   }
   if (found == nullptr) {
     auto i = t.find(base);
     if (i != t.end())
-      found = i->second;
+      found = i->second.function;
   }
   log_once(symbol, cudaVersion, found != nullptr);
   if (found == nullptr) {

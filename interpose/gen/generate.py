@@ -15,7 +15,7 @@ library's name:
                               Gleam's private exports under GLEAM_PRIVATE_1
   <lib>_private.txt           those private exports (cudart: the entry point
                               our libcuda.so.1 reaches the client through)
-  cuda_proc_table.inc         cuda only: GLEAM_DRIVER_PROC(name) per export,
+  cuda_proc_table.inc         cuda only: GLEAM_DRIVER_PROC(name, since) per export,
                               the table behind cuGetProcAddress
   <lib>_unsupported.cpp       one extern "C" stub per unsupported function
   <lib>_unsupported_<x>.cpp   the same for functions of a vendor header that
@@ -117,7 +117,7 @@ LIBRARIES = {
         private=["gleam_private_interface_v1"]),
     # libcuda.so.1: unversioned names, as the vendor's driver exports them.
     "cuda": library(
-        "cuda", ["cuda.h"],
+        "cuda", ["cuda.h", "cudaProfiler.h"],
         {"CUresult": "CUDA_ERROR_NOT_SUPPORTED",
          "const char *": '"unsupported by gleam"'},
         "gleam_driver_report_unsupported", "interpose/driver/report.hpp",
@@ -495,6 +495,10 @@ class function:
         self.cls = None
         self.form = None
         self.reason = None
+        # cuda.spec: the CUDA version (1000 * major + 10 * minor) that
+        # introduced this _vN variant; cuGetProcAddress hands it out to
+        # callers of that version or newer.
+        self.since = 0
         self.fail = None
         self.call = None
         self.notes = []
@@ -611,6 +615,11 @@ def parse(path):
             current.form = words[1] if len(words) > 1 else None
         elif key == "reason":
             current.reason = rest
+        elif key == "since":
+            if not LIB.proc_table or not re.match(r"^[1-9]\d{3,4}$", rest):
+                raise spec_error("%s: 'since <cudaVersion>' belongs to the driver's _vN "
+                                 "variants, not '%s'" % (where, rest))
+            current.since = int(rest)
         elif key == "fail":
             current.fail = rest
         elif key == "call":
@@ -769,6 +778,10 @@ def stub(fn, reason):
 def stubs_file(functions, reason_of, what, vendor_header=None):
     if vendor_header is None:
         includes = '#include "interpose/%s"\n' % LIB.export_header
+        if LIB.proc_table:
+            # The driver's legacy (v1) and per-thread names are macros
+            # unless the vendor's internal view is on; its stubs define them.
+            includes = "#define __CUDA_API_VERSION_INTERNAL\n" + includes
     else:
         includes = ("#include <%s>\n\n"
                     '#define GLEAM_INTERPOSE_EXPORT __attribute__((visibility("default")))\n'
@@ -905,9 +918,10 @@ def main():
                      "".join(n + "\n" for n in LIB.private))
     write_if_changed(os.path.join(out, LIB.export_header), export_header(by_name))
     if LIB.proc_table:
-        # The name -> function table of cuGetProcAddress: every export.
+        # The name -> function table of cuGetProcAddress: every export,
+        # with the CUDA version that introduced it (0: the name's first ABI).
         write_if_changed(os.path.join(out, lib + "_proc_table.inc"),
-                         banner() + "".join("GLEAM_DRIVER_PROC(%s)\n" % f.name
+                         banner() + "".join("GLEAM_DRIVER_PROC(%s, %d)\n" % (f.name, f.since)
                                             for f in by_name))
     if lib == "cudart":
         write_if_changed(os.path.join(out, "shim", "vdpau", "vdpau.h"), VDPAU_SHIM)

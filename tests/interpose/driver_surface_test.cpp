@@ -173,12 +173,6 @@ TEST_CASE("cuGetProcAddress hands out our functions by versioned name",
   CHECK(get_proc("cuEventElapsedTime", &fn, 13000, 0, &status) == CUDA_SUCCESS);
   CHECK(fn == dlsym(lib, "cuEventElapsedTime_v2"));
 
-  // Only the v4 context creation is exported: older callers are told so.
-  fn = &status;
-  CHECK(get_proc("cuCtxCreate", &fn, 12000, 0, &status) == CUDA_ERROR_NOT_FOUND);
-  CHECK(status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
-  CHECK(fn == nullptr);
-
   fn = &status;
   CHECK(get_proc("cuNoSuchFunction", &fn, 13000, 0, &status) == CUDA_ERROR_NOT_FOUND);
   CHECK(status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);

@@ -1,7 +1,7 @@
 // gleam-run --doctor: the installation (Gleam's libraries present and
 // their dependencies resolved), the program (the CUDA libraries it loads,
 // whether Gleam stands in for each, the functions it imports that Gleam
-// refuses or lacks, a statically linked runtime), and the server (a
+// refuses or lacks, a statically linked runtime's driver), and the server (a
 // session opened by gleam-probe through the interposer: the GPU, the
 // round trip, the upload rate; a refused token or an unreachable server
 // explained). Static checks read ELF files with binutils (nm, objdump) and
@@ -295,10 +295,14 @@ void check_program(const options& opt, report& r) {
     }
     device_code = device_code || has_device_code(o);
   }
-  if (device_code && !cudart)
-    r.fail("the program carries GPU code but does not load libcudart.so.13: it links the CUDA "
-           "runtime statically (nvcc's default), which Gleam cannot stand in for yet; rebuild "
-           "it with 'nvcc -cudart shared'");
+  if (device_code && !cudart) {
+    if (readable(opt.lib_dir + "/driver/libcuda.so.1"))
+      r.ok("links the CUDA runtime statically (nvcc's default): it reaches the GPU through "
+           "libcuda.so.1, which Gleam stands in for");
+    else
+      r.fail("links the CUDA runtime statically (nvcc's default) and reaches the GPU through "
+             "libcuda.so.1, which this Gleam bundle does not have");
+  }
   for (const auto& name : sonames) {
     if (auto i = lists.find(name); i != lists.end()) {
       if (readable(opt.lib_dir + "/" + name) || readable(opt.lib_dir + "/driver/" + name))

@@ -1,0 +1,252 @@
+// Driver functions with a runtime twin of the same meaning: each checks what
+// the driver checks first and forwards to Gleam's runtime call, so driver
+// and runtime calls share one session. The static CUDA runtime reaches the
+// GPU only through these.
+#include "interpose/cuda_export.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "interpose/driver/client.hpp"
+
+namespace {
+
+CUresult cu(cudaError_t x) {
+  return static_cast<CUresult>(gleam::interpose::driver::client().to_cu_result(x));
+}
+
+cudaStream_t rt(CUstream s) {
+  return reinterpret_cast<cudaStream_t>(s);
+}
+
+/// A 2D copy between host and device memory (arrays are not remoted).
+CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
+  if (c == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto end_of = [](CUmemorytype type, const void* host, CUdeviceptr device, size_t x,
+                   size_t y, size_t pitch, const void** out) {
+    switch (type) {
+      case CU_MEMORYTYPE_HOST:
+        *out = static_cast<const char*>(host) + y * pitch + x;
+        return true;
+      case CU_MEMORYTYPE_DEVICE:
+      case CU_MEMORYTYPE_UNIFIED:
+        *out = reinterpret_cast<const char*>(device) + y * pitch + x;
+        return true;
+      default:
+        return false;
+    }
+  };
+  const void* src = nullptr;
+  const void* dst = nullptr;
+  if (!end_of(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY,
+              c->srcPitch, &src)
+      || !end_of(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY,
+                 c->dstPitch, &dst))
+    return CUDA_ERROR_NOT_SUPPORTED; // CUDA arrays
+  // Unified pointers say where they live themselves.
+  auto kind = cudaMemcpyDefault;
+  if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
+    kind = cudaMemcpyHostToDevice;
+  else if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_HOST)
+    kind = cudaMemcpyDeviceToHost;
+  else if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE
+           && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
+    kind = cudaMemcpyDeviceToDevice;
+  else if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_HOST)
+    kind = cudaMemcpyHostToHost;
+  auto* d = const_cast<void*>(dst);
+  return async ? cu(cudaMemcpy2DAsync(d, c->dstPitch, src, c->srcPitch, c->WidthInBytes,
+                                      c->Height, kind, rt(stream)))
+               : cu(cudaMemcpy2D(d, c->dstPitch, src, c->srcPitch, c->WidthInBytes, c->Height,
+                                 kind));
+}
+
+} // namespace
+
+extern "C" {
+
+// --- host memory -------------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) {
+  if (pFlags == nullptr || p == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaHostGetFlags(pFlags, p));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p,
+                                                             unsigned int Flags) {
+  if (pdptr == nullptr || p == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* d = nullptr;
+  if (auto err = cudaHostGetDevicePointer(&d, p, Flags); err != cudaSuccess)
+    return cu(err);
+  *pdptr = reinterpret_cast<CUdeviceptr>(d);
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemHostUnregister(void* p) {
+  if (p == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaHostUnregister(p));
+}
+
+// --- device memory -----------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch,
+                                                   size_t WidthInBytes, size_t Height,
+                                                   unsigned int ElementSizeBytes) {
+  if (dptr == nullptr || pPitch == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* p = nullptr;
+  if (auto err = cudaMallocPitch(&p, pPitch, WidthInBytes, Height); err != cudaSuccess)
+    return cu(err);
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize,
+                                                CUstream hStream) {
+  if (dptr == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* p = nullptr;
+  if (auto err = cudaMallocAsync(&p, bytesize, rt(hStream)); err != cudaSuccess)
+    return cu(err);
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+  return cu(cudaFreeAsync(reinterpret_cast<void*>(dptr), rt(hStream)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, nullptr, false);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, nullptr, false);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return copy_2d(pCopy, hStream, true);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch,
+                                                unsigned char uc, size_t Width, size_t Height) {
+  return cu(cudaMemset2D(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
+                                                  unsigned char uc, size_t Width, size_t Height,
+                                                  CUstream hStream) {
+  return cu(cudaMemset2DAsync(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height,
+                              rt(hStream)));
+}
+
+// --- streams and events --------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetPriority(CUstream hStream, int* priority) {
+  if (priority == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaStreamGetPriority(rt(hStream), priority));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetFlags(CUstream hStream, unsigned int* flags) {
+  if (flags == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaStreamGetFlags(rt(hStream), flags));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId) {
+  if (streamId == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaStreamGetId(rt(hStream), streamId));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+  if (fn == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaLaunchHostFunc(rt(hStream), fn, userData));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback,
+                                                    void* userData, unsigned int flags) {
+  if (callback == nullptr || flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  // Same ABI: the status is an enum passed as int either way.
+  return cu(cudaStreamAddCallback(rt(hStream), reinterpret_cast<cudaStreamCallback_t>(callback),
+                                  userData, 0));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
+                                                       unsigned int flags) {
+  return cu(cudaEventRecordWithFlags(reinterpret_cast<cudaEvent_t>(hEvent), rt(hStream), flags));
+}
+
+// --- stream capture and graphs (the runtime's graphs) -------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream,
+                                                        CUstreamCaptureMode mode) {
+  return cu(cudaStreamBeginCapture(rt(hStream), static_cast<cudaStreamCaptureMode>(mode)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
+  if (phGraph == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaStreamEndCapture(rt(hStream), phGraph));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamIsCapturing(CUstream hStream,
+                                                    CUstreamCaptureStatus* captureStatus) {
+  if (captureStatus == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaStreamIsCapturing(rt(hStream),
+                                  reinterpret_cast<cudaStreamCaptureStatus*>(captureStatus)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  if (mode == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaThreadExchangeStreamCaptureMode(reinterpret_cast<cudaStreamCaptureMode*>(mode)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
+  if (phGraph == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphCreate(phGraph, flags));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
+  return cu(cudaGraphDestroy(hGraph));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec,
+                                                            CUgraph hGraph,
+                                                            unsigned long long flags) {
+  if (phGraphExec == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphInstantiateWithFlags(phGraphExec, hGraph, flags));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+  return cu(cudaGraphLaunch(hGraphExec, rt(hStream)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
+  return cu(cudaGraphUpload(hGraphExec, rt(hStream)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
+  return cu(cudaGraphExecDestroy(hGraphExec));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes,
+                                                size_t* numNodes) {
+  if (numNodes == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphGetNodes(hGraph, nodes, numNodes));
+}
+
+} // extern "C"
