@@ -40,8 +40,14 @@ CUresult cu(int x) {
 
 constexpr int max_devices = 64;
 
+/// A CUcontext of the driver surface. Every context of a device maps onto
+/// the session's one server context for that device: the primary contexts
+/// (one per device, never destroyed) and those cuCtxCreate makes, which
+/// share the session's memory, modules and streams with it.
 struct fake_context {
   int device;
+  unsigned flags = 0;
+  bool alive = true;
 };
 
 fake_context contexts[max_devices] = {};
@@ -53,15 +59,32 @@ struct init_contexts {
   }
 } init_contexts_once;
 
+std::mutex created_mutex;
+
+/// Contexts from cuCtxCreate. Never freed: a destroyed one stays known as
+/// dead, so that a stale handle is refused rather than mistaken for a new
+/// context at the same address.
+std::set<fake_context*>& created() {
+  static auto* all = new std::set<fake_context*>;
+  return *all;
+}
+
 CUcontext primary(int dev) {
   return reinterpret_cast<CUcontext>(&contexts[dev]);
 }
 
+bool is_primary(CUcontext c) {
+  auto* p = reinterpret_cast<fake_context*>(c);
+  return p >= contexts && p < contexts + max_devices;
+}
+
 int device_of(CUcontext c) {
   auto* p = reinterpret_cast<fake_context*>(c);
-  if (p < contexts || p >= contexts + max_devices)
-    return -1;
-  return p->device;
+  if (is_primary(c))
+    return p->device;
+  std::lock_guard<std::mutex> guard{created_mutex};
+  auto i = created().find(p);
+  return i != created().end() && (*i)->alive ? (*i)->device : -1;
 }
 
 /// The calling thread's context stack; empty = "the primary context of the
@@ -320,6 +343,81 @@ GLEAM_INTERPOSE_EXPORT CUresult cuCtxPopCurrent(CUcontext* pctx) {
   return CUDA_SUCCESS;
 }
 
+/// cuCtxCreate for every ABI: a new context on `dev`, current to the
+/// calling thread. Scheduling flags apply to the device (they are the
+/// session's); execution affinity and CIG are not remoted.
+static CUresult create_context(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  if (pctx == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (auto err = initialized(); err != CUDA_SUCCESS)
+    return err;
+  if (auto err = check_device(dev); err != CUDA_SUCCESS)
+    return err;
+  if (auto err = cudaSetDevice(dev); err != cudaSuccess)
+    return cu(err);
+  auto* c = new fake_context{dev, flags};
+  {
+    std::lock_guard<std::mutex> guard{created_mutex};
+    created().insert(c);
+  }
+  auto ctx = reinterpret_cast<CUcontext>(c);
+  ctx_stack.push_back(ctx);
+  ctx_cleared = false;
+  *pctx = ctx;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags,
+                                               CUdevice dev) {
+  return create_context(pctx, flags, dev);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray,
+                                               int numParams, unsigned int flags,
+                                               CUdevice dev) {
+  if (numParams < 0 || (numParams > 0 && paramsArray == nullptr))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (numParams > 0) {
+    gleam_driver_report_unsupported("cuCtxCreate_v3 (execution affinity)",
+                                    "SM affinity of a context is not remoted");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return create_context(pctx, flags, dev);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params,
+                                               unsigned int flags, CUdevice dev) {
+  if (params != nullptr && (params->execAffinityParams != nullptr || params->cigParams != nullptr)) {
+    gleam_driver_report_unsupported("cuCtxCreate_v4 (execution affinity, CIG)",
+                                    "SM affinity and CUDA-in-graphics contexts are not remoted");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return create_context(pctx, flags, dev);
+}
+
+/// Destroys a created context: the device finishes its work first, and the
+/// context leaves the calling thread's stack. What was allocated while it
+/// was current stays the session's until freed or the session ends.
+GLEAM_INTERPOSE_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  if (ctx == nullptr || is_primary(ctx))
+    return CUDA_ERROR_INVALID_CONTEXT;
+  int dev = device_of(ctx);
+  if (dev < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (auto err = on_device(dev, [] { return cu(cudaDeviceSynchronize()); });
+      err != CUDA_SUCCESS)
+    return err;
+  {
+    std::lock_guard<std::mutex> guard{created_mutex};
+    reinterpret_cast<fake_context*>(ctx)->alive = false;
+  }
+  for (auto i = ctx_stack.begin(); i != ctx_stack.end();)
+    i = *i == ctx ? ctx_stack.erase(i) : std::next(i);
+  if (!ctx_stack.empty())
+    return cu(cudaSetDevice(device_of(ctx_stack.back())));
+  return CUDA_SUCCESS;
+}
+
 GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
   if (device == nullptr)
     return CUDA_ERROR_INVALID_VALUE;
@@ -350,8 +448,13 @@ GLEAM_INTERPOSE_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
 GLEAM_INTERPOSE_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
   if (flags == nullptr)
     return CUDA_ERROR_INVALID_VALUE;
-  if (current() == nullptr)
+  auto c = current();
+  if (c == nullptr)
     return CUDA_ERROR_INVALID_CONTEXT;
+  if (!is_primary(c)) {
+    *flags = reinterpret_cast<fake_context*>(c)->flags;
+    return CUDA_SUCCESS;
+  }
   unsigned f = 0;
   if (auto err = cudaGetDeviceFlags(&f); err != cudaSuccess)
     return cu(err);

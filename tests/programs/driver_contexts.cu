@@ -1,0 +1,168 @@
+// A driver-API-only program (no runtime call): a created context beside the
+// primary one (cuCtxCreate, push/pop, destroy), a fatbin loaded with the
+// library API (cuLibraryLoadData, cuLibraryGetKernel, cuKernelGetFunction,
+// cuLibraryGetGlobal), launches through cuLaunchKernelEx with attributes,
+// pitched memory and 2D copies, stream queries and a stale context refused.
+#include <cuda.h>
+
+#include <cstring>
+#include <vector>
+
+#include "common.cuh"
+#include "driver_kernels_fatbin.h"
+
+#define DRV_CHECK(call) GLEAM_PROGRAM_CHECK_DRIVER(call, cuGetErrorName)
+
+namespace {
+
+const char* name_of(CUresult r) {
+  const char* name = nullptr;
+  cuGetErrorName(r, &name);
+  return name != nullptr ? name : "?";
+}
+
+} // namespace
+
+int main() {
+  gleam_program::checksum sum;
+  DRV_CHECK(cuInit(0));
+  CUdevice dev = -1;
+  DRV_CHECK(cuDeviceGet(&dev, 0));
+  CUcontext primary = nullptr;
+  DRV_CHECK(cuDevicePrimaryCtxRetain(&primary, dev));
+  CUcontext created = nullptr;
+  DRV_CHECK(cuCtxCreate(&created, nullptr, CU_CTX_SCHED_AUTO, dev));
+  CUcontext current = nullptr;
+  DRV_CHECK(cuCtxGetCurrent(&current));
+  unsigned flags = 99;
+  DRV_CHECK(cuCtxGetFlags(&flags));
+  CUdevice ctx_dev = -1;
+  DRV_CHECK(cuCtxGetDevice(&ctx_dev));
+  std::printf("created context: current %d, differs from primary %d, flags %u, device %d\n",
+              current == created, created != primary, flags, ctx_dev);
+  DRV_CHECK(cuCtxPushCurrent(primary));
+  DRV_CHECK(cuCtxGetCurrent(&current));
+  std::printf("pushed primary: current is primary %d\n", current == primary);
+  CUcontext popped = nullptr;
+  DRV_CHECK(cuCtxPopCurrent(&popped));
+  DRV_CHECK(cuCtxGetCurrent(&current));
+  std::printf("popped primary %d, created current again %d\n", popped == primary,
+              current == created);
+
+  // The library API, as the static runtime loads a program's kernels.
+  std::vector<unsigned long long> image(sizeof(driver_kernels_fatbin) / 8 + 1);
+  std::memcpy(image.data(), driver_kernels_fatbin, sizeof(driver_kernels_fatbin));
+  CUlibrary library = nullptr;
+  DRV_CHECK(cuLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CUkernel scale_add = nullptr, add_pairs = nullptr, none = nullptr;
+  DRV_CHECK(cuLibraryGetKernel(&scale_add, library, "scale_add"));
+  DRV_CHECK(cuLibraryGetKernel(&add_pairs, library, "add_pairs"));
+  std::printf("missing kernel: %s\n", name_of(cuLibraryGetKernel(&none, library, "no_such")));
+  CUfunction scale_fn = nullptr;
+  DRV_CHECK(cuKernelGetFunction(&scale_fn, scale_add));
+  int max_threads = 0;
+  DRV_CHECK(cuKernelGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                 scale_add, dev));
+  std::printf("scale_add: max threads %d\n", max_threads);
+  CUdeviceptr d_counter = 0;
+  size_t counter_size = 0;
+  DRV_CHECK(cuLibraryGetGlobal(&d_counter, &counter_size, library, "driver_counter"));
+  int zero = 0;
+  DRV_CHECK(cuMemcpyHtoD(d_counter, &zero, sizeof(zero)));
+
+  constexpr int n = 4096;
+  std::vector<float> in(n), out(n);
+  uint32_t seed = 777;
+  for (int i = 0; i < n; ++i)
+    in[i] = static_cast<float>(gleam_program::next_random(seed) % 1000) / 4.0f;
+  CUdeviceptr d_in = 0, d_out = 0;
+  DRV_CHECK(cuMemAlloc(&d_in, n * sizeof(float)));
+  DRV_CHECK(cuMemAlloc(&d_out, n * sizeof(float)));
+  DRV_CHECK(cuMemcpyHtoD(d_in, in.data(), n * sizeof(float)));
+  CUstream stream = nullptr;
+  DRV_CHECK(cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, 0));
+  unsigned stream_flags = 0;
+  int priority = 1;
+  DRV_CHECK(cuStreamGetFlags(stream, &stream_flags));
+  DRV_CHECK(cuStreamGetPriority(stream, &priority));
+  std::printf("stream flags %u priority %d\n", stream_flags, priority);
+
+  float a = 0.5f;
+  int count = n;
+  void* params[] = {&d_out, &d_in, &a, &count};
+  CUlaunchAttribute attrs[1] = {};
+  attrs[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+  attrs[0].value.priority = 0;
+  CUlaunchConfig config = {};
+  config.gridDimX = (n + 255) / 256;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = 256;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = stream;
+  config.attrs = attrs;
+  config.numAttrs = 1;
+  DRV_CHECK(cuLaunchKernelEx(&config, scale_fn, params, nullptr));
+  DRV_CHECK(cuStreamSynchronize(stream));
+  DRV_CHECK(cuMemcpyDtoH(out.data(), d_out, n * sizeof(float)));
+  int counter = 0;
+  DRV_CHECK(cuMemcpyDtoH(&counter, d_counter, sizeof(counter)));
+  for (int i = 0; i < n; ++i)
+    GLEAM_PROGRAM_EXPECT(out[i] == a * in[i] + static_cast<float>(i), "scale_add value");
+  std::printf("scale_add via cuLaunchKernelEx: out[1]=%g counter=%d (size %zu)\n", out[1],
+              counter, counter_size);
+  sum.add(out.data(), n * sizeof(float));
+
+  // Pitched memory and a 2D copy of a sub-rectangle back to the host.
+  constexpr size_t width = 37, height = 11;
+  CUdeviceptr pitched = 0;
+  size_t pitch = 0;
+  DRV_CHECK(cuMemAllocPitch(&pitched, &pitch, width * sizeof(int), height, sizeof(int)));
+  std::vector<int> grid(width * height), back(width * height, -1);
+  for (size_t i = 0; i < grid.size(); ++i)
+    grid[i] = static_cast<int>(i * 7 + 3);
+  CUDA_MEMCPY2D up = {};
+  up.srcMemoryType = CU_MEMORYTYPE_HOST;
+  up.srcHost = grid.data();
+  up.srcPitch = width * sizeof(int);
+  up.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  up.dstDevice = pitched;
+  up.dstPitch = pitch;
+  up.WidthInBytes = width * sizeof(int);
+  up.Height = height;
+  DRV_CHECK(cuMemcpy2D(&up));
+  CUDA_MEMCPY2D down = {};
+  down.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  down.srcDevice = pitched;
+  down.srcPitch = pitch;
+  down.srcXInBytes = 2 * sizeof(int);
+  down.srcY = 3;
+  down.dstMemoryType = CU_MEMORYTYPE_HOST;
+  down.dstHost = back.data();
+  down.dstPitch = width * sizeof(int);
+  down.WidthInBytes = 5 * sizeof(int);
+  down.Height = 4;
+  DRV_CHECK(cuMemcpy2DAsync(&down, stream));
+  DRV_CHECK(cuStreamSynchronize(stream));
+  for (size_t y = 0; y < 4; ++y)
+    for (size_t x = 0; x < 5; ++x)
+      GLEAM_PROGRAM_EXPECT(back[y * width + x] == grid[(y + 3) * width + x + 2], "2D copy");
+  std::printf("pitch is a multiple of 4 bytes %d; 2D copy back: %d %d\n", pitch % 4 == 0,
+              back[0], back[3 * width + 4]);
+  sum.add(back.data(), back.size() * sizeof(int));
+
+  DRV_CHECK(cuStreamDestroy(stream));
+  for (CUdeviceptr p : {d_in, d_out, pitched})
+    DRV_CHECK(cuMemFree(p));
+  DRV_CHECK(cuLibraryUnload(library));
+
+  // Destroying the created context leaves no current context; the handle is
+  // then refused.
+  DRV_CHECK(cuCtxDestroy(created));
+  DRV_CHECK(cuCtxGetCurrent(&current));
+  std::printf("after destroy: current %s\n", current == created ? "stale" : "not the created");
+  std::printf("push destroyed: %s\n", name_of(cuCtxPushCurrent(created)));
+  std::printf("destroy primary: %s\n", name_of(cuCtxDestroy(primary)));
+  DRV_CHECK(cuDevicePrimaryCtxRelease(dev));
+  sum.print("driver_contexts");
+  return 0;
+}
