@@ -150,6 +150,15 @@ struct client {
   /// Times, and ns in all, this session blocked on the server (drain, a
   /// full window): sent with each batch for the node's metrics.
   uint64_t waits = 0;
+  /// Names of the last two ops queued: the wait report says what came just
+  /// before a synchronizing op.
+  std::string_view last_op = "none";
+  std::string_view op_before_last = "none";
+  /// A stream whose work is known complete: the last op sent was a
+  /// synchronous one on it (a device-to-host copy, a stream synchronize)
+  /// whose reply came, and nothing was queued since. A synchronize of it
+  /// needs no round trip.
+  std::optional<uint64_t> idle_stream;
   uint64_t wait_ns = 0;
   /// Where the session lives, for a reconnect.
   std::string server_host;
@@ -905,7 +914,10 @@ cudaError_t drain(client& c, std::string_view reason,
   while (!c.flights.empty() && c.state == cudaSuccess)
     reconcile_oldest(c);
   waited += std::chrono::steady_clock::now() - begin;
-  note_wait(reason, waited);
+  if (reason == c.last_op)
+    note_wait(reason, c.op_before_last, waited);
+  else
+    note_wait(reason, waited);
   count_wait(c, waited);
   return c.state;
 }
@@ -955,6 +967,9 @@ uint64_t enqueue(client& c, proto::Op&& op) {
     }
   if (c.queue->ops_size() == 0)
     c.first_queued = std::chrono::steady_clock::now();
+  c.op_before_last = c.last_op;
+  c.last_op = op_name(op);
+  c.idle_stream.reset();
   c.queued_bytes += payload_bytes(op);
   *c.queue->add_ops() = std::move(op);
   return seq;
@@ -1110,6 +1125,31 @@ struct round_trip_end {
 
 } // namespace
 
+/// The stream whose work is complete once `op` returned: a device-to-host
+/// copy of at least one byte (the server waits for its stream before it
+/// answers) or a stream synchronize.
+std::optional<uint64_t> stream_completed_by(const proto::Op& op);
+
+/// After a drained call whose last op was `completes`' stream-completing op:
+/// that stream is idle until the next op is queued.
+void note_completion(client& c, std::optional<uint64_t> completes, cudaError_t status) {
+  if (status == cudaSuccess && completes && c.queue->ops_size() == 0 && c.flights.empty())
+    c.idle_stream = completes;
+}
+
+std::optional<uint64_t> stream_completed_by(const proto::Op& op) {
+  switch (op.kind_case()) {
+    case proto::Op::kMemcpyDtoh:
+      if (op.memcpy_dtoh().size() > 0)
+        return op.memcpy_dtoh().stream();
+      return std::nullopt;
+    case proto::Op::kStreamSynchronize:
+      return op.stream_synchronize().stream();
+    default:
+      return std::nullopt;
+  }
+}
+
 cudaError_t run_ops(std::vector<proto::Op>& ops,
                     std::vector<proto::OpResult>* results) {
   upload_mirrors();
@@ -1123,6 +1163,7 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
   if (ops.empty())
     return cudaSuccess;
   auto reason = op_name(ops.back());
+  auto completes = stream_completed_by(ops.back());
   uint64_t owned_from = 0;
   for (auto& op : ops) {
     auto seq = enqueue(c, std::move(op));
@@ -1137,6 +1178,7 @@ cudaError_t run_ops(std::vector<proto::Op>& ops,
   auto waited = send_queue(c, owned_from, std::move(sink), &status, false);
   if (auto err = drain(c, reason, waited); err != cudaSuccess)
     return err;
+  note_completion(c, completes, status);
   return status;
 }
 
@@ -1218,14 +1260,17 @@ cudaError_t run_pipelined(size_t count, const std::function<proto::Op(size_t)>& 
   cudaError_t status = cudaSuccess;
   std::string_view reason = "pipelined";
   std::chrono::steady_clock::duration waited{};
+  std::optional<uint64_t> completes;
   for (size_t i = 0; i < count && status == cudaSuccess && c.state == cudaSuccess; ++i) {
     auto op = make(i);
     reason = op_name(op);
+    completes = stream_completed_by(op);
     auto seq = enqueue(c, std::move(op));
     waited += send_queue(c, seq, sink, &status, false);
   }
   if (auto err = drain(c, reason, waited); err != cudaSuccess)
     return err;
+  note_completion(c, completes, status);
   return status;
 }
 
@@ -1578,6 +1623,14 @@ cudaError_t known_stream(cudaStream_t stream) {
 }
 
 cudaError_t sync_stream(cudaStream_t stream) {
+  {
+    std::lock_guard<std::mutex> guard{*client_mutex};
+    if (the_client != nullptr && the_client->state == cudaSuccess
+        && the_client->idle_stream == wire_stream(stream)
+        && the_client->queue->ops_size() == 0 && the_client->flights.empty()) {
+      return cudaSuccess;
+    }
+  }
   proto::Op op;
   op.mutable_stream_synchronize()->set_stream(wire_stream(stream));
   return deliver_deferred(run_op(std::move(op)));

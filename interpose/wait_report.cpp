@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace gleam::interpose {
@@ -15,11 +16,18 @@ namespace {
 struct wait_totals {
   uint64_t count = 0;
   std::chrono::steady_clock::duration waited{};
+  /// The same waits by the op queued just before the waiting one.
+  std::map<std::string, wait_totals, std::less<>> after;
+
+  void add(std::chrono::steady_clock::duration d) {
+    ++count;
+    waited += d;
+  }
 };
 
 struct wait_table {
   std::mutex mtx;
-  std::map<std::string_view, wait_totals> by_reason;
+  std::map<std::string, wait_totals, std::less<>> by_reason;
 };
 
 /// Never destroyed: the report runs from atexit, after static destructors
@@ -29,27 +37,48 @@ wait_table& table() {
   return *t;
 }
 
+using wait_rows = std::vector<std::pair<std::string, const wait_totals*>>;
+
+/// The rows of `m`, most time first.
+wait_rows by_time(const std::map<std::string, wait_totals, std::less<>>& m) {
+  wait_rows rows;
+  for (const auto& [reason, w] : m)
+    rows.emplace_back(reason, &w);
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second->waited > b.second->waited; });
+  return rows;
+}
+
 void print_report() {
   auto& t = table();
   std::lock_guard<std::mutex> guard{t.mtx};
-  std::vector<std::pair<std::string_view, wait_totals>> rows(t.by_reason.begin(),
-                                                              t.by_reason.end());
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.second.waited > b.second.waited; });
-  wait_totals all;
-  for (const auto& [reason, w] : rows) {
-    all.count += w.count;
-    all.waited += w.waited;
+  uint64_t count = 0;
+  std::chrono::steady_clock::duration waited{};
+  for (const auto& [reason, w] : t.by_reason) {
+    count += w.count;
+    waited += w.waited;
   }
   auto seconds = [](std::chrono::steady_clock::duration d) {
     return std::chrono::duration<double>(d).count();
   };
   std::fprintf(stderr, "gleam wait report: %llu waits, %.6f s\n",
-               static_cast<unsigned long long>(all.count), seconds(all.waited));
-  for (const auto& [reason, w] : rows)
-    std::fprintf(stderr, "gleam wait    %.*s %llu %.6f\n", static_cast<int>(reason.size()),
-                 reason.data(), static_cast<unsigned long long>(w.count), seconds(w.waited));
+               static_cast<unsigned long long>(count), seconds(waited));
+  for (const auto& [reason, w] : by_time(t.by_reason)) {
+    std::fprintf(stderr, "gleam wait    %s %llu %.6f\n", reason.c_str(),
+                 static_cast<unsigned long long>(w->count), seconds(w->waited));
+    for (const auto& [previous, p] : by_time(w->after))
+      std::fprintf(stderr, "gleam wait      after %s %llu %.6f\n", previous.c_str(),
+                   static_cast<unsigned long long>(p->count), seconds(p->waited));
+  }
   std::fflush(stderr);
+}
+
+/// The totals of `reason` in `m`, created at first use.
+wait_totals& entry(std::map<std::string, wait_totals, std::less<>>& m, std::string_view reason) {
+  auto i = m.find(reason);
+  if (i == m.end())
+    i = m.emplace(std::string{reason}, wait_totals{}).first;
+  return i->second;
 }
 
 } // namespace
@@ -71,12 +100,25 @@ void note_wait(std::string_view reason, std::chrono::steady_clock::duration wait
   try {
     auto& t = table();
     std::lock_guard<std::mutex> guard{t.mtx};
-    auto& w = t.by_reason[reason];
-    ++w.count;
-    w.waited += waited;
+    entry(t.by_reason, reason).add(waited);
   } catch (...) {
     // Out of memory while counting: the report misses this wait, the app
     // goes on (a diagnostic never fails a CUDA call).
+  }
+}
+
+void note_wait(std::string_view reason, std::string_view previous,
+               std::chrono::steady_clock::duration waited) noexcept {
+  if (!wait_report_enabled())
+    return;
+  try {
+    auto& t = table();
+    std::lock_guard<std::mutex> guard{t.mtx};
+    auto& w = entry(t.by_reason, reason);
+    w.add(waited);
+    entry(w.after, previous).add(waited);
+  } catch (...) {
+    // As above: a diagnostic never fails a CUDA call.
   }
 }
 

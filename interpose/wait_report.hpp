@@ -20,7 +20,14 @@ namespace gleam::interpose {
 bool wait_report_enabled() noexcept;
 
 /// Counts one wait of `waited` under `reason` (an op's name, e.g.
-/// "memcpy_dtoh", or "window_full"); `reason` must outlive the process.
+/// "memcpy_dtoh", or "window_full").
 void note_wait(std::string_view reason, std::chrono::steady_clock::duration waited) noexcept;
+
+/// note_wait, also counted under the op queued just before the waiting one
+/// (printed below the reason's line as "gleam wait      after PREVIOUS N S",
+/// e.g. stream_synchronize after memcpy_htod), so that the report shows
+/// which pattern of the app makes it wait.
+void note_wait(std::string_view reason, std::string_view previous,
+               std::chrono::steady_clock::duration waited) noexcept;
 
 } // namespace gleam::interpose

@@ -239,6 +239,19 @@ int p_module_load(const void* image, size_t size, void** module) {
       return cudaErrorInvalidValue;
     if (auto err = connect(); err != cudaSuccess)
       return err;
+    // The static runtime hands the driver its registration wrapper
+    // (cuLibraryLoadData, CUDART_INTERFACE): load the fatbin it points to.
+    uint32_t first = 0;
+    std::memcpy(&first, image, 4);
+    if (first == fatbin::wrapper_magic) {
+      auto view = fatbin::parse_wrapper(image);
+      if (!view)
+        return cudaErrorInvalidKernelImage;
+      if (view->wrapper_version() != 1)
+        return cudaErrorNotSupported; // relocatable device code: not linked here
+      image = view->image().data;
+      size = view->image().size;
+    }
     if (size == 0)
       size = image_size(image);
     if (size == 0)

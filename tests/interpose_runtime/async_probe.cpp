@@ -454,6 +454,22 @@ int main(int argc, char** argv) {
         std::printf("memset%d=%s\n", i, name(a, e));
     auto e = read_byte();
     std::printf("sync=%s byte=%d\n", name(a, e), byte);
+  } else if (scenario == "idle_sync") {
+    // A copy back, then synchronizes of its (idle) stream; then new work
+    // and a synchronize that must wait for it.
+    decltype(&cudaStreamSynchronize) stream_sync = nullptr;
+    if (!bind(lib, "cudaStreamSynchronize", stream_sync))
+      return 4;
+    a.memset_async(p, 5, 4096, nullptr);
+    auto e1 = read_byte();
+    auto s1 = stream_sync(nullptr);
+    auto s2 = stream_sync(nullptr);
+    int first = byte;
+    a.memset_async(p, 6, 4096, nullptr);
+    auto s3 = stream_sync(nullptr);
+    auto e2 = read_byte();
+    std::printf("copy=%s sync=%s %s byte=%d after_work=%s byte=%d %s\n", name(a, e1),
+                name(a, s1), name(a, s2), first, name(a, s3), byte, name(a, e2));
   } else if (scenario == "deferred") {
     std::printf("failing=%s\n", name(a, a.memset_async(p, 0xEE, 4096, nullptr)));
     std::printf("next=%s\n", name(a, a.memset_async(p, 7, 4096, nullptr)));

@@ -140,6 +140,21 @@ TEST_CASE("GLEAM_WAIT_REPORT counts each wait for the server under the call's op
   }
 }
 
+TEST_CASE("a stream synchronize right after a copy back on that stream costs no round trip",
+          "[interpose_runtime]") {
+  fake_server server;
+  CHECK(server.probe("idle_sync", "GLEAM_WAIT_REPORT=1")
+        == "copy=cudaSuccess sync=cudaSuccess cudaSuccess byte=5 after_work=cudaSuccess byte=6 "
+           "cudaSuccess\n");
+  auto errors = server.probe_errors();
+  // The allocation, two copies back and only the synchronize that follows
+  // new work wait; it is reported with the op before it.
+  CHECK_THAT(errors, Catch::Contains("gleam wait report: 4 waits, ")
+                       && Catch::Contains("\ngleam wait    stream_synchronize 1 ")
+                       && Catch::Contains("\ngleam wait      after memset 1 ")
+                       && Catch::Contains("\ngleam wait    memcpy_dtoh 2 "));
+}
+
 TEST_CASE("a full window of batches in flight costs the app no wait: its ops gather",
           "[interpose_runtime]") {
   // Every memset busies the server 3 ms and comes 300 us after the last
