@@ -308,7 +308,7 @@ struct round_trip_end {
 
 /// The stream whose work is complete once `op` returned: a device-to-host
 /// copy of at least one byte (the server waits for its stream before it
-/// answers) or a stream synchronize.
+/// answers), a stream synchronize, or a stream query that found it done.
 std::optional<uint64_t> stream_completed_by(const proto::Op& op);
 
 /// After a drained call whose last op was `completes`' stream-completing op:
@@ -326,6 +326,8 @@ std::optional<uint64_t> stream_completed_by(const proto::Op& op) {
       return std::nullopt;
     case proto::Op::kStreamSynchronize:
       return op.stream_synchronize().stream();
+    case proto::Op::kStreamQuery: // only when it answered cudaSuccess
+      return op.stream_query().stream();
     default:
       return std::nullopt;
   }

@@ -442,15 +442,16 @@ cudaError_t known_stream(cudaStream_t stream) {
   return r.streams.count(h) != 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
+bool stream_known_idle(cudaStream_t stream) noexcept {
+  std::lock_guard<std::mutex> guard{*client_mutex};
+  return the_client != nullptr && the_client->state == cudaSuccess
+         && the_client->idle_stream == wire_stream(stream)
+         && the_client->queue->ops_size() == 0 && the_client->flights.empty();
+}
+
 cudaError_t sync_stream(cudaStream_t stream) {
-  {
-    std::lock_guard<std::mutex> guard{*client_mutex};
-    if (the_client != nullptr && the_client->state == cudaSuccess
-        && the_client->idle_stream == wire_stream(stream)
-        && the_client->queue->ops_size() == 0 && the_client->flights.empty()) {
-      return cudaSuccess;
-    }
-  }
+  if (stream_known_idle(stream))
+    return cudaSuccess;
   proto::Op op;
   op.mutable_stream_synchronize()->set_stream(wire_stream(stream));
   return deliver_deferred(run_op(std::move(op)));

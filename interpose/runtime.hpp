@@ -312,6 +312,11 @@ cudaError_t copy(void* dst, const void* src, size_t count,
 /// `fallback` when the server did not report it. Requires connect().
 int device_attribute(int attr, int fallback);
 
+/// Whether all work of `stream` is known complete: the last op sent was a
+/// copy back or a synchronize on it, answered, and nothing was queued since.
+/// A synchronize or query of it then needs no round trip.
+bool stream_known_idle(cudaStream_t stream) noexcept;
+
 /// Synchronizes a stream on the server (StreamSynchronize op).
 cudaError_t sync_stream(cudaStream_t stream);
 

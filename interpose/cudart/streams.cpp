@@ -50,6 +50,8 @@ cudaError_t stream_create(cudaStream_t* out, unsigned flags, int priority) {
 cudaError_t stream_query(cudaStream_t stream) {
   if (auto err = known_stream(stream); err != cudaSuccess)
     return err;
+  if (stream_known_idle(stream))
+    return cudaSuccess;
   proto::Op op;
   op.mutable_stream_query()->set_stream(wire_stream(stream));
   return deliver_deferred(run_op(std::move(op)));

@@ -458,12 +458,14 @@ int main(int argc, char** argv) {
     // A copy back, then synchronizes of its (idle) stream; then new work
     // and a synchronize that must wait for it.
     decltype(&cudaStreamSynchronize) stream_sync = nullptr;
-    if (!bind(lib, "cudaStreamSynchronize", stream_sync))
+    decltype(&cudaStreamQuery) stream_query = nullptr;
+    if (!bind(lib, "cudaStreamSynchronize", stream_sync)
+        || !bind(lib, "cudaStreamQuery", stream_query))
       return 4;
     a.memset_async(p, 5, 4096, nullptr);
     auto e1 = read_byte();
     auto s1 = stream_sync(nullptr);
-    auto s2 = stream_sync(nullptr);
+    auto s2 = stream_query(nullptr) == cudaSuccess ? stream_sync(nullptr) : cudaErrorUnknown;
     int first = byte;
     a.memset_async(p, 6, 4096, nullptr);
     auto s3 = stream_sync(nullptr);
