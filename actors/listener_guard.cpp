@@ -48,6 +48,9 @@ struct guard_state {
   std::mutex mutex;
   gleam::actors::listener_limits limits;
   std::unordered_map<int, pending_connection> pending;
+  /// Every accepted connection still open (pending ones included); an entry
+  /// whose descriptor now names another socket was closed.
+  std::unordered_map<int, pending_connection> open;
   uint64_t refused = 0;
   uint64_t timed_out = 0;
   bool sweeping = false;
@@ -133,9 +136,19 @@ bool admit(int fd) {
   auto& s = state();
   std::lock_guard<std::mutex> guard{s.mutex};
   s.pending.erase(fd); // a descriptor reused after CAF closed it
+  s.open.erase(fd);
   size_t from_host = 0;
   for (const auto& [other, c] : s.pending)
     from_host += c.host == host ? 1 : 0;
+  size_t open_from_host = 0;
+  for (auto i = s.open.begin(); i != s.open.end();) {
+    if (!same_socket(i->first, i->second)) {
+      i = s.open.erase(i);
+      continue;
+    }
+    open_from_host += i->second.host == host ? 1 : 0;
+    ++i;
+  }
   if (s.pending.size() >= s.limits.max_pending || from_host >= s.limits.max_pending_per_host) {
     if (s.refused++ % 1000 == 0)
       gleam::actors::log(gleam::actors::log_level::warning,
@@ -144,7 +157,17 @@ bool admit(int fd) {
                          s.pending.size(), from_host, s.refused);
     return false;
   }
-  s.pending.emplace(fd, pending_connection{st.st_ino, st.st_dev, clock::now(), host});
+  if (s.open.size() >= s.limits.max_open || open_from_host >= s.limits.max_open_per_host) {
+    if (s.refused++ % 1000 == 0)
+      gleam::actors::log(gleam::actors::log_level::warning,
+                         "refused a connection: {} connections are open ({} from its "
+                         "address); {} refused so far",
+                         s.open.size(), open_from_host, s.refused);
+    return false;
+  }
+  pending_connection c{st.st_ino, st.st_dev, clock::now(), host};
+  s.pending.emplace(fd, c);
+  s.open.emplace(fd, std::move(c));
   return true;
 }
 
@@ -217,12 +240,16 @@ void unguard_listeners() noexcept {
   auto& s = state();
   std::lock_guard<std::mutex> guard{s.mutex};
   s.pending.clear();
+  s.open.clear();
 }
 
 listener_guard_stats listener_stats() noexcept {
   auto& s = state();
   std::lock_guard<std::mutex> guard{s.mutex};
-  return {s.refused, s.timed_out, s.pending.size()};
+  size_t open = 0;
+  for (const auto& [fd, c] : s.open)
+    open += same_socket(fd, c) ? 1 : 0;
+  return {s.refused, s.timed_out, s.pending.size(), open};
 }
 
 bool listener_guard_active() noexcept {

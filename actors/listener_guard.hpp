@@ -22,11 +22,17 @@ namespace gleam::actors {
 /// down (CAF then closes it), and a new connection is refused at once (its
 /// socket closed) while `max_pending` connections, or `max_pending_per_host`
 /// from its peer's address, are pending. Connections past the handshake are
-/// CAF's (middleman.connection-timeout) and never touched.
+/// CAF's (middleman.connection-timeout) and never shut down by the guard,
+/// but they count: a new connection is also refused while `max_open`
+/// accepted connections (pending or not), or `max_open_per_host` from its
+/// peer's address, are open, so that one address cannot take every file
+/// descriptor of the process with handshakes it completes.
 struct listener_limits {
   std::chrono::milliseconds handshake_timeout{10000};
   size_t max_pending = 1024;
   size_t max_pending_per_host = 64;
+  size_t max_open = 4096;
+  size_t max_open_per_host = 256;
 };
 
 /// Starts guarding with `limits` (again: new limits). Thread-safe.
@@ -44,6 +50,8 @@ struct listener_guard_stats {
   uint64_t timed_out = 0;
   /// Connections pending now.
   size_t pending = 0;
+  /// Accepted connections open now (pending or past the handshake).
+  size_t open = 0;
 };
 [[nodiscard]] listener_guard_stats listener_stats() noexcept;
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -102,4 +103,46 @@ TEST_CASE("connections that never speak BASP are refused past the limits and clo
   REQUIRE(again);
   caf::scoped_actor late_self{late};
   CHECK(ask_echo(late_self, *again, 10) == std::optional<int>{11});
+}
+
+TEST_CASE("an address holding its limit of open connections gets no more until one closes",
+          "[actors][security]") {
+  REQUIRE(actors::listener_guard_active());
+  actors::listener_limits limits;
+  limits.max_open_per_host = 2;
+  guarded_scope guard{limits};
+  auto before = actors::listener_stats();
+  published_echo server;
+  REQUIRE(server.port);
+  auto port = *server.port;
+
+  // Two clients that completed the handshake hold the address's two slots.
+  plain_system_config cfg;
+  auto first = std::make_unique<caf::actor_system>(cfg);
+  caf::actor_system second{cfg};
+  auto a = actors::remote_actor<caf::actor>(*first, "127.0.0.1", port, false);
+  auto b = actors::remote_actor<caf::actor>(second, "127.0.0.1", port, false);
+  REQUIRE(a);
+  REQUIRE(b);
+  caf::scoped_actor self_b{second};
+  CHECK(ask_echo(self_b, *b, 1) == std::optional<int>{2});
+  CHECK(actors::listener_stats().open == 2);
+
+  // A third connection from the address is refused at once.
+  int third = dial(port);
+  REQUIRE(third >= 0);
+  CHECK(closed_by_peer(third, 1000ms));
+  close(third);
+  CHECK(actors::listener_stats().refused - before.refused == 1);
+  CHECK(ask_echo(self_b, *b, 2) == std::optional<int>{3});
+
+  // Once the first client is gone, a new client gets its slot.
+  first.reset();
+  for (int i = 0; i < 200 && actors::listener_stats().open > 1; ++i)
+    std::this_thread::sleep_for(10ms);
+  caf::actor_system late{cfg};
+  auto c = actors::remote_actor<caf::actor>(late, "127.0.0.1", port, false);
+  REQUIRE(c);
+  caf::scoped_actor self_c{late};
+  CHECK(ask_echo(self_c, *c, 5) == std::optional<int>{6});
 }
