@@ -48,6 +48,24 @@ GLEAM_INTERPOSE_EXPORT CUresult cuMemHostRegister(void* p, size_t bytesize, unsi
   return cuMemHostRegister_v2(p, bytesize, Flags);
 }
 
+GLEAM_INTERPOSE_EXPORT CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options,
+                                             void** optionValues, CUlinkState* stateOut) {
+  return cuLinkCreate_v2(numOptions, options, optionValues, stateOut);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data,
+                                              size_t size, const char* name,
+                                              unsigned int numOptions, CUjit_option* options,
+                                              void** optionValues) {
+  return cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type,
+                                              const char* path, unsigned int numOptions,
+                                              CUjit_option* options, void** optionValues) {
+  return cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues);
+}
+
 GLEAM_INTERPOSE_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion,
                                                  cuuint64_t flags) {
   return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);

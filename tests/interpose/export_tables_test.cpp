@@ -198,3 +198,95 @@ TEST_CASE("cuGetProcAddress gives each caller the ABI of its CUDA version",
   REQUIRE(legacy_elapsed != nullptr);
   CHECK(legacy_elapsed(nullptr, nullptr, nullptr) == CUDA_ERROR_INVALID_VALUE);
 }
+
+TEST_CASE("cuLink* links PTX into a cubin for the given target on this machine; bad PTX is "
+          "refused with its log",
+          "[interpose][driver]") {
+  REQUIRE(driver() != nullptr);
+  if (dlopen("libnvJitLink.so.13", RTLD_NOW | RTLD_NOLOAD) == nullptr
+      && dlopen("/usr/local/cuda/lib64/libnvJitLink.so.13", RTLD_NOW | RTLD_LOCAL) == nullptr) {
+    WARN("no libnvJitLink.so.13 on this machine: nothing to link with");
+    return;
+  }
+  auto create = sym<decltype(&cuLinkCreate_v2)>("cuLinkCreate_v2");
+  auto add = sym<decltype(&cuLinkAddData_v2)>("cuLinkAddData_v2");
+  auto complete = sym<decltype(&cuLinkComplete)>("cuLinkComplete");
+  auto destroy = sym<decltype(&cuLinkDestroy)>("cuLinkDestroy");
+  auto legacy_create = sym<decltype(&cuLinkCreate_v2)>("cuLinkCreate");
+  REQUIRE((create && add && complete && destroy && legacy_create));
+
+  // A kernel that calls a device function defined in a second PTX input.
+  const char* kernel_ptx = R"(.version 8.0
+.target sm_90
+.address_size 64
+.extern .func (.param .b32 r) twice(.param .b32 x);
+.visible .entry scale(.param .u64 out) {
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, 21;
+  { .param .b32 x; st.param.b32 [x], %r1; .param .b32 r;
+    call.uni (r), twice, (x); ld.param.b32 %r2, [r]; }
+  st.global.u32 [%rd2], %r2;
+  ret;
+}
+)";
+  const char* helper_ptx = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .func (.param .b32 r) twice(.param .b32 x) {
+  .reg .b32 %r<3>;
+  ld.param.b32 %r1, [x];
+  add.s32 %r2, %r1, %r1;
+  st.param.b32 [r], %r2;
+  ret;
+}
+)";
+  char info[4096] = {}, error[4096] = {};
+  CUjit_option options[] = {CU_JIT_TARGET, CU_JIT_INFO_LOG_BUFFER,
+                            CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {reinterpret_cast<void*>(uintptr_t{CU_TARGET_COMPUTE_90}), info,
+                    reinterpret_cast<void*>(uintptr_t{sizeof(info)}), error,
+                    reinterpret_cast<void*>(uintptr_t{sizeof(error)})};
+  CUlinkState state = nullptr;
+  REQUIRE(create(5, options, values, &state) == CUDA_SUCCESS);
+  CHECK(add(state, CU_JIT_INPUT_PTX, const_cast<char*>(kernel_ptx), 0, "kernel.ptx", 0, nullptr,
+            nullptr)
+        == CUDA_SUCCESS);
+  CHECK(add(state, CU_JIT_INPUT_PTX, const_cast<char*>(helper_ptx), std::strlen(helper_ptx) + 1,
+            "helper.ptx", 0, nullptr, nullptr)
+        == CUDA_SUCCESS);
+  void* cubin = nullptr;
+  size_t size = 0;
+  INFO("error log: " << error);
+  REQUIRE(complete(state, &cubin, &size) == CUDA_SUCCESS);
+  REQUIRE(size > 64);
+  CHECK(std::memcmp(cubin, "\x7f" "ELF", 4) == 0);
+  // The linked image defines the kernel (its symbol name is in the ELF).
+  std::string image(static_cast<const char*>(cubin), size);
+  CHECK(image.find("scale") != std::string::npos);
+  CHECK(destroy(state) == CUDA_SUCCESS);
+
+  // PTX that does not compile: CUDA_ERROR_INVALID_PTX, with the reason in
+  // the error log.
+  // The sizes went back into the option values; a new link gets new ones.
+  CHECK(reinterpret_cast<uintptr_t>(values[4]) == std::strlen(error) + 1);
+  values[2] = reinterpret_cast<void*>(uintptr_t{sizeof(info)});
+  values[4] = reinterpret_cast<void*>(uintptr_t{sizeof(error)});
+  std::memset(error, 0, sizeof(error));
+  REQUIRE(legacy_create(5, options, values, &state) == CUDA_SUCCESS);
+  const char* broken = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k( {\n";
+  CHECK(add(state, CU_JIT_INPUT_PTX, const_cast<char*>(broken), 0, "broken.ptx", 0, nullptr,
+            nullptr)
+        == CUDA_SUCCESS);
+  CHECK(complete(state, &cubin, &size) == CUDA_ERROR_INVALID_PTX);
+  CHECK_THAT(std::string{error}, Catch::Contains("broken.ptx"));
+  CHECK(reinterpret_cast<uintptr_t>(values[4]) == std::strlen(error) + 1);
+  CHECK(destroy(state) == CUDA_SUCCESS);
+  CHECK(destroy(nullptr) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(add(nullptr, CU_JIT_INPUT_PTX, const_cast<char*>(kernel_ptx), 0, "x", 0, nullptr,
+            nullptr)
+        == CUDA_ERROR_INVALID_HANDLE);
+}
