@@ -2,20 +2,27 @@
 // the driver checks first and forwards to Gleam's runtime call, so driver
 // and runtime calls share one session. The static CUDA runtime reaches the
 // GPU only through these.
-#include "interpose/cuda_export.hpp"
+#include "interpose/driver/common.hpp"
 
 #include <cuda_runtime_api.h>
+
+#include <cstring>
 
 #include "interpose/driver/client.hpp"
 
 namespace {
 
-CUresult cu(cudaError_t x) {
-  return static_cast<CUresult>(gleam::interpose::driver::client().to_cu_result(x));
-}
+using gleam::interpose::driver::cu;
+using gleam::interpose::driver::device_of;
 
 cudaStream_t rt(CUstream s) {
   return reinterpret_cast<cudaStream_t>(s);
+}
+
+cudaMemLocation rt(CUmemLocation l) {
+  cudaMemLocation out{};
+  std::memcpy(&out, &l, sizeof out);
+  return out;
 }
 
 /// A 2D copy between host and device memory (arrays are not remoted).
@@ -247,6 +254,168 @@ GLEAM_INTERPOSE_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nod
   if (numNodes == nullptr)
     return CUDA_ERROR_INVALID_VALUE;
   return cu(cudaGraphGetNodes(hGraph, nodes, numNodes));
+}
+
+// --- unified memory hints --------------------------------------------------------
+
+// CUmemLocation and cudaMemLocation, CUmem_advise and cudaMemoryAdvise share
+// layout and values.
+static_assert(sizeof(CUmemLocation) == sizeof(cudaMemLocation));
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count,
+                                                      CUmemLocation location, unsigned int flags,
+                                                      CUstream hStream) {
+  return cu(cudaMemPrefetchAsync(reinterpret_cast<void*>(devPtr), count, rt(location), flags,
+                                 rt(hStream)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count,
+                                               CUmem_advise advice, CUmemLocation location) {
+  return cu(cudaMemAdvise(reinterpret_cast<void*>(devPtr), count,
+                          static_cast<cudaMemoryAdvise>(advice), rt(location)));
+}
+
+// --- stream-ordered memory pools --------------------------------------------------
+
+// CUmemoryPool is cudaMemPool_t; CUmemPoolProps and cudaMemPoolProps share
+// layout, CUmemPool_attribute and cudaMemPoolAttr values.
+static_assert(sizeof(CUmemPoolProps) == sizeof(cudaMemPoolProps));
+
+GLEAM_INTERPOSE_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
+  if (pool_out == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaDeviceGetDefaultMemPool(pool_out, dev));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
+  if (pool == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaDeviceGetMemPool(pool, dev));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+  return cu(cudaDeviceSetMemPool(dev, pool));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
+  if (pool == nullptr || poolProps == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  cudaMemPoolProps props{};
+  std::memcpy(&props, poolProps, sizeof props);
+  return cu(cudaMemPoolCreate(pool, &props));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+  return cu(cudaMemPoolDestroy(pool));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                                      void* value) {
+  if (value == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaMemPoolSetAttribute(pool, static_cast<cudaMemPoolAttr>(attr), value));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                                      void* value) {
+  if (value == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaMemPoolGetAttribute(pool, static_cast<cudaMemPoolAttr>(attr), value));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
+  return cu(cudaMemPoolTrimTo(pool, minBytesToKeep));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize,
+                                                        CUmemoryPool pool, CUstream hStream) {
+  if (dptr == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* p = nullptr;
+  if (auto err = cudaMallocFromPoolAsync(&p, bytesize, pool, rt(hStream)); err != cudaSuccess)
+    return cu(err);
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+// --- peers, devices ----------------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
+  if (dev == nullptr || pciBusId == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaDeviceGetByPCIBusId(dev, pciBusId));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
+                                             CUdeviceptr srcDevice, CUcontext srcContext,
+                                             size_t ByteCount) {
+  int dst = device_of(dstContext), src = device_of(srcContext);
+  if (dst < 0 || src < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return cu(cudaMemcpyPeer(reinterpret_cast<void*>(dstDevice), dst,
+                           reinterpret_cast<const void*>(srcDevice), src, ByteCount));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                                  CUdeviceptr srcDevice, CUcontext srcContext,
+                                                  size_t ByteCount, CUstream hStream) {
+  int dst = device_of(dstContext), src = device_of(srcContext);
+  if (dst < 0 || src < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return cu(cudaMemcpyPeerAsync(reinterpret_cast<void*>(dstDevice), dst,
+                                reinterpret_cast<const void*>(srcDevice), src, ByteCount,
+                                rt(hStream)));
+}
+
+// --- more of capture and graphs ------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetCaptureInfo_v3(
+  CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+  CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
+  size_t* numDependencies_out) {
+  if (captureStatus_out == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  static_assert(sizeof(CUgraphEdgeData) == sizeof(cudaGraphEdgeData));
+  return cu(cudaStreamGetCaptureInfo(
+    rt(hStream), reinterpret_cast<cudaStreamCaptureStatus*>(captureStatus_out),
+    reinterpret_cast<unsigned long long*>(id_out), graph_out, dependencies_out,
+    reinterpret_cast<const cudaGraphEdgeData**>(edgeData_out), numDependencies_out));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) {
+  if (phGraphClone == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphClone(phGraphClone, originalGraph));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
+  if (type == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphNodeGetType(hNode, reinterpret_cast<cudaGraphNodeType*>(type)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes,
+                                                    size_t* numRootNodes) {
+  if (numRootNodes == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphGetRootNodes(hGraph, rootNodes, numRootNodes));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                    const CUgraphNode* dependencies,
+                                                    size_t numDependencies) {
+  if (phGraphNode == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphAddEmptyNode(phGraphNode, hGraph, dependencies, numDependencies));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode* from,
+                                                          const CUgraphNode* to,
+                                                          const CUgraphEdgeData* edgeData,
+                                                          size_t numDependencies) {
+  return cu(cudaGraphAddDependencies(hGraph, from, to,
+                                     reinterpret_cast<const cudaGraphEdgeData*>(edgeData),
+                                     numDependencies));
 }
 
 } // extern "C"

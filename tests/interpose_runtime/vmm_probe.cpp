@@ -16,6 +16,9 @@
 //   errors   the calls CUDA refuses, each with its CUresult (a creation
 //            larger than the device: out of memory at the call), and
 //            nothing left for a later call to report
+//   forwards driver functions with a runtime twin (pitched memory and 2D
+//            copies, the default memory pool and an allocation from it,
+//            stream flags) and a created context, destroyed and refused
 //   retain   cuMemRetainAllocationHandle, cuMemGetAllocationPropertiesFromHandle,
 //            cuMemGetAccess, a release per reference, the memory kept
 //            while mapped
@@ -409,6 +412,100 @@ void errors() {
   print_rt("sync", cudaDeviceSynchronize_());
 }
 
+/// Driver functions that forward to the runtime, and created contexts.
+void forwards() {
+  DRV(cuInit, "cuInit");
+  DRV(cuDeviceGet, "cuDeviceGet");
+  DRV(cuCtxCreate, "cuCtxCreate_v4");
+  DRV(cuCtxDestroy, "cuCtxDestroy_v2");
+  DRV(cuCtxGetCurrent, "cuCtxGetCurrent");
+  DRV(cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+  DRV(cuMemAllocPitch, "cuMemAllocPitch_v2");
+  DRV(cuMemcpy2D, "cuMemcpy2D_v2");
+  DRV(cuMemFree, "cuMemFree_v2");
+  DRV(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool");
+  DRV(cuMemPoolSetAttribute, "cuMemPoolSetAttribute");
+  DRV(cuMemPoolGetAttribute, "cuMemPoolGetAttribute");
+  DRV(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync");
+  DRV(cuMemFreeAsync, "cuMemFreeAsync");
+  DRV(cuStreamCreateWithPriority, "cuStreamCreateWithPriority");
+  DRV(cuStreamGetFlags, "cuStreamGetFlags");
+  DRV(cuStreamSynchronize, "cuStreamSynchronize");
+  DRV(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  DRV(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  print_cu("init", cuInit_(0));
+  CUdevice device = -1;
+  print_cu("device_get", cuDeviceGet_(&device, 0));
+
+  CUcontext created = nullptr, current = nullptr;
+  print_cu("ctx_create", cuCtxCreate_(&created, nullptr, 0, device));
+  cuCtxGetCurrent_(&current);
+  print_value("ctx_current_is_created", current == created ? 1 : 0);
+
+  // A pitched allocation and a 2D copy up and back of a sub-rectangle.
+  constexpr size_t width = 33, height = 7;
+  CUdeviceptr pitched = 0;
+  size_t pitch = 0;
+  print_cu("alloc_pitch", cuMemAllocPitch_(&pitched, &pitch, width, height, 4));
+  print_value("pitch_covers_width", pitch >= width ? 1 : 0);
+  auto up = pattern(width * height, 7);
+  CUDA_MEMCPY2D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = up.data();
+  c.srcPitch = width;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = pitched;
+  c.dstPitch = pitch;
+  c.WidthInBytes = width;
+  c.Height = height;
+  print_cu("copy_2d_up", cuMemcpy2D_(&c));
+  std::string back(5 * 3, '\0');
+  CUDA_MEMCPY2D d{};
+  d.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  d.srcDevice = pitched;
+  d.srcPitch = pitch;
+  d.srcXInBytes = 4;
+  d.srcY = 2;
+  d.dstMemoryType = CU_MEMORYTYPE_HOST;
+  d.dstHost = back.data();
+  d.dstPitch = 5;
+  d.WidthInBytes = 5;
+  d.Height = 3;
+  print_cu("copy_2d_down", cuMemcpy2D_(&d));
+  bool same = true;
+  for (size_t y = 0; y < 3; ++y)
+    same = same && back.compare(y * 5, 5, up, (y + 2) * width + 4, 5) == 0;
+  print_value("copy_2d_bytes_match", same ? 1 : 0);
+  print_cu("free_pitch", cuMemFree_(pitched));
+
+  // The default pool keeps an attribute; an allocation from it carries bytes.
+  CUmemoryPool pool = nullptr;
+  print_cu("default_pool", cuDeviceGetDefaultMemPool_(&pool, device));
+  cuuint64_t threshold = 1 << 20, got = 0;
+  print_cu("pool_set", cuMemPoolSetAttribute_(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+  print_cu("pool_get", cuMemPoolGetAttribute_(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &got));
+  print_value("pool_threshold", got);
+  CUstream stream = nullptr;
+  print_cu("stream_create", cuStreamCreateWithPriority_(&stream, CU_STREAM_NON_BLOCKING, 0));
+  unsigned flags = 0;
+  print_cu("stream_flags", cuStreamGetFlags_(stream, &flags));
+  print_value("stream_flags_value", flags);
+  CUdeviceptr from_pool = 0;
+  print_cu("alloc_from_pool", cuMemAllocFromPoolAsync_(&from_pool, 4096, pool, stream));
+  print_cu("stream_sync", cuStreamSynchronize_(stream));
+  auto bytes = pattern(4096, 11);
+  std::string read(4096, '\0');
+  print_cu("pool_htod", cuMemcpyHtoD_(from_pool, bytes.data(), bytes.size()));
+  print_cu("pool_dtoh", cuMemcpyDtoH_(read.data(), from_pool, read.size()));
+  print_value("pool_bytes_match", read == bytes ? 1 : 0);
+  print_cu("free_async", cuMemFreeAsync_(from_pool, stream));
+  print_cu("stream_sync2", cuStreamSynchronize_(stream));
+
+  // Destroying the created context: its handle is refused afterwards.
+  print_cu("ctx_destroy", cuCtxDestroy_(created));
+  print_cu("ctx_push_destroyed", cuCtxPushCurrent_(created));
+}
+
 void retain() {
   RT(cudaMemcpy);
   RT(cudaDeviceSynchronize);
@@ -485,6 +582,8 @@ int main(int argc, char** argv) {
     errors();
   else if (scenario == "retain")
     retain();
+  else if (scenario == "forwards")
+    forwards();
   else {
     std::fprintf(stderr, "unknown scenario %s\n", argv[2]);
     return 2;
