@@ -498,6 +498,19 @@ void forwards() {
   print_cu("pool_htod", cuMemcpyHtoD_(from_pool, bytes.data(), bytes.size()));
   print_cu("pool_dtoh", cuMemcpyDtoH_(read.data(), from_pool, read.size()));
   print_value("pool_bytes_match", read == bytes ? 1 : 0);
+  // The per-thread default stream variants carry the same bytes.
+  using copy_up_t = decltype(&cuMemcpyHtoD);
+  using copy_down_t = decltype(&cuMemcpyDtoH);
+  using sync_t = decltype(&cuStreamSynchronize);
+  auto up_ptds = reinterpret_cast<copy_up_t>(must(driver, "cuMemcpyHtoD_v2_ptds"));
+  auto down_ptds = reinterpret_cast<copy_down_t>(must(driver, "cuMemcpyDtoH_v2_ptds"));
+  auto sync_ptsz = reinterpret_cast<sync_t>(must(driver, "cuStreamSynchronize_ptsz"));
+  auto other = pattern(4096, 12);
+  std::string again(4096, '\0');
+  print_cu("htod_ptds", up_ptds(from_pool, other.data(), other.size()));
+  print_cu("sync_ptsz", sync_ptsz(nullptr));
+  print_cu("dtoh_ptds", down_ptds(again.data(), from_pool, again.size()));
+  print_value("ptds_bytes_match", again == other ? 1 : 0);
   print_cu("free_async", cuMemFreeAsync_(from_pool, stream));
   print_cu("stream_sync2", cuStreamSynchronize_(stream));
 

@@ -177,14 +177,16 @@ TEST_CASE("VMM handles: retained references, properties, memory kept while mappe
   CHECK_THAT(server.stats(), Catch::Contains("vmm-left 0 0 0\n"));
 }
 
-TEST_CASE("driver functions with a runtime twin and created contexts on the fake server",
+TEST_CASE("driver functions with a runtime twin, per-thread variants and created contexts on the "
+          "fake server",
           "[interpose][driver]") {
   fake_server server;
   auto v = probe_values(vmm(server, "forwards"));
   for (const char* key : {"init", "device_get", "ctx_create", "alloc_pitch", "copy_2d_up",
                           "copy_2d_down", "free_pitch", "default_pool", "pool_set", "pool_get",
                           "stream_create", "stream_flags", "alloc_from_pool", "stream_sync",
-                          "pool_htod", "pool_dtoh", "free_async", "stream_sync2", "ctx_destroy"}) {
+                          "pool_htod", "pool_dtoh", "htod_ptds", "sync_ptsz", "dtoh_ptds",
+                          "free_async", "stream_sync2", "ctx_destroy"}) {
     INFO(key);
     CHECK(v[key] == ok);
   }
@@ -194,5 +196,6 @@ TEST_CASE("driver functions with a runtime twin and created contexts on the fake
   CHECK(v["pool_threshold"] == std::to_string(1 << 20));
   CHECK(v["stream_flags_value"] == std::to_string(CU_STREAM_NON_BLOCKING));
   CHECK(v["pool_bytes_match"] == "1");
+  CHECK(v["ptds_bytes_match"] == "1");
   CHECK(v["ctx_push_destroyed"] == cu(CUDA_ERROR_INVALID_CONTEXT));
 }
