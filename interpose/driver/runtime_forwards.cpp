@@ -25,6 +25,25 @@ cudaMemLocation rt(CUmemLocation l) {
   return out;
 }
 
+/// A driver kernel node's parameters as the runtime's: a CUfunction (or a
+/// CUkernel, the same handle under Gleam) is the runtime's function handle.
+bool kernel_params_of(const CUDA_KERNEL_NODE_PARAMS* in, cudaKernelNodeParams& out) {
+  if (in == nullptr)
+    return false;
+  out = cudaKernelNodeParams{};
+  out.func = in->func != nullptr ? static_cast<void*>(in->func) : static_cast<void*>(in->kern);
+  out.gridDim = dim3{in->gridDimX, in->gridDimY, in->gridDimZ};
+  out.blockDim = dim3{in->blockDimX, in->blockDimY, in->blockDimZ};
+  out.sharedMemBytes = in->sharedMemBytes;
+  out.kernelParams = in->kernelParams;
+  out.extra = in->extra;
+  return out.func != nullptr;
+}
+
+static_assert(sizeof(CUDA_HOST_NODE_PARAMS) == sizeof(cudaHostNodeParams));
+static_assert(sizeof(CUDA_MEMSET_NODE_PARAMS) == sizeof(cudaMemsetParams));
+static_assert(sizeof(CUgraphExecUpdateResultInfo) == sizeof(cudaGraphExecUpdateResultInfo));
+
 /// A 2D copy between host and device memory (arrays are not remoted).
 CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
   if (c == nullptr)
@@ -416,6 +435,151 @@ GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const 
   return cu(cudaGraphAddDependencies(hGraph, from, to,
                                      reinterpret_cast<const cudaGraphEdgeData*>(edgeData),
                                      numDependencies));
+}
+
+// --- graph nodes ------------------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                        const CUgraphNode* dependencies,
+                                                        size_t numDependencies,
+                                                        const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+  cudaKernelNodeParams p{};
+  if (phGraphNode == nullptr || !kernel_params_of(nodeParams, p))
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphAddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, &p));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
+                                                              CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+  if (nodeParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  cudaKernelNodeParams p{};
+  if (auto err = cudaGraphKernelNodeGetParams(hNode, &p); err != cudaSuccess)
+    return cu(err);
+  *nodeParams = CUDA_KERNEL_NODE_PARAMS{};
+  nodeParams->func = static_cast<CUfunction>(p.func);
+  nodeParams->gridDimX = p.gridDim.x;
+  nodeParams->gridDimY = p.gridDim.y;
+  nodeParams->gridDimZ = p.gridDim.z;
+  nodeParams->blockDimX = p.blockDim.x;
+  nodeParams->blockDimY = p.blockDim.y;
+  nodeParams->blockDimZ = p.blockDim.z;
+  nodeParams->sharedMemBytes = p.sharedMemBytes;
+  nodeParams->kernelParams = p.kernelParams;
+  nodeParams->extra = p.extra;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphKernelNodeSetParams_v2(
+  CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+  cudaKernelNodeParams p{};
+  if (!kernel_params_of(nodeParams, p))
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphKernelNodeSetParams(hNode, &p));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(
+  CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+  cudaKernelNodeParams p{};
+  if (!kernel_params_of(nodeParams, p))
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphExecKernelNodeSetParams(hGraphExec, hNode, &p));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                   const CUgraphNode* dependencies,
+                                                   size_t numDependencies,
+                                                   const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  if (phGraphNode == nullptr || nodeParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphAddHostNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                 reinterpret_cast<const cudaHostNodeParams*>(nodeParams)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphHostNodeGetParams(CUgraphNode hNode,
+                                                         CUDA_HOST_NODE_PARAMS* nodeParams) {
+  if (nodeParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphHostNodeGetParams(hNode, reinterpret_cast<cudaHostNodeParams*>(nodeParams)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphHostNodeSetParams(CUgraphNode hNode,
+                                                         const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  if (nodeParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphHostNodeSetParams(hNode,
+                                       reinterpret_cast<const cudaHostNodeParams*>(nodeParams)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphExecHostNodeSetParams(
+  CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  if (nodeParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphExecHostNodeSetParams(
+    hGraphExec, hNode, reinterpret_cast<const cudaHostNodeParams*>(nodeParams)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                     const CUgraphNode* dependencies,
+                                                     size_t numDependencies,
+                                                     const CUDA_MEMSET_NODE_PARAMS* memsetParams,
+                                                     CUcontext ctx) {
+  if (phGraphNode == nullptr || memsetParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (ctx != nullptr && device_of(ctx) < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return cu(cudaGraphAddMemsetNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                   reinterpret_cast<const cudaMemsetParams*>(memsetParams)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode* from,
+                                                   CUgraphNode* to, CUgraphEdgeData* edgeData,
+                                                   size_t* numEdges) {
+  if (numEdges == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphGetEdges(hGraph, from, to, reinterpret_cast<cudaGraphEdgeData*>(edgeData),
+                              numEdges));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode,
+                                                              CUgraphNode* dependencies,
+                                                              CUgraphEdgeData* edgeData,
+                                                              size_t* numDependencies) {
+  if (numDependencies == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphNodeGetDependencies(
+    hNode, dependencies, reinterpret_cast<cudaGraphEdgeData*>(edgeData), numDependencies));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode,
+                                                                CUgraphNode* dependentNodes,
+                                                                CUgraphEdgeData* edgeData,
+                                                                size_t* numDependentNodes) {
+  if (numDependentNodes == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphNodeGetDependentNodes(
+    hNode, dependentNodes, reinterpret_cast<cudaGraphEdgeData*>(edgeData), numDependentNodes));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                                                     CUgraphExecUpdateResultInfo* resultInfo) {
+  if (resultInfo == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphExecUpdate(hGraphExec, hGraph,
+                                reinterpret_cast<cudaGraphExecUpdateResultInfo*>(resultInfo)));
+}
+
+/// The pre-CUDA 12 instantiation: no flags, no error node, an empty log.
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec* phGraphExec, CUgraph hGraph,
+                                                      CUgraphNode* phErrorNode, char* logBuffer,
+                                                      size_t bufferSize) {
+  if (phGraphExec == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (phErrorNode != nullptr)
+    *phErrorNode = nullptr;
+  if (logBuffer != nullptr && bufferSize > 0)
+    logBuffer[0] = '\0';
+  return cu(cudaGraphInstantiateWithFlags(phGraphExec, hGraph, 0));
 }
 
 } // extern "C"

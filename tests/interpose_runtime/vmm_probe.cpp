@@ -511,6 +511,36 @@ void forwards() {
   print_cu("sync_ptsz", sync_ptsz(nullptr));
   print_cu("dtoh_ptds", down_ptds(again.data(), from_pool, again.size()));
   print_value("ptds_bytes_match", again == other ? 1 : 0);
+  // A driver-API graph: a memset node, instantiated and launched twice.
+  DRV(cuGraphCreate, "cuGraphCreate");
+  DRV(cuGraphAddMemsetNode, "cuGraphAddMemsetNode");
+  DRV(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  DRV(cuGraphLaunch, "cuGraphLaunch");
+  DRV(cuGraphExecDestroy, "cuGraphExecDestroy");
+  DRV(cuGraphDestroy, "cuGraphDestroy");
+  DRV(cuGraphGetNodes, "cuGraphGetNodes");
+  CUgraph graph = nullptr;
+  print_cu("graph_create", cuGraphCreate_(&graph, 0));
+  CUDA_MEMSET_NODE_PARAMS m{};
+  m.dst = from_pool;
+  m.value = 0x5A;
+  m.elementSize = 1;
+  m.width = 4096;
+  m.height = 1;
+  m.pitch = 4096;
+  CUgraphNode node = nullptr;
+  print_cu("graph_memset_node", cuGraphAddMemsetNode_(&node, graph, nullptr, 0, &m, nullptr));
+  size_t nodes = 0;
+  print_cu("graph_nodes", cuGraphGetNodes_(graph, nullptr, &nodes));
+  print_value("graph_node_count", nodes);
+  CUgraphExec exec = nullptr;
+  print_cu("graph_instantiate", cuGraphInstantiateWithFlags_(&exec, graph, 0));
+  print_cu("graph_launch", cuGraphLaunch_(exec, stream));
+  print_cu("graph_sync", cuStreamSynchronize_(stream));
+  std::string memset_read(4096, '\0');
+  print_cu("graph_dtoh", cuMemcpyDtoH_(memset_read.data(), from_pool, memset_read.size()));
+  print_cu("graph_exec_destroy", cuGraphExecDestroy_(exec));
+  print_cu("graph_destroy", cuGraphDestroy_(graph));
   print_cu("free_async", cuMemFreeAsync_(from_pool, stream));
   print_cu("stream_sync2", cuStreamSynchronize_(stream));
 

@@ -186,7 +186,10 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
                           "copy_2d_down", "free_pitch", "default_pool", "pool_set", "pool_get",
                           "stream_create", "stream_flags", "alloc_from_pool", "stream_sync",
                           "pool_htod", "pool_dtoh", "htod_ptds", "sync_ptsz", "dtoh_ptds",
-                          "free_async", "stream_sync2", "ctx_destroy"}) {
+                          "graph_create", "graph_memset_node", "graph_nodes",
+                          "graph_instantiate", "graph_launch", "graph_sync", "graph_dtoh",
+                          "graph_exec_destroy", "graph_destroy", "free_async", "stream_sync2",
+                          "ctx_destroy"}) {
     INFO(key);
     CHECK(v[key] == ok);
   }
@@ -197,5 +200,8 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
   CHECK(v["stream_flags_value"] == std::to_string(CU_STREAM_NON_BLOCKING));
   CHECK(v["pool_bytes_match"] == "1");
   CHECK(v["ptds_bytes_match"] == "1");
+  // The fake server runs no graph nodes: the graph's bytes are checked on
+  // the GPU (tests/programs), its calls here.
+  CHECK(v["graph_node_count"] == "1");
   CHECK(v["ctx_push_destroyed"] == cu(CUDA_ERROR_INVALID_CONTEXT));
 }

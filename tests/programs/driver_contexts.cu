@@ -2,7 +2,8 @@
 // primary one (cuCtxCreate, push/pop, destroy), a fatbin loaded with the
 // library API (cuLibraryLoadData, cuLibraryGetKernel, cuKernelGetFunction,
 // cuLibraryGetGlobal), launches through cuLaunchKernelEx with attributes,
-// pitched memory and 2D copies, stream queries and a stale context refused.
+// pitched memory and 2D copies, stream queries, a graph of a memset node
+// and a kernel node replayed, and a stale context refused.
 #include <cuda.h>
 
 #include <cstring>
@@ -149,6 +150,46 @@ int main() {
   std::printf("pitch is a multiple of 4 bytes %d; 2D copy back: %d %d\n", pitch % 4 == 0,
               back[0], back[3 * width + 4]);
   sum.add(back.data(), back.size() * sizeof(int));
+
+  // A driver-API graph: a memset node, then the kernel as a kernel node,
+  // replayed twice (scale_add counts every element into driver_counter).
+  CUgraph graph = nullptr;
+  DRV_CHECK(cuGraphCreate(&graph, 0));
+  CUDA_MEMSET_NODE_PARAMS memset_params = {};
+  memset_params.dst = d_out;
+  memset_params.value = 0;
+  memset_params.elementSize = 4;
+  memset_params.width = n;
+  memset_params.height = 1;
+  memset_params.pitch = n * sizeof(float);
+  CUgraphNode memset_node = nullptr, kernel_node = nullptr;
+  DRV_CHECK(cuGraphAddMemsetNode(&memset_node, graph, nullptr, 0, &memset_params, current));
+  CUDA_KERNEL_NODE_PARAMS kernel_params = {};
+  kernel_params.func = scale_fn;
+  kernel_params.gridDimX = (n + 255) / 256;
+  kernel_params.gridDimY = kernel_params.gridDimZ = 1;
+  kernel_params.blockDimX = 256;
+  kernel_params.blockDimY = kernel_params.blockDimZ = 1;
+  float b = 2.0f;
+  void* graph_params[] = {&d_out, &d_in, &b, &count};
+  kernel_params.kernelParams = graph_params;
+  DRV_CHECK(cuGraphAddKernelNode(&kernel_node, graph, &memset_node, 1, &kernel_params));
+  size_t edges = 0;
+  DRV_CHECK(cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges));
+  CUgraphExec exec = nullptr;
+  DRV_CHECK(cuGraphInstantiateWithFlags(&exec, graph, 0));
+  DRV_CHECK(cuGraphLaunch(exec, stream));
+  DRV_CHECK(cuGraphLaunch(exec, stream));
+  DRV_CHECK(cuStreamSynchronize(stream));
+  DRV_CHECK(cuMemcpyDtoH(out.data(), d_out, n * sizeof(float)));
+  DRV_CHECK(cuMemcpyDtoH(&counter, d_counter, sizeof(counter)));
+  for (int i = 0; i < n; ++i)
+    GLEAM_PROGRAM_EXPECT(out[i] == b * in[i] + static_cast<float>(i), "graph scale_add value");
+  std::printf("graph: %zu edge(s), out[2]=%g, counter after two replays %d\n", edges, out[2],
+              counter);
+  sum.add(out.data(), n * sizeof(float));
+  DRV_CHECK(cuGraphExecDestroy(exec));
+  DRV_CHECK(cuGraphDestroy(graph));
 
   DRV_CHECK(cuStreamDestroy(stream));
   for (CUdeviceptr p : {d_in, d_out, pitched})
