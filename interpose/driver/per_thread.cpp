@@ -135,6 +135,30 @@ GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, 
   return cuStreamSynchronize(CU_STREAM_PER_THREAD);
 }
 
+GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
+  return cuMemsetD16Async(dstDevice, us, N, per_thread(hStream));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N) {
+  return cuMemsetD16Async(dstDevice, us, N, CU_STREAM_PER_THREAD);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) {
+  return cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, per_thread(hStream));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) {
+  return cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, CU_STREAM_PER_THREAD);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) {
+  return cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, per_thread(hStream));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) {
+  return cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, CU_STREAM_PER_THREAD);
+}
+
 GLEAM_INTERPOSE_EXPORT CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) {
   return cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, per_thread(hStream));
 }

@@ -511,6 +511,34 @@ void forwards() {
   print_cu("sync_ptsz", sync_ptsz(nullptr));
   print_cu("dtoh_ptds", down_ptds(again.data(), from_pool, again.size()));
   print_value("ptds_bytes_match", again == other ? 1 : 0);
+  // 16-bit memsets from an unaligned start over an odd count leave the
+  // bytes around them alone; a 2D 32-bit memset fills rows of a pitch.
+  using d16_t = decltype(&cuMemsetD16);
+  using d2d32_t = decltype(&cuMemsetD2D32);
+  auto d16 = reinterpret_cast<d16_t>(must(driver, "cuMemsetD16_v2"));
+  auto d2d32 = reinterpret_cast<d2d32_t>(must(driver, "cuMemsetD2D32_v2"));
+  auto zeros = std::string(64, '\0');
+  print_cu("d16_clear", cuMemcpyHtoD_(from_pool, zeros.data(), zeros.size()));
+  print_cu("d16", d16(from_pool + 2, 0xBEEF, 5));
+  std::string d16_read(64, '\1');
+  print_cu("d16_read", cuMemcpyDtoH_(d16_read.data(), from_pool, d16_read.size()));
+  std::string d16_expect(64, '\0');
+  for (int i = 0; i < 5; ++i) {
+    d16_expect[2 + 2 * i] = static_cast<char>(0xEF);
+    d16_expect[3 + 2 * i] = static_cast<char>(0xBE);
+  }
+  print_value("d16_bytes_match", d16_read == d16_expect ? 1 : 0);
+  print_cu("d2d32_clear", cuMemcpyHtoD_(from_pool, zeros.data(), zeros.size()));
+  print_cu("d2d32", d2d32(from_pool, 16, 0x01020304u, 2, 3));
+  std::string d2d_read(64, '\1');
+  print_cu("d2d32_read", cuMemcpyDtoH_(d2d_read.data(), from_pool, d2d_read.size()));
+  std::string d2d_expect(64, '\0');
+  for (int row = 0; row < 3; ++row)
+    for (int k = 0; k < 2; ++k)
+      for (int b = 0; b < 4; ++b)
+        d2d_expect[row * 16 + k * 4 + b] = static_cast<char>(4 - b);
+  print_value("d2d32_bytes_match", d2d_read == d2d_expect ? 1 : 0);
+
   // A driver-API graph: a memset node, instantiated and launched twice.
   DRV(cuGraphCreate, "cuGraphCreate");
   DRV(cuGraphAddMemsetNode, "cuGraphAddMemsetNode");

@@ -186,7 +186,8 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
                           "copy_2d_down", "free_pitch", "default_pool", "pool_set", "pool_get",
                           "stream_create", "stream_flags", "alloc_from_pool", "stream_sync",
                           "pool_htod", "pool_dtoh", "htod_ptds", "sync_ptsz", "dtoh_ptds",
-                          "graph_create", "graph_memset_node", "graph_nodes",
+                          "d16_clear", "d16", "d16_read", "d2d32_clear", "d2d32",
+                          "d2d32_read", "graph_create", "graph_memset_node", "graph_nodes",
                           "graph_instantiate", "graph_launch", "graph_sync", "graph_dtoh",
                           "graph_exec_destroy", "graph_destroy", "free_async", "stream_sync2",
                           "ctx_destroy"}) {
@@ -200,6 +201,8 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
   CHECK(v["stream_flags_value"] == std::to_string(CU_STREAM_NON_BLOCKING));
   CHECK(v["pool_bytes_match"] == "1");
   CHECK(v["ptds_bytes_match"] == "1");
+  CHECK(v["d16_bytes_match"] == "1");
+  CHECK(v["d2d32_bytes_match"] == "1");
   // The fake server runs no graph nodes: the graph's bytes are checked on
   // the GPU (tests/programs), its calls here.
   CHECK(v["graph_node_count"] == "1");
