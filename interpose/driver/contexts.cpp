@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "interpose/driver/report.hpp"
@@ -498,6 +499,40 @@ GLEAM_INTERPOSE_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   if (current() == nullptr)
     return CUDA_ERROR_INVALID_CONTEXT;
   return cu(cudaDeviceSetLimit(static_cast<cudaLimit>(limit), value));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
+  if (major == nullptr || minor == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (auto err = cuDeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+      err != CUDA_SUCCESS)
+    return err;
+  return cuDeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
+  if (prop == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  const std::pair<int*, CUdevice_attribute> fields[] = {
+    {&prop->maxThreadsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
+    {&prop->maxThreadsDim[0], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X},
+    {&prop->maxThreadsDim[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y},
+    {&prop->maxThreadsDim[2], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z},
+    {&prop->maxGridSize[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X},
+    {&prop->maxGridSize[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y},
+    {&prop->maxGridSize[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},
+    {&prop->sharedMemPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
+    {&prop->totalConstantMemory, CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY},
+    {&prop->SIMDWidth, CU_DEVICE_ATTRIBUTE_WARP_SIZE},
+    {&prop->memPitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH},
+    {&prop->regsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
+    {&prop->clockRate, CU_DEVICE_ATTRIBUTE_CLOCK_RATE},
+    {&prop->textureAlign, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT},
+  };
+  for (const auto& [field, attribute] : fields)
+    if (auto err = cuDeviceGetAttribute(field, attribute, dev); err != CUDA_SUCCESS)
+      return err;
+  return CUDA_SUCCESS;
 }
 
 } // extern "C"

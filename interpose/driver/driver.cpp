@@ -16,6 +16,9 @@
 #include <set>
 #include <string>
 #include <vector>
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "interpose/driver/client.hpp"
 #include "interpose/driver/report.hpp"
@@ -23,6 +26,62 @@
 #include "interpose/private_interface.h"
 
 using namespace gleam::interpose::driver;
+
+namespace {
+
+/// Where a CUfunction came from, for cuFuncGetModule and cuFuncGetName.
+struct function_origin {
+  CUmodule module;
+  std::string name;
+};
+
+std::mutex functions_mutex;
+
+/// Never destroyed: exit handlers may still ask.
+std::map<CUfunction, function_origin>& functions() {
+  static auto* all = new std::map<CUfunction, function_origin>;
+  return *all;
+}
+
+/// cuOccupancyMaxPotentialBlockSize*: the block size (a multiple of the warp
+/// size, up to the function's and the caller's limit) with the most threads
+/// resident per multiprocessor, the larger on a tie, as the CUDA occupancy
+/// calculator chooses; the grid that fills the device at it.
+CUresult potential_block_size(int* minGridSize, int* blockSize, CUfunction func,
+                              CUoccupancyB2DSize dynamic_of, size_t dynamicSMemSize,
+                              int blockSizeLimit, unsigned flags) {
+  if (minGridSize == nullptr || blockSize == nullptr || func == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  int max_threads = 0, warp = 32, sms = 0, dev = 0;
+  if (auto err = cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func);
+      err != CUDA_SUCCESS)
+    return err;
+  if (auto err = context_device(nullptr, &dev); err != CUDA_SUCCESS)
+    return err;
+  cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev);
+  if (auto err = cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+      err != CUDA_SUCCESS)
+    return err;
+  int limit = blockSizeLimit > 0 ? std::min(blockSizeLimit, max_threads) : max_threads;
+  int best_size = 0, best_blocks = 0;
+  for (int size = (limit / warp) * warp; size > 0; size -= warp) {
+    size_t dynamic = dynamic_of != nullptr ? dynamic_of(size) : dynamicSMemSize;
+    int blocks = 0;
+    if (auto err = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, func, size,
+                                                                       dynamic, flags);
+        err != CUDA_SUCCESS)
+      return err;
+    if (blocks * size > best_blocks * best_size) {
+      best_blocks = blocks;
+      best_size = size;
+    }
+  }
+  *blockSize = best_size;
+  *minGridSize = best_blocks * sms;
+  return CUDA_SUCCESS;
+}
+
+} // namespace
 
 extern "C" {
 
@@ -258,7 +317,54 @@ GLEAM_INTERPOSE_EXPORT CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule 
   if (err != cudaSuccess)
     return cu(err);
   *hfunc = static_cast<CUfunction>(f);
+  std::lock_guard<std::mutex> guard{functions_mutex};
+  functions()[*hfunc] = function_origin{hmod, name};
   return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) {
+  if (hmod == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> guard{functions_mutex};
+  auto i = functions().find(hfunc);
+  if (i == functions().end())
+    return CUDA_ERROR_INVALID_HANDLE;
+  *hmod = i->second.module;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuFuncGetName(const char** name, CUfunction hfunc) {
+  if (name == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> guard{functions_mutex};
+  auto i = functions().find(hfunc);
+  if (i == functions().end())
+    return CUDA_ERROR_INVALID_HANDLE;
+  *name = i->second.name.c_str();
+  return CUDA_SUCCESS;
+}
+
+/// Functions load with their module (cuModuleGetLoadingMode says eager).
+GLEAM_INTERPOSE_EXPORT CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) {
+  if (state == nullptr || function == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  *state = CU_FUNCTION_LOADING_STATE_LOADED;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuFuncLoad(CUfunction function) {
+  return function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuModuleLoad(CUmodule* module, const char* fname) {
+  if (module == nullptr || fname == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::ifstream in{fname, std::ios::binary};
+  if (!in)
+    return CUDA_ERROR_FILE_NOT_FOUND;
+  std::string image{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  image.push_back('\0'); // a PTX file is text without its terminator
+  return cuModuleLoadData(module, image.data());
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes,
@@ -275,7 +381,13 @@ GLEAM_INTERPOSE_EXPORT CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* byt
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuModuleUnload(CUmodule hmod) {
-  return cu(api().module_unload(hmod));
+  auto err = cu(api().module_unload(hmod));
+  if (err == CUDA_SUCCESS) {
+    std::lock_guard<std::mutex> guard{functions_mutex};
+    for (auto i = functions().begin(); i != functions().end();)
+      i = i->second.module == hmod ? functions().erase(i) : std::next(i);
+  }
+  return err;
 }
 
 /// Modules load when they are asked for: cuModuleLoadData sends the image at
@@ -369,6 +481,20 @@ GLEAM_INTERPOSE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(
   int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) {
   return cu(cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, func, blockSize,
                                                           dynamicSMemSize));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuOccupancyMaxPotentialBlockSize(
+  int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+  size_t dynamicSMemSize, int blockSizeLimit) {
+  return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                              dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(
+  int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+  size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
+  return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                              dynamicSMemSize, blockSizeLimit, flags);
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(

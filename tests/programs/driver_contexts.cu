@@ -61,6 +61,17 @@ int main() {
   std::printf("missing kernel: %s\n", name_of(cuLibraryGetKernel(&none, library, "no_such")));
   CUfunction scale_fn = nullptr;
   DRV_CHECK(cuKernelGetFunction(&scale_fn, scale_add));
+  const char* fn_name = nullptr;
+  DRV_CHECK(cuFuncGetName(&fn_name, scale_fn));
+  CUmodule fn_module = nullptr;
+  DRV_CHECK(cuFuncGetModule(&fn_module, scale_fn));
+  int cc_major = 0, cc_minor = 0;
+  DRV_CHECK(cuDeviceGetAttribute(&cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+  DRV_CHECK(cuDeviceGetAttribute(&cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+  int min_grid = 0, best_block = 0;
+  DRV_CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &best_block, scale_fn, nullptr, 0, 0));
+  std::printf("kernel name %s, has a module %d, compute %d.%d, potential block %d grid %d\n",
+              fn_name, fn_module != nullptr, cc_major, cc_minor, best_block, min_grid);
   int max_threads = 0;
   DRV_CHECK(cuKernelGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                                  scale_add, dev));
