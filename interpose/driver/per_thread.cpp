@@ -227,4 +227,16 @@ GLEAM_INTERPOSE_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent
   return cuStreamWaitEvent(per_thread(hStream), hEvent, Flags);
 }
 
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx) {
+  return cuStreamGetCtx(per_thread(hStream), pctx);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx) {
+  return cuStreamGetCtx_v2(per_thread(hStream), pCtx, pGreenCtx);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device) {
+  return cuStreamGetDevice(per_thread(hStream), device);
+}
+
 } // extern "C"

@@ -582,4 +582,79 @@ GLEAM_INTERPOSE_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec* phGraphExec, 
   return cu(cudaGraphInstantiateWithFlags(phGraphExec, hGraph, 0));
 }
 
+// --- graph memory nodes ------------------------------------------------------------
+
+static_assert(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS) == sizeof(cudaMemAllocNodeParams));
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                       const CUgraphNode* dependencies,
+                                                       size_t numDependencies,
+                                                       CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+  if (phGraphNode == nullptr || nodeParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  // Same layout; the runtime writes the allocation's address into dptr.
+  return cu(cudaGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                     reinterpret_cast<cudaMemAllocNodeParams*>(nodeParams)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
+                                                             CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
+  if (params_out == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphMemAllocNodeGetParams(
+    hNode, reinterpret_cast<cudaMemAllocNodeParams*>(params_out)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                      const CUgraphNode* dependencies,
+                                                      size_t numDependencies, CUdeviceptr dptr) {
+  if (phGraphNode == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies,
+                                    reinterpret_cast<void*>(dptr)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode,
+                                                            CUdeviceptr* dptr_out) {
+  if (dptr_out == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* p = nullptr;
+  if (auto err = cudaGraphMemFreeNodeGetParams(hNode, &p); err != cudaSuccess)
+    return cu(err);
+  *dptr_out = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuDeviceGraphMemTrim(CUdevice device) {
+  return cu(cudaDeviceGraphMemTrim(device));
+}
+
+// --- stream queries ------------------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetDevice(CUstream hStream, CUdevice* device) {
+  if (device == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cu(cudaStreamGetDevice(rt(hStream), device));
+}
+
+/// A stream's context: the primary context of its device (every context
+/// of a device is the session's one context for it).
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
+  if (pctx == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  int dev = 0;
+  if (auto err = cudaStreamGetDevice(rt(hStream), &dev); err != cudaSuccess)
+    return cu(err);
+  *pctx = gleam::interpose::driver::primary(dev);
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx,
+                                                  CUgreenCtx* pGreenCtx) {
+  if (pCtx == nullptr || pGreenCtx == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pGreenCtx = nullptr; // no green contexts under Gleam
+  return cuStreamGetCtx(hStream, pCtx);
+}
+
 } // extern "C"

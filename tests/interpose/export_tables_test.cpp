@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 
@@ -289,4 +290,28 @@ TEST_CASE("cuLink* links PTX into a cubin for the given target on this machine; 
   CHECK(add(nullptr, CU_JIT_INPUT_PTX, const_cast<char*>(kernel_ptx), 0, "x", 0, nullptr,
             nullptr)
         == CUDA_ERROR_INVALID_HANDLE);
+}
+
+TEST_CASE("every implemented driver function has its per-thread default stream variants",
+          "[interpose][driver][spec]") {
+  std::map<std::string, std::string> classes;
+  std::string name;
+  for (const auto& line : lines_of(read_file(source_path("interpose/spec/cuda.spec")))) {
+    if (line.rfind("fn ", 0) == 0)
+      name = line.substr(3);
+    else if (line.rfind("  class ", 0) == 0)
+      classes[name] = line.substr(8);
+  }
+  int variants = 0;
+  for (const auto& [fn, cls] : classes) {
+    for (const char* suffix : {"_ptsz", "_ptds"}) {
+      auto i = classes.find(fn + suffix);
+      if (i == classes.end() || cls != "manual")
+        continue;
+      INFO(fn + suffix);
+      CHECK(i->second == "manual");
+      ++variants;
+    }
+  }
+  CHECK(variants > 40);
 }
