@@ -3,7 +3,8 @@
 // name ("cuMemAlloc") means its newest _vN variant whose `since` (the spec's,
 // from the toolkit's cudaTypedefs.h) the caller's cudaVersion reaches, else
 // the name's first ABI. The ABIs differ, so an older caller never gets a
-// newer variant.
+// newer variant. With CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the
+// function's _ptsz / _ptds variant, where it has one.
 #include "interpose/cuda_export.hpp"
 
 #include <cstdio>
@@ -68,12 +69,12 @@ extern "C" {
 GLEAM_INTERPOSE_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn,
                                                  int cudaVersion, cuuint64_t flags,
                                                  CUdriverProcAddressQueryResult* symbolStatus) {
-  (void) flags; // per-thread and legacy default stream variants are the same function
   if (symbol == nullptr || pfn == nullptr)
     return CUDA_ERROR_INVALID_VALUE;
   *pfn = nullptr;
   const auto& t = table();
   std::string base{symbol};
+  std::string found_name;
   void* found = nullptr;
   bool too_old = false;
   for (int v = 9; v >= 2 && found == nullptr; --v) {
@@ -81,16 +82,28 @@ GLEAM_INTERPOSE_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn,
     auto i = t.find(name);
     if (i == t.end())
       continue;
-    if (cudaVersion >= i->second.since)
+    if (cudaVersion >= i->second.since) {
       found = i->second.function;
-    else
+      found_name = name;
+    } else {
       too_old = true;
+    }
   }
   if (found == nullptr) {
     auto i = t.find(base);
-    if (i != t.end())
+    if (i != t.end()) {
       found = i->second.function;
+      found_name = base;
+    }
   }
+  // Per-thread default stream semantics, where the function has a variant
+  // for it (_ptsz for stream-taking calls, _ptds for synchronous ones).
+  if (found != nullptr && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0)
+    for (const char* suffix : {"_ptsz", "_ptds"})
+      if (auto i = t.find(found_name + suffix); i != t.end()) {
+        found = i->second.function;
+        break;
+      }
   log_once(symbol, cudaVersion, found != nullptr);
   if (found == nullptr) {
     if (symbolStatus != nullptr)

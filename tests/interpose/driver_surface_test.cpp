@@ -165,9 +165,19 @@ TEST_CASE("cuGetProcAddress hands out our functions by versioned name",
   CHECK(fn == dlsym(lib, "cuMemAlloc_v2"));
   CHECK(fn != nullptr);
 
+  CHECK(get_proc("cuLaunchKernel", &fn, 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status)
+        == CUDA_SUCCESS);
+  CHECK(fn == dlsym(lib, "cuLaunchKernel"));
+  // Per-thread default stream callers get the per-thread variants.
   CHECK(get_proc("cuLaunchKernel", &fn, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
                  &status) == CUDA_SUCCESS);
-  CHECK(fn == dlsym(lib, "cuLaunchKernel"));
+  CHECK(fn == dlsym(lib, "cuLaunchKernel_ptsz"));
+  CHECK(get_proc("cuMemcpyHtoD", &fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                 &status) == CUDA_SUCCESS);
+  CHECK(fn == dlsym(lib, "cuMemcpyHtoD_v2_ptds"));
+  CHECK(get_proc("cuMemAlloc", &fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                 &status) == CUDA_SUCCESS);
+  CHECK(fn == dlsym(lib, "cuMemAlloc_v2"));
   CHECK(get_proc("cuGetProcAddress", &fn, 12000, 0, &status) == CUDA_SUCCESS);
   CHECK(fn == reinterpret_cast<void*>(get_proc));
   CHECK(get_proc("cuEventElapsedTime", &fn, 13000, 0, &status) == CUDA_SUCCESS);
