@@ -7,6 +7,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "interpose/driver/client.hpp"
 
@@ -43,6 +45,41 @@ bool kernel_params_of(const CUDA_KERNEL_NODE_PARAMS* in, cudaKernelNodeParams& o
 static_assert(sizeof(CUDA_HOST_NODE_PARAMS) == sizeof(cudaHostNodeParams));
 static_assert(sizeof(CUDA_MEMSET_NODE_PARAMS) == sizeof(cudaMemsetParams));
 static_assert(sizeof(CUgraphExecUpdateResultInfo) == sizeof(cudaGraphExecUpdateResultInfo));
+
+/// A driver 3D copy between linear memories as the runtime's parameters;
+/// false for CUDA arrays, which are not remoted.
+bool copy_params_of(const CUDA_MEMCPY3D* c, cudaMemcpy3DParms& out) {
+  auto end_of = [](CUmemorytype type, const void* host, CUdeviceptr device, size_t pitch,
+                   size_t height, cudaPitchedPtr& ptr) {
+    void* base = nullptr;
+    if (type == CU_MEMORYTYPE_HOST)
+      base = const_cast<void*>(host);
+    else if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED)
+      base = reinterpret_cast<void*>(device);
+    else
+      return false;
+    ptr = cudaPitchedPtr{base, pitch, pitch, height};
+    return true;
+  };
+  out = cudaMemcpy3DParms{};
+  if (!end_of(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcPitch, c->srcHeight, out.srcPtr)
+      || !end_of(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstPitch, c->dstHeight,
+                 out.dstPtr))
+    return false;
+  out.srcPos = cudaPos{c->srcXInBytes, c->srcY, c->srcZ};
+  out.dstPos = cudaPos{c->dstXInBytes, c->dstY, c->dstZ};
+  out.extent = cudaExtent{c->WidthInBytes, c->Height, c->Depth};
+  out.kind = cudaMemcpyDefault; // the runtime tells host from device memory
+  return true;
+}
+
+std::mutex copy_nodes_mutex;
+
+/// The parameters each driver memcpy node was given, for its Get.
+std::map<CUgraphNode, CUDA_MEMCPY3D>& copy_nodes() {
+  static auto* all = new std::map<CUgraphNode, CUDA_MEMCPY3D>;
+  return *all;
+}
 
 /// A 2D copy between host and device memory (arrays are not remoted).
 CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
@@ -655,6 +692,68 @@ GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* p
     return CUDA_ERROR_INVALID_VALUE;
   *pGreenCtx = nullptr; // no green contexts under Gleam
   return cuStreamGetCtx(hStream, pCtx);
+}
+
+// --- graph memcpy nodes --------------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                     const CUgraphNode* dependencies,
+                                                     size_t numDependencies,
+                                                     const CUDA_MEMCPY3D* copyParams,
+                                                     CUcontext ctx) {
+  if (phGraphNode == nullptr || copyParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (ctx != nullptr && device_of(ctx) < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  cudaMemcpy3DParms p{};
+  if (!copy_params_of(copyParams, p))
+    return CUDA_ERROR_NOT_SUPPORTED; // CUDA arrays
+  if (auto err = cudaGraphAddMemcpyNode(phGraphNode, hGraph, dependencies, numDependencies, &p);
+      err != cudaSuccess)
+    return cu(err);
+  std::lock_guard<std::mutex> guard{copy_nodes_mutex};
+  copy_nodes()[*phGraphNode] = *copyParams;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode,
+                                                           CUDA_MEMCPY3D* nodeParams) {
+  if (nodeParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> guard{copy_nodes_mutex};
+  auto i = copy_nodes().find(hNode);
+  if (i == copy_nodes().end())
+    return CUDA_ERROR_INVALID_VALUE;
+  *nodeParams = i->second;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode,
+                                                           const CUDA_MEMCPY3D* nodeParams) {
+  if (nodeParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  cudaMemcpy3DParms p{};
+  if (!copy_params_of(nodeParams, p))
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (auto err = cudaGraphMemcpyNodeSetParams(hNode, &p); err != cudaSuccess)
+    return cu(err);
+  std::lock_guard<std::mutex> guard{copy_nodes_mutex};
+  copy_nodes()[hNode] = *nodeParams;
+  return CUDA_SUCCESS;
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
+                                                               CUgraphNode hNode,
+                                                               const CUDA_MEMCPY3D* copyParams,
+                                                               CUcontext ctx) {
+  if (copyParams == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (ctx != nullptr && device_of(ctx) < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  cudaMemcpy3DParms p{};
+  if (!copy_params_of(copyParams, p))
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return cu(cudaGraphExecMemcpyNodeSetParams(hGraphExec, hNode, &p));
 }
 
 } // extern "C"

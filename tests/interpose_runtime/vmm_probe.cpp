@@ -558,6 +558,28 @@ void forwards() {
   m.pitch = 4096;
   CUgraphNode node = nullptr;
   print_cu("graph_memset_node", cuGraphAddMemsetNode_(&node, graph, nullptr, 0, &m, nullptr));
+  // A device-to-device copy node after it; its parameters read back.
+  DRV(cuGraphAddMemcpyNode, "cuGraphAddMemcpyNode");
+  DRV(cuGraphMemcpyNodeGetParams, "cuGraphMemcpyNodeGetParams");
+  CUDA_MEMCPY3D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = from_pool;
+  copy.srcPitch = 4096;
+  copy.srcHeight = 1;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = from_pool;
+  copy.dstXInBytes = 2048;
+  copy.dstPitch = 4096;
+  copy.dstHeight = 1;
+  copy.WidthInBytes = 1024;
+  copy.Height = 1;
+  copy.Depth = 1;
+  CUgraphNode copy_node = nullptr;
+  print_cu("graph_memcpy_node", cuGraphAddMemcpyNode_(&copy_node, graph, &node, 1, &copy, nullptr));
+  CUDA_MEMCPY3D back_params{};
+  print_cu("graph_memcpy_get", cuGraphMemcpyNodeGetParams_(copy_node, &back_params));
+  print_value("graph_memcpy_same",
+              std::memcmp(&back_params, &copy, sizeof copy) == 0 ? 1 : 0);
   size_t nodes = 0;
   print_cu("graph_nodes", cuGraphGetNodes_(graph, nullptr, &nodes));
   print_value("graph_node_count", nodes);

@@ -187,7 +187,8 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
                           "stream_create", "stream_flags", "alloc_from_pool", "stream_sync",
                           "pool_htod", "pool_dtoh", "htod_ptds", "sync_ptsz", "dtoh_ptds",
                           "d16_clear", "d16", "d16_read", "d2d32_clear", "d2d32",
-                          "d2d32_read", "graph_create", "graph_memset_node", "graph_nodes",
+                          "d2d32_read", "graph_create", "graph_memset_node", "graph_memcpy_node",
+                          "graph_memcpy_get", "graph_nodes",
                           "graph_instantiate", "graph_launch", "graph_sync", "graph_dtoh",
                           "graph_exec_destroy", "graph_destroy", "free_async", "stream_sync2",
                           "ctx_destroy"}) {
@@ -205,6 +206,7 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
   CHECK(v["d2d32_bytes_match"] == "1");
   // The fake server runs no graph nodes: the graph's bytes are checked on
   // the GPU (tests/programs), its calls here.
-  CHECK(v["graph_node_count"] == "1");
+  CHECK(v["graph_node_count"] == "2");
+  CHECK(v["graph_memcpy_same"] == "1");
   CHECK(v["ctx_push_destroyed"] == cu(CUDA_ERROR_INVALID_CONTEXT));
 }

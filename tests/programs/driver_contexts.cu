@@ -185,6 +185,25 @@ int main() {
   void* graph_params[] = {&d_out, &d_in, &b, &count};
   kernel_params.kernelParams = graph_params;
   DRV_CHECK(cuGraphAddKernelNode(&kernel_node, graph, &memset_node, 1, &kernel_params));
+  // Then a device-to-device copy node into the second half of a buffer.
+  CUdeviceptr d_copy = 0;
+  DRV_CHECK(cuMemAlloc(&d_copy, 2 * n * sizeof(float)));
+  DRV_CHECK(cuMemsetD32(d_copy, 0, 2 * n));
+  CUDA_MEMCPY3D copy = {};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = d_out;
+  copy.srcPitch = n * sizeof(float);
+  copy.srcHeight = 1;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = d_copy;
+  copy.dstXInBytes = n * sizeof(float);
+  copy.dstPitch = 2 * n * sizeof(float);
+  copy.dstHeight = 1;
+  copy.WidthInBytes = n * sizeof(float);
+  copy.Height = 1;
+  copy.Depth = 1;
+  CUgraphNode copy_node = nullptr;
+  DRV_CHECK(cuGraphAddMemcpyNode(&copy_node, graph, &kernel_node, 1, &copy, current));
   size_t edges = 0;
   DRV_CHECK(cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges));
   CUgraphExec exec = nullptr;
@@ -196,9 +215,14 @@ int main() {
   DRV_CHECK(cuMemcpyDtoH(&counter, d_counter, sizeof(counter)));
   for (int i = 0; i < n; ++i)
     GLEAM_PROGRAM_EXPECT(out[i] == b * in[i] + static_cast<float>(i), "graph scale_add value");
-  std::printf("graph: %zu edge(s), out[2]=%g, counter after two replays %d\n", edges, out[2],
-              counter);
+  std::vector<float> copied(2 * n, -1.0f);
+  DRV_CHECK(cuMemcpyDtoH(copied.data(), d_copy, 2 * n * sizeof(float)));
+  for (int i = 0; i < n; ++i)
+    GLEAM_PROGRAM_EXPECT(copied[i] == 0.0f && copied[n + i] == out[i], "graph memcpy node");
+  std::printf("graph: %zu edge(s), out[2]=%g, counter after two replays %d, copied[n+2]=%g\n",
+              edges, out[2], counter, copied[n + 2]);
   sum.add(out.data(), n * sizeof(float));
+  DRV_CHECK(cuMemFree(d_copy));
   DRV_CHECK(cuGraphExecDestroy(exec));
   DRV_CHECK(cuGraphDestroy(graph));
 
