@@ -17,12 +17,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
-#include <tuple>
 
 #include "interpose/driver/md2.hpp"
 #include "interpose/driver/report.hpp"
@@ -35,14 +32,8 @@ using uuid_bytes = std::array<unsigned char, 16>;
 /// Logs once per (table, slot) that the runtime called a slot Gleam does
 /// not know.
 void report_slot(const char* table, int slot) {
-  static std::mutex mutex;
-  static std::set<std::pair<std::string, int>> seen;
-  std::lock_guard<std::mutex> guard{mutex};
-  if (seen.emplace(table, slot).second)
-    std::fprintf(stderr,
-                 "gleam: export table %s slot %d is not supported (the static CUDA "
-                 "runtime asked for it)\n",
-                 table, slot);
+  auto what = std::string{"export table "} + table + " slot " + std::to_string(slot);
+  gleam_driver_report_unsupported(what.c_str(), "the static CUDA runtime asked for it");
 }
 
 /// A function for slot `Slot` of table `Name` whose meaning is unknown. Its
@@ -433,19 +424,14 @@ GLEAM_INTERPOSE_EXPORT CUresult cuGetExportTable(const void** ppExportTable,
     *ppExportTable = nullptr;
     return CUDA_ERROR_NOT_FOUND;
   }
-  char name[64];
-  std::snprintf(name, sizeof name, "cuGetExportTable(");
-  for (int i = 0; i < 16; ++i)
-    std::snprintf(name + std::strlen(name), sizeof name - std::strlen(name), "%02x",
-                  static_cast<unsigned char>(pExportTableId->bytes[i]));
-  std::strncat(name, ")", sizeof name - std::strlen(name) - 1);
-  static std::mutex mutex;
-  static std::set<std::string> seen;
-  {
-    std::lock_guard<std::mutex> guard{mutex};
-    if (seen.insert(name).second)
-      std::fprintf(stderr, "gleam: %s: unknown export table, refused\n", name);
+  std::string name = "cuGetExportTable(";
+  for (int i = 0; i < 16; ++i) {
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(pExportTableId->bytes[i]));
+    name += hex;
   }
+  name += ")";
+  gleam_driver_report_unsupported(name.c_str(), "unknown export table");
   // NOT_FOUND, not another error: the runtime probes some tables (one that
   // would let it skip its usual start-up) and goes on without them only on
   // this answer.

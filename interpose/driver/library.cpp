@@ -2,7 +2,7 @@
 // CUlibrary is a module of the session and a CUkernel its function, which
 // cuLaunchKernel accepts in place of a CUfunction as CUDA documents. The
 // static runtime loads every fatbin of a program this way.
-#include "interpose/cuda_export.hpp"
+#include "interpose/driver/common.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -151,31 +151,22 @@ GLEAM_INTERPOSE_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* by
 // A kernel's attributes are its function's on the session's device.
 GLEAM_INTERPOSE_EXPORT CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib,
                                                      CUkernel kernel, CUdevice dev) {
-  int count = 0;
-  if (auto err = cuDeviceGetCount(&count); err != CUDA_SUCCESS)
+  if (auto err = gleam::interpose::driver::check_device(dev); err != CUDA_SUCCESS)
     return err;
-  if (dev < 0 || dev >= count)
-    return CUDA_ERROR_INVALID_DEVICE;
   return cuFuncGetAttribute(pi, attrib, function_of(kernel));
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
                                                      CUkernel kernel, CUdevice dev) {
-  int count = 0;
-  if (auto err = cuDeviceGetCount(&count); err != CUDA_SUCCESS)
+  if (auto err = gleam::interpose::driver::check_device(dev); err != CUDA_SUCCESS)
     return err;
-  if (dev < 0 || dev >= count)
-    return CUDA_ERROR_INVALID_DEVICE;
   return cuFuncSetAttribute(function_of(kernel), attrib, val);
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
                                                        CUdevice dev) {
-  int count = 0;
-  if (auto err = cuDeviceGetCount(&count); err != CUDA_SUCCESS)
+  if (auto err = gleam::interpose::driver::check_device(dev); err != CUDA_SUCCESS)
     return err;
-  if (dev < 0 || dev >= count)
-    return CUDA_ERROR_INVALID_DEVICE;
   return cuFuncSetCacheConfig(function_of(kernel), config);
 }
 
