@@ -44,6 +44,11 @@ CUresult initialized();
 /// The device of `ctx`, or of the current context when `ctx` is null.
 CUresult context_device(CUcontext ctx, int* dev);
 
+/// Ends the context-local storage the static runtime keeps for `ctx`
+/// (export_tables.cpp): each entry's destructor callback runs, as a local
+/// driver runs them when the context is destroyed or reset.
+void release_context_storage(CUcontext ctx);
+
 /// Runs `op` with `dev` as the runtime's device, then restores the device.
 template <class Op>
 CUresult on_device(int dev, Op op) {

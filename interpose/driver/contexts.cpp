@@ -263,6 +263,7 @@ GLEAM_INTERPOSE_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigne
 GLEAM_INTERPOSE_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
   if (auto err = check_device(dev); err != CUDA_SUCCESS)
     return err;
+  release_context_storage(primary(dev));
   return cu(cudaDeviceReset());
 }
 
@@ -378,6 +379,7 @@ GLEAM_INTERPOSE_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
   if (auto err = on_device(dev, [] { return cu(cudaDeviceSynchronize()); });
       err != CUDA_SUCCESS)
     return err;
+  release_context_storage(ctx);
   {
     std::lock_guard<std::mutex> guard{created_mutex};
     reinterpret_cast<fake_context*>(ctx)->alive = false;

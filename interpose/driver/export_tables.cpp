@@ -8,7 +8,7 @@
 // ZLUDA and other driver replacements found). A slot whose meaning is not
 // known logs "export table <name> slot <n>" once and returns
 // CUDA_ERROR_NOT_SUPPORTED; an unknown table id gets CUDA_ERROR_NOT_FOUND.
-#include "interpose/cuda_export.hpp"
+#include "interpose/driver/common.hpp"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -20,6 +20,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "interpose/driver/md2.hpp"
 #include "interpose/driver/report.hpp"
@@ -188,6 +190,29 @@ CUresult storage_get(void** value, CUcontext ctx, void* key) {
   *value = i->second.value;
   return CUDA_SUCCESS;
 }
+
+} // namespace
+
+void gleam::interpose::driver::release_context_storage(CUcontext ctx) {
+  std::vector<std::pair<void*, storage_entry>> ended;
+  {
+    std::lock_guard<std::mutex> guard{storage_mutex};
+    for (auto i = storage().begin(); i != storage().end();) {
+      if (i->first.first == ctx) {
+        ended.emplace_back(i->first.second, i->second);
+        i = storage().erase(i);
+      } else {
+        ++i;
+      }
+    }
+  }
+  // Outside the lock: a callback may use the table again.
+  for (const auto& [key, entry] : ended)
+    if (entry.dtor != nullptr)
+      entry.dtor(ctx, key, entry.value);
+}
+
+namespace {
 
 constexpr char storage_name[] = "CONTEXT_LOCAL_STORAGE";
 void* context_storage[4] = {};

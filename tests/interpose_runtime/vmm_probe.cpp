@@ -594,8 +594,28 @@ void forwards() {
   print_cu("free_async", cuMemFreeAsync_(from_pool, stream));
   print_cu("stream_sync2", cuStreamSynchronize_(stream));
 
+  // The static runtime's context-local storage for the created context:
+  // destroying the context runs the entry's destructor callback.
+  using export_table_t = CUresult (*)(const void**, const CUuuid*);
+  auto export_table = reinterpret_cast<export_table_t>(must(driver, "cuGetExportTable"));
+  const CUuuid storage_id = {{static_cast<char>(0xC6), static_cast<char>(0x93), 0x33, 0x6E, 0x11,
+                              0x21, static_cast<char>(0xDF), 0x11, static_cast<char>(0xA8),
+                              static_cast<char>(0xC3), 0x68, static_cast<char>(0xF3), 0x55,
+                              static_cast<char>(0xD8), static_cast<char>(0x95),
+                              static_cast<char>(0x93)}};
+  const void* table = nullptr;
+  print_cu("storage_table", export_table(&table, &storage_id));
+  using dtor_t = void (*)(CUcontext, void*, void*);
+  using put_t = CUresult (*)(CUcontext, void*, void*, dtor_t);
+  static int key = 0, value = 0, destroyed = 0;
+  auto put = reinterpret_cast<put_t>(static_cast<void* const*>(table)[0]);
+  print_cu("storage_put", put(created, &key, &value, [](CUcontext, void* k, void* v) {
+             destroyed += k == &key && v == &value ? 1 : 100;
+           }));
+
   // Destroying the created context: its handle is refused afterwards.
   print_cu("ctx_destroy", cuCtxDestroy_(created));
+  print_value("storage_destructors_run", static_cast<unsigned long long>(destroyed));
   print_cu("ctx_push_destroyed", cuCtxPushCurrent_(created));
 }
 

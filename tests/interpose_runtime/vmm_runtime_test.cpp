@@ -191,7 +191,7 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
                           "graph_memcpy_get", "graph_nodes",
                           "graph_instantiate", "graph_launch", "graph_sync", "graph_dtoh",
                           "graph_exec_destroy", "graph_destroy", "free_async", "stream_sync2",
-                          "ctx_destroy"}) {
+                          "storage_table", "storage_put", "ctx_destroy"}) {
     INFO(key);
     CHECK(v[key] == ok);
   }
@@ -209,4 +209,5 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
   CHECK(v["graph_node_count"] == "2");
   CHECK(v["graph_memcpy_same"] == "1");
   CHECK(v["ctx_push_destroyed"] == cu(CUDA_ERROR_INVALID_CONTEXT));
+  CHECK(v["storage_destructors_run"] == "1");
 }
