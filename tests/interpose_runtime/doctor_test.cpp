@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <string>
 
 namespace {
@@ -82,6 +83,17 @@ TEST_CASE("gleam-run --doctor: no server, a wrong token, a good server, refused 
           != std::string::npos);
     CHECK(out.find("cudaCreateChannelDesc, cudaMallocArray;") != std::string::npos);
     CHECK(out.find("cudaMalloc,") == std::string::npos);
+  }
+  SECTION("a program with the static runtime: reaches Gleam through libcuda.so.1") {
+    auto program = build_path("tests/programs/memory_alloc_static");
+    if (!std::ifstream{program}) {
+      WARN("the CUDA test programs were not built (no nvcc)");
+      return;
+    }
+    CHECK(doctor(at + " GLEAM_TOKEN=right", program, out) == 0);
+    INFO(out);
+    CHECK(out.find("ok    links the CUDA runtime statically") != std::string::npos);
+    CHECK(out.find("doctor: a run would work") != std::string::npos);
   }
   SECTION("a program that is not there: fails") {
     CHECK(doctor(at + " GLEAM_TOKEN=right", "/nonexistent/program", out) != 0);
