@@ -74,6 +74,9 @@ struct gleam_private_interface {
   int (*mem_get_access)(unsigned long long* flags, const void* location, uint64_t ptr);
   /// cuMemGetAllocationPropertiesFromHandle.
   int (*mem_get_properties)(void* prop, uint64_t handle);
+  /// Offset and size in bytes of parameter `index` of `function`, from the
+  /// layout the server read at load; cudaErrorInvalidValue past the last.
+  int (*function_param)(void* function, size_t index, size_t* offset, size_t* size);
 };
 
 /// The table; static storage, never null.

@@ -423,6 +423,22 @@ int p_allocation_range(uint64_t ptr, uint64_t* base, uint64_t* bytes) {
   return cudaSuccess;
 }
 
+int p_function_param(void* function, size_t index, size_t* offset, size_t* size) {
+  auto& r = reg();
+  std::lock_guard<std::recursive_mutex> guard{r.mutex};
+  auto i = r.functions.find(function);
+  if (i == r.functions.end())
+    return cudaErrorInvalidResourceHandle;
+  const auto& params = i->second->params;
+  if (index >= params.size())
+    return cudaErrorInvalidValue;
+  if (offset != nullptr)
+    *offset = params[index].offset();
+  if (size != nullptr)
+    *size = params[index].size();
+  return cudaSuccess;
+}
+
 int p_memset_d32(uint64_t dst, uint32_t value, size_t count, void* stream, int async) {
   try {
     proto::Op op;
@@ -446,6 +462,7 @@ const gleam_private_interface the_interface = {
   // Virtual memory management: interpose/vmm.hpp.
   vmm_granularity, vmm_address_reserve, vmm_address_free, vmm_create, vmm_release,
   vmm_retain, vmm_map, vmm_unmap, vmm_set_access, vmm_get_access, vmm_properties,
+  p_function_param,
 };
 
 // --- cudaGetDriverEntryPoint ----------------------------------------------

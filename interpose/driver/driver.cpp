@@ -344,6 +344,18 @@ GLEAM_INTERPOSE_EXPORT CUresult cuFuncGetName(const char** name, CUfunction hfun
   return CUDA_SUCCESS;
 }
 
+GLEAM_INTERPOSE_EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
+                                                   size_t* paramOffset, size_t* paramSize) {
+  if (func == nullptr)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (paramOffset == nullptr && paramSize == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!gleam::interpose::driver::client_has(offsetof(gleam_private_interface, function_param)))
+    return CUDA_ERROR_NOT_SUPPORTED; // an older libcudart.so.13 beside this library
+  auto err = api().function_param(func, paramIndex, paramOffset, paramSize);
+  return err == cudaErrorInvalidResourceHandle ? CUDA_ERROR_INVALID_HANDLE : cu(err);
+}
+
 /// Functions load with their module (cuModuleGetLoadingMode says eager).
 GLEAM_INTERPOSE_EXPORT CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) {
   if (state == nullptr || function == nullptr)

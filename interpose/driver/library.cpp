@@ -148,6 +148,11 @@ GLEAM_INTERPOSE_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* by
   return cuModuleGetGlobal_v2(dptr, bytes, module_of(library), name);
 }
 
+GLEAM_INTERPOSE_EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
+                                                     size_t* paramOffset, size_t* paramSize) {
+  return cuFuncGetParamInfo(function_of(kernel), paramIndex, paramOffset, paramSize);
+}
+
 // A kernel's attributes are its function's on the session's device.
 GLEAM_INTERPOSE_EXPORT CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib,
                                                      CUkernel kernel, CUdevice dev) {

@@ -72,6 +72,13 @@ int main() {
   DRV_CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &best_block, scale_fn, nullptr, 0, 0));
   std::printf("kernel name %s, has a module %d, compute %d.%d, potential block %d grid %d\n",
               fn_name, fn_module != nullptr, cc_major, cc_minor, best_block, min_grid);
+  size_t offsets[4] = {}, sizes[4] = {};
+  for (int i = 0; i < 4; ++i)
+    DRV_CHECK(cuFuncGetParamInfo(scale_fn, i, &offsets[i], &sizes[i]));
+  size_t past = 0;
+  std::printf("parameters: %zu+%zu %zu+%zu %zu+%zu %zu+%zu, a fifth: %s\n", offsets[0], sizes[0],
+              offsets[1], sizes[1], offsets[2], sizes[2], offsets[3], sizes[3],
+              name_of(cuFuncGetParamInfo(scale_fn, 4, &past, nullptr)));
   int max_threads = 0;
   DRV_CHECK(cuKernelGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                                  scale_add, dev));
