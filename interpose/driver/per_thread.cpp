@@ -239,4 +239,14 @@ GLEAM_INTERPOSE_EXPORT CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevic
   return cuStreamGetDevice(per_thread(hStream), device);
 }
 
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream) {
+  return cuMemcpy3DAsync_v2(pCopy, per_thread(hStream));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy) {
+  if (auto err = cuMemcpy3DAsync_v2(pCopy, CU_STREAM_PER_THREAD); err != CUDA_SUCCESS)
+    return err;
+  return cuStreamSynchronize(CU_STREAM_PER_THREAD);
+}
+
 } // extern "C"

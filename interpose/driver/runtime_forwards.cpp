@@ -124,6 +124,37 @@ CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
                                  kind));
 }
 
+/// A 3D copy between linear memories: one 2D copy per slice, in order on
+/// the same stream (CUDA arrays are not remoted).
+CUresult copy_3d(const CUDA_MEMCPY3D* c, CUstream stream, bool async) {
+  if (c == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (c->Depth > 1 && (c->srcHeight < c->Height || c->dstHeight < c->Height))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t z = 0; z < c->Depth; ++z) {
+    CUDA_MEMCPY2D slice{};
+    slice.srcXInBytes = c->srcXInBytes;
+    slice.srcY = c->srcY + (c->srcZ + z) * c->srcHeight;
+    slice.srcMemoryType = c->srcMemoryType;
+    slice.srcHost = c->srcHost;
+    slice.srcDevice = c->srcDevice;
+    slice.srcPitch = c->srcPitch;
+    slice.dstXInBytes = c->dstXInBytes;
+    slice.dstY = c->dstY + (c->dstZ + z) * c->dstHeight;
+    slice.dstMemoryType = c->dstMemoryType;
+    slice.dstHost = c->dstHost;
+    slice.dstDevice = c->dstDevice;
+    slice.dstPitch = c->dstPitch;
+    slice.WidthInBytes = c->WidthInBytes;
+    slice.Height = c->Height;
+    if (auto err = copy_2d(&slice, stream, async); err != CUDA_SUCCESS)
+      return err;
+  }
+  return CUDA_SUCCESS;
+}
+
 } // namespace
 
 extern "C" {
@@ -182,6 +213,14 @@ GLEAM_INTERPOSE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesi
 
 GLEAM_INTERPOSE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   return cu(cudaFreeAsync(reinterpret_cast<void*>(dptr), rt(hStream)));
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* pCopy) {
+  return copy_3d(pCopy, nullptr, false);
+}
+
+GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
+  return copy_3d(pCopy, hStream, true);
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) {

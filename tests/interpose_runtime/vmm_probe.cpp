@@ -476,6 +476,29 @@ void forwards() {
   for (size_t y = 0; y < 3; ++y)
     same = same && back.compare(y * 5, 5, up, (y + 2) * width + 4, 5) == 0;
   print_value("copy_2d_bytes_match", same ? 1 : 0);
+  // A 3D copy of two slices of 4 x 3 bytes into a pitched 8 x 3 layout.
+  using copy3d_t = decltype(&cuMemcpy3D);
+  auto copy3d = reinterpret_cast<copy3d_t>(must(driver, "cuMemcpy3D_v2"));
+  auto cube = pattern(2 * 3 * 4, 9);
+  CUDA_MEMCPY3D c3{};
+  c3.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c3.srcHost = cube.data();
+  c3.srcPitch = 4;
+  c3.srcHeight = 3;
+  c3.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c3.dstDevice = pitched;
+  c3.dstPitch = 8;
+  c3.dstHeight = 3;
+  c3.WidthInBytes = 4;
+  c3.Height = 3;
+  c3.Depth = 2;
+  print_cu("copy_3d", copy3d(&c3));
+  std::string laid(2 * 3 * 8, '\0');
+  print_cu("copy_3d_read", cuMemcpyDtoH_(laid.data(), pitched, laid.size()));
+  bool cube_same = true;
+  for (size_t row = 0; row < 6; ++row)
+    cube_same = cube_same && laid.compare(row * 8, 4, cube, row * 4, 4) == 0;
+  print_value("copy_3d_bytes_match", cube_same ? 1 : 0);
   print_cu("free_pitch", cuMemFree_(pitched));
 
   // The default pool keeps an attribute; an allocation from it carries bytes.

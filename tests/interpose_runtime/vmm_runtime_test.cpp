@@ -183,7 +183,7 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
   fake_server server;
   auto v = probe_values(vmm(server, "forwards"));
   for (const char* key : {"init", "device_get", "ctx_create", "alloc_pitch", "copy_2d_up",
-                          "copy_2d_down", "free_pitch", "default_pool", "pool_set", "pool_get",
+                          "copy_2d_down", "copy_3d", "copy_3d_read", "free_pitch", "default_pool", "pool_set", "pool_get",
                           "stream_create", "stream_flags", "alloc_from_pool", "stream_sync",
                           "pool_htod", "pool_dtoh", "htod_ptds", "sync_ptsz", "dtoh_ptds",
                           "d16_clear", "d16", "d16_read", "d2d32_clear", "d2d32",
@@ -198,6 +198,7 @@ TEST_CASE("driver functions with a runtime twin, per-thread variants and created
   CHECK(v["ctx_current_is_created"] == "1");
   CHECK(v["pitch_covers_width"] == "1");
   CHECK(v["copy_2d_bytes_match"] == "1");
+  CHECK(v["copy_3d_bytes_match"] == "1");
   CHECK(v["pool_threshold"] == std::to_string(1 << 20));
   CHECK(v["stream_flags_value"] == std::to_string(CU_STREAM_NON_BLOCKING));
   CHECK(v["pool_bytes_match"] == "1");
