@@ -95,15 +95,7 @@ int32_t status_of_cuda(cudaError_t x, const cuda_error_statuses& s) noexcept {
 }
 
 void report_library_unsupported(const char* name, const char* reason) noexcept {
-  static std::mutex mutex;
-  static std::set<std::string> reported;
-  try {
-    std::lock_guard<std::mutex> guard{mutex};
-    if (reported.insert(name).second)
-      std::fprintf(stderr, "gleam: %s is not supported: %s\n", name, reason);
-  } catch (...) {
-    std::fprintf(stderr, "gleam: %s is not supported\n", name);
-  }
+  log_unsupported_once(name, reason);
 }
 
 int32_t run_library_op(const library_traits& lib, proto::Op op, proto::OpResult* result) noexcept {

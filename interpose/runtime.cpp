@@ -63,10 +63,7 @@ thread_local cudaError_t thread_last_error = cudaSuccess;
 
 } // namespace
 
-void report_unsupported(const char* name, const char* reason) noexcept {
-  // Every unsupported call fails with cudaErrorNotSupported (the generated
-  // stubs return it; the last error is recorded here).
-  thread_last_error = cudaErrorNotSupported;
+void log_unsupported_once(const char* name, const char* reason) noexcept {
   static std::mutex mutex;
   static std::set<std::string> reported;
   try {
@@ -76,6 +73,13 @@ void report_unsupported(const char* name, const char* reason) noexcept {
   } catch (...) {
     std::fprintf(stderr, "gleam: %s is not supported\n", name);
   }
+}
+
+void report_unsupported(const char* name, const char* reason) noexcept {
+  // Every unsupported call fails with cudaErrorNotSupported (the generated
+  // stubs return it; the last error is recorded here).
+  thread_last_error = cudaErrorNotSupported;
+  log_unsupported_once(name, reason);
 }
 
 cudaError_t record(cudaError_t x) noexcept {

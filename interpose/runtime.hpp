@@ -19,9 +19,12 @@
 
 namespace gleam::interpose {
 
-/// Logs `name` once per process, with `reason`, to standard error, and records
-/// cudaErrorNotSupported as the calling thread's last error.
-/// Thread-safe; `name` and `reason` are static strings owned by the caller.
+/// Logs "gleam: NAME is not supported: REASON" to standard error, once per
+/// name and process. Thread-safe.
+void log_unsupported_once(const char* name, const char* reason) noexcept;
+
+/// log_unsupported_once, and records cudaErrorNotSupported as the calling
+/// thread's last error.
 void report_unsupported(const char* name, const char* reason) noexcept;
 
 // --- errors -------------------------------------------------------------
