@@ -12,6 +12,7 @@
 #include <caf/openssl/publish.hpp>
 #include <caf/openssl/remote_actor.hpp>
 
+#include "actors/tls_peer_names.hpp"
 #include "config/tls_config.hpp"
 
 namespace gleam::actors {
@@ -51,8 +52,10 @@ void unpublish(caf::actor_system& sys, const caf::actor_addr& whom, uint16_t por
 template <class Handle>
 [[nodiscard]] caf::expected<Handle> remote_actor(caf::actor_system& sys, const std::string& host,
                                                  uint16_t port, bool tls) {
-  if (tls)
+  if (tls) {
+    expect_peer_name(host, port); // the certificate must name `host`
     return caf::openssl::remote_actor<Handle>(sys, host, port);
+  }
   return sys.middleman().remote_actor<Handle>(host, port);
 }
 

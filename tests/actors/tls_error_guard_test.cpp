@@ -84,3 +84,26 @@ TEST_CASE("a failed TLS handshake leaves the other TLS connections of the proces
   CHECK(ask(2) == std::optional<int>{3});
   CHECK(ask(3) == std::optional<int>{4});
 }
+
+TEST_CASE("a TLS server whose certificate does not name the host the client dialed is refused",
+          "[actors][tls]") {
+  auto dir = temp_dir();
+  // The test certificate names IP 127.0.0.1 only (no DNS name).
+  REQUIRE(test::make_test_certificates(dir));
+  tls_system_config server_cfg{dir};
+  caf::actor_system server{server_cfg};
+  auto echo = test::spawn_echo(server);
+  test::stop_at_exit stop_echo{echo};
+  auto port = actors::publish(server, echo, 0, "127.0.0.1", true);
+  REQUIRE(port);
+  tls_system_config client_cfg{dir};
+  caf::actor_system client{client_cfg};
+  // "localhost" reaches the same server, but the certificate does not name it.
+  auto wrong = actors::remote_actor<caf::actor>(client, "localhost", *port, true);
+  CHECK_FALSE(wrong);
+  // The address the certificate names is accepted, and serves.
+  auto right = actors::remote_actor<caf::actor>(client, "127.0.0.1", *port, true);
+  REQUIRE(right);
+  caf::scoped_actor self{client};
+  CHECK(test::ask_echo(self, *right, 7) == std::optional<int>{8});
+}
