@@ -1,31 +1,16 @@
 // The driver's library API (context-independent loading, CUDA 12): a
 // CUlibrary is a module of the session and a CUkernel its function, which
-// cuLaunchKernel accepts in place of a CUfunction as CUDA documents. The
-// static runtime loads every fatbin of a program this way.
+// cuLaunchKernel accepts in place of a CUfunction as CUDA documents; what
+// a kernel's library and name are, the module registry of driver.cpp
+// knows. The static runtime loads every fatbin of a program this way.
 #include "interpose/driver/common.hpp"
 
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <map>
-#include <mutex>
 #include <string>
 
 namespace {
-
-struct kernel_info {
-  CUlibrary library;
-  std::string name;
-};
-
-std::mutex registry_mutex;
-
-/// Never destroyed: a static runtime unloads its libraries from an exit
-/// handler that may run after this library's static destructors.
-std::map<CUkernel, kernel_info>& kernels() {
-  static auto* registry = new std::map<CUkernel, kernel_info>;
-  return *registry;
-}
 
 CUmodule module_of(CUlibrary library) {
   return reinterpret_cast<CUmodule>(library);
@@ -74,13 +59,7 @@ GLEAM_INTERPOSE_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary* library, const 
 GLEAM_INTERPOSE_EXPORT CUresult cuLibraryUnload(CUlibrary library) {
   if (library == nullptr)
     return CUDA_ERROR_INVALID_HANDLE;
-  auto err = cuModuleUnload(module_of(library));
-  if (err == CUDA_SUCCESS) {
-    std::lock_guard<std::mutex> guard{registry_mutex};
-    for (auto i = kernels().begin(); i != kernels().end();)
-      i = i->second.library == library ? kernels().erase(i) : std::next(i);
-  }
-  return err;
+  return cuModuleUnload(module_of(library));
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library,
@@ -92,12 +71,7 @@ GLEAM_INTERPOSE_EXPORT CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary 
   CUfunction f = nullptr;
   if (auto err = cuModuleGetFunction(&f, module_of(library), name); err != CUDA_SUCCESS)
     return err;
-  auto kernel = reinterpret_cast<CUkernel>(f);
-  {
-    std::lock_guard<std::mutex> guard{registry_mutex};
-    kernels()[kernel] = kernel_info{library, name};
-  }
-  *pKernel = kernel;
+  *pKernel = reinterpret_cast<CUkernel>(f);
   return CUDA_SUCCESS;
 }
 
@@ -122,23 +96,15 @@ GLEAM_INTERPOSE_EXPORT CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel 
 GLEAM_INTERPOSE_EXPORT CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
   if (pLib == nullptr)
     return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> guard{registry_mutex};
-  auto i = kernels().find(kernel);
-  if (i == kernels().end())
-    return CUDA_ERROR_INVALID_HANDLE;
-  *pLib = i->second.library;
+  CUmodule module = nullptr;
+  if (auto err = cuFuncGetModule(&module, function_of(kernel)); err != CUDA_SUCCESS)
+    return err;
+  *pLib = reinterpret_cast<CUlibrary>(module);
   return CUDA_SUCCESS;
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuKernelGetName(const char** name, CUkernel hfunc) {
-  if (name == nullptr)
-    return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> guard{registry_mutex};
-  auto i = kernels().find(hfunc);
-  if (i == kernels().end())
-    return CUDA_ERROR_INVALID_HANDLE;
-  *name = i->second.name.c_str(); // stable until the library is unloaded
-  return CUDA_SUCCESS;
+  return cuFuncGetName(name, function_of(hfunc));
 }
 
 GLEAM_INTERPOSE_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes,
