@@ -46,26 +46,33 @@ static_assert(sizeof(CUDA_HOST_NODE_PARAMS) == sizeof(cudaHostNodeParams));
 static_assert(sizeof(CUDA_MEMSET_NODE_PARAMS) == sizeof(cudaMemsetParams));
 static_assert(sizeof(CUgraphExecUpdateResultInfo) == sizeof(cudaGraphExecUpdateResultInfo));
 
+/// The start of one end of a driver copy in linear memory (host, device or
+/// unified); false for a CUDA array, which is not remoted.
+bool linear_base(CUmemorytype type, const void* host, CUdeviceptr device, char** out) {
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      *out = static_cast<char*>(const_cast<void*>(host));
+      return true;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+      *out = reinterpret_cast<char*>(device);
+      return true;
+    default:
+      return false;
+  }
+}
+
 /// A driver 3D copy between linear memories as the runtime's parameters;
 /// false for CUDA arrays, which are not remoted.
 bool copy_params_of(const CUDA_MEMCPY3D* c, cudaMemcpy3DParms& out) {
-  auto end_of = [](CUmemorytype type, const void* host, CUdeviceptr device, size_t pitch,
-                   size_t height, cudaPitchedPtr& ptr) {
-    void* base = nullptr;
-    if (type == CU_MEMORYTYPE_HOST)
-      base = const_cast<void*>(host);
-    else if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED)
-      base = reinterpret_cast<void*>(device);
-    else
-      return false;
-    ptr = cudaPitchedPtr{base, pitch, pitch, height};
-    return true;
-  };
-  out = cudaMemcpy3DParms{};
-  if (!end_of(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcPitch, c->srcHeight, out.srcPtr)
-      || !end_of(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstPitch, c->dstHeight,
-                 out.dstPtr))
+  char* src = nullptr;
+  char* dst = nullptr;
+  if (!linear_base(c->srcMemoryType, c->srcHost, c->srcDevice, &src)
+      || !linear_base(c->dstMemoryType, c->dstHost, c->dstDevice, &dst))
     return false;
+  out = cudaMemcpy3DParms{};
+  out.srcPtr = cudaPitchedPtr{src, c->srcPitch, c->srcPitch, c->srcHeight};
+  out.dstPtr = cudaPitchedPtr{dst, c->dstPitch, c->dstPitch, c->dstHeight};
   out.srcPos = cudaPos{c->srcXInBytes, c->srcY, c->srcZ};
   out.dstPos = cudaPos{c->dstXInBytes, c->dstY, c->dstZ};
   out.extent = cudaExtent{c->WidthInBytes, c->Height, c->Depth};
@@ -85,27 +92,13 @@ std::map<CUgraphNode, CUDA_MEMCPY3D>& copy_nodes() {
 CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
   if (c == nullptr)
     return CUDA_ERROR_INVALID_VALUE;
-  auto end_of = [](CUmemorytype type, const void* host, CUdeviceptr device, size_t x,
-                   size_t y, size_t pitch, const void** out) {
-    switch (type) {
-      case CU_MEMORYTYPE_HOST:
-        *out = static_cast<const char*>(host) + y * pitch + x;
-        return true;
-      case CU_MEMORYTYPE_DEVICE:
-      case CU_MEMORYTYPE_UNIFIED:
-        *out = reinterpret_cast<const char*>(device) + y * pitch + x;
-        return true;
-      default:
-        return false;
-    }
-  };
-  const void* src = nullptr;
-  const void* dst = nullptr;
-  if (!end_of(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY,
-              c->srcPitch, &src)
-      || !end_of(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY,
-                 c->dstPitch, &dst))
+  char* src = nullptr;
+  char* dst = nullptr;
+  if (!linear_base(c->srcMemoryType, c->srcHost, c->srcDevice, &src)
+      || !linear_base(c->dstMemoryType, c->dstHost, c->dstDevice, &dst))
     return CUDA_ERROR_NOT_SUPPORTED; // CUDA arrays
+  src += c->srcY * c->srcPitch + c->srcXInBytes;
+  dst += c->dstY * c->dstPitch + c->dstXInBytes;
   // Unified pointers say where they live themselves.
   auto kind = cudaMemcpyDefault;
   if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
@@ -117,10 +110,9 @@ CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
     kind = cudaMemcpyDeviceToDevice;
   else if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_HOST)
     kind = cudaMemcpyHostToHost;
-  auto* d = const_cast<void*>(dst);
-  return async ? cu(cudaMemcpy2DAsync(d, c->dstPitch, src, c->srcPitch, c->WidthInBytes,
+  return async ? cu(cudaMemcpy2DAsync(dst, c->dstPitch, src, c->srcPitch, c->WidthInBytes,
                                       c->Height, kind, rt(stream)))
-               : cu(cudaMemcpy2D(d, c->dstPitch, src, c->srcPitch, c->WidthInBytes, c->Height,
+               : cu(cudaMemcpy2D(dst, c->dstPitch, src, c->srcPitch, c->WidthInBytes, c->Height,
                                  kind));
 }
 
