@@ -56,29 +56,36 @@ void leave_openssl_error(caf::actor_system& sys) {
   done.get_future().wait();
 }
 
+/// An echo actor published over TLS on 127.0.0.1 with the test
+/// certificates (which name IP 127.0.0.1 only), and a TLS client system.
+struct tls_echo {
+  std::string dir = temp_dir();
+  bool certificates = test::make_test_certificates(dir);
+  tls_system_config server_cfg{dir};
+  caf::actor_system server{server_cfg};
+  caf::actor echo = test::spawn_echo(server);
+  test::stop_at_exit stop_echo{echo};
+  caf::expected<uint16_t> port = actors::publish(server, echo, 0, "127.0.0.1", true);
+  tls_system_config client_cfg{dir};
+  caf::actor_system client{client_cfg};
+};
+
 } // namespace
 
 TEST_CASE("a failed TLS handshake leaves the other TLS connections of the process open",
           "[actors][tls]") {
   // libcaf_openssl's SSL_read and SSL_write bind to the guard in this binary.
   REQUIRE(actors::tls_error_guard_active());
-  auto dir = temp_dir();
-  REQUIRE(test::make_test_certificates(dir));
-  tls_system_config server_cfg{dir};
-  caf::actor_system server{server_cfg};
-  auto echo = test::spawn_echo(server);
-  test::stop_at_exit stop_echo{echo};
-  auto port = actors::publish(server, echo, 0, "127.0.0.1", true);
-  REQUIRE(port);
-  tls_system_config client_cfg{dir};
-  caf::actor_system client{client_cfg};
-  auto remote = actors::remote_actor<caf::actor>(client, "127.0.0.1", *port, true);
+  tls_echo t;
+  REQUIRE(t.certificates);
+  REQUIRE(t.port);
+  auto remote = actors::remote_actor<caf::actor>(t.client, "127.0.0.1", *t.port, true);
   REQUIRE(remote);
-  caf::scoped_actor self{client};
+  caf::scoped_actor self{t.client};
   auto ask = [&](int x) { return test::ask_echo(self, *remote, x); };
   CHECK(ask(1) == std::optional<int>{2});
   // The server's network thread now holds another connection's error ...
-  leave_openssl_error(server);
+  leave_openssl_error(t.server);
   // ... and still serves the healthy connection: each exchange ends with a
   // read that finds no more data, which must not count as a TLS error.
   CHECK(ask(2) == std::optional<int>{3});
@@ -87,23 +94,16 @@ TEST_CASE("a failed TLS handshake leaves the other TLS connections of the proces
 
 TEST_CASE("a TLS server whose certificate does not name the host the client dialed is refused",
           "[actors][tls]") {
-  auto dir = temp_dir();
-  // The test certificate names IP 127.0.0.1 only (no DNS name).
-  REQUIRE(test::make_test_certificates(dir));
-  tls_system_config server_cfg{dir};
-  caf::actor_system server{server_cfg};
-  auto echo = test::spawn_echo(server);
-  test::stop_at_exit stop_echo{echo};
-  auto port = actors::publish(server, echo, 0, "127.0.0.1", true);
-  REQUIRE(port);
-  tls_system_config client_cfg{dir};
-  caf::actor_system client{client_cfg};
-  // "localhost" reaches the same server, but the certificate does not name it.
-  auto wrong = actors::remote_actor<caf::actor>(client, "localhost", *port, true);
+  tls_echo t;
+  REQUIRE(t.certificates);
+  REQUIRE(t.port);
+  // "localhost" reaches the same server, but the certificate (IP 127.0.0.1
+  // only, no DNS name) does not name it.
+  auto wrong = actors::remote_actor<caf::actor>(t.client, "localhost", *t.port, true);
   CHECK_FALSE(wrong);
   // The address the certificate names is accepted, and serves.
-  auto right = actors::remote_actor<caf::actor>(client, "127.0.0.1", *port, true);
+  auto right = actors::remote_actor<caf::actor>(t.client, "127.0.0.1", *t.port, true);
   REQUIRE(right);
-  caf::scoped_actor self{client};
+  caf::scoped_actor self{t.client};
   CHECK(test::ask_echo(self, *right, 7) == std::optional<int>{8});
 }
