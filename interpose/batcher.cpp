@@ -202,6 +202,22 @@ size_t payload_bytes(const proto::Op& op) {
 /// uploads write what the host holds, so they leave the mirrors current.
 thread_local bool uploading_mirrors = false;
 
+/// The stream of `op` when it copies host bytes carried in the op to the
+/// device: once queued, those bytes are Gleam's, and running the copy later
+/// changes nothing the app can see on the host.
+std::optional<uint64_t> uploaded_stream(const proto::Op& op) {
+  switch (op.kind_case()) {
+    case proto::Op::kMemcpyHtod:
+      return op.memcpy_htod().stream();
+    case proto::Op::kMemcpy2D:
+      if (op.memcpy_2d().kind() == proto::Memcpy2D::HTOD)
+        return op.memcpy_2d().stream();
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
 /// Appends `op` to the queue under the next seq and returns that seq.
 uint64_t enqueue(client& c, proto::Op&& op) {
   if (!uploading_mirrors)
@@ -221,6 +237,9 @@ uint64_t enqueue(client& c, proto::Op&& op) {
   c.op_before_last = c.last_op;
   c.last_op = op_name(op);
   c.idle_stream.reset();
+  c.upload_tail = uploaded_stream(op);
+  if (op.kind_case() == proto::Op::kGraphLaunch)
+    c.graph_launched = true;
   c.queued_bytes += payload_bytes(op);
   *c.queue->add_ops() = std::move(op);
   return seq;

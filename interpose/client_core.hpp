@@ -127,6 +127,15 @@ struct client {
   /// whose reply came, and nothing was queued since. A synchronize of it
   /// needs no round trip.
   std::optional<uint64_t> idle_stream;
+  /// The stream of the last op queued when that op copies host bytes to
+  /// the device (whose bytes travel in the op): PyTorch's blocking upload
+  /// from pageable memory is such a copy and then a synchronize of its
+  /// stream, which upload_is_tail lets pass without a round trip.
+  std::optional<uint64_t> upload_tail;
+  /// Set once the session launched a graph: its host nodes and copies to
+  /// host memory act on the app's memory while the device runs it, so
+  /// every synchronize of this session waits for the server.
+  bool graph_launched = false;
   uint64_t wait_ns = 0;
   /// Where the session lives, for a reconnect.
   std::string server_host;

@@ -453,6 +453,15 @@ bool stream_known_idle(cudaStream_t stream) noexcept {
          && the_client->queue->ops_size() == 0 && the_client->flights.empty();
 }
 
+bool upload_is_tail(cudaStream_t stream) noexcept {
+  if (mirrors_active())
+    return false;
+  std::lock_guard<std::mutex> guard{*client_mutex};
+  const auto* c = the_client;
+  return c != nullptr && c->state == cudaSuccess && c->async && !c->graph_launched
+         && c->upload_tail == wire_stream(stream);
+}
+
 cudaError_t sync_stream(cudaStream_t stream) {
   if (stream_known_idle(stream))
     return cudaSuccess;

@@ -320,6 +320,17 @@ int device_attribute(int attr, int fallback);
 /// A synchronize or query of it then needs no round trip.
 bool stream_known_idle(cudaStream_t stream) noexcept;
 
+/// Whether the app's synchronize of `stream` may return without a round
+/// trip because waiting would show the app nothing: the last op queued is a
+/// copy of host bytes to the device on that stream (the bytes travel in the
+/// op, so the app's buffer is free at once), no graph ever launched (host
+/// nodes), no host memory is mirrored (mapped or managed memory), and the
+/// session runs async. The device finishes the stream's work in order
+/// anyway; an error of that work reaches the app at its next synchronizing
+/// call, as any async error does. A synchronize after a kernel still waits:
+/// apps time their kernels with it.
+bool upload_is_tail(cudaStream_t stream) noexcept;
+
 /// Synchronizes a stream on the server (StreamSynchronize op).
 cudaError_t sync_stream(cudaStream_t stream);
 

@@ -28,6 +28,8 @@ struct wait_totals {
 struct wait_table {
   std::mutex mtx;
   std::map<std::string, wait_totals, std::less<>> by_reason;
+  /// Synchronizing calls answered without a round trip, by reason.
+  std::map<std::string, uint64_t, std::less<>> local;
 };
 
 /// Never destroyed: the report runs from atexit, after static destructors
@@ -70,6 +72,9 @@ void print_report() {
       std::fprintf(stderr, "gleam wait      after %s %llu %.6f\n", previous.c_str(),
                    static_cast<unsigned long long>(p->count), seconds(p->waited));
   }
+  for (const auto& [reason, n] : t.local)
+    std::fprintf(stderr, "gleam local   %s %llu\n", reason.c_str(),
+                 static_cast<unsigned long long>(n));
   std::fflush(stderr);
 }
 
@@ -117,6 +122,21 @@ void note_wait(std::string_view reason, std::string_view previous,
     auto& w = entry(t.by_reason, reason);
     w.add(waited);
     entry(w.after, previous).add(waited);
+  } catch (...) {
+    // As above: a diagnostic never fails a CUDA call.
+  }
+}
+
+void note_answered_locally(std::string_view reason) noexcept {
+  if (!wait_report_enabled())
+    return;
+  try {
+    auto& t = table();
+    std::lock_guard<std::mutex> guard{t.mtx};
+    auto i = t.local.find(reason);
+    if (i == t.local.end())
+      i = t.local.emplace(std::string{reason}, 0).first;
+    ++i->second;
   } catch (...) {
     // As above: a diagnostic never fails a CUDA call.
   }

@@ -11,6 +11,7 @@ namespace gleam::interpose {
 /// go to stderr, most time first, as
 ///   gleam wait report: N waits, S s
 ///   gleam wait    REASON COUNT SECONDS
+/// (and the calls answered without one, note_answered_locally)
 /// so that an app that is slow over a LAN shows which of its calls make it
 /// wait (each costs at least one round trip of the link).
 ///
@@ -29,5 +30,10 @@ void note_wait(std::string_view reason, std::chrono::steady_clock::duration wait
 /// which pattern of the app makes it wait.
 void note_wait(std::string_view reason, std::string_view previous,
                std::chrono::steady_clock::duration waited) noexcept;
+
+/// Counts a synchronizing call that returned without a round trip (e.g.
+/// "stream_synchronize after an upload"), printed after the waits as
+///   gleam local   REASON COUNT
+void note_answered_locally(std::string_view reason) noexcept;
 
 } // namespace gleam::interpose

@@ -59,6 +59,9 @@ std::vector<uint64_t> dependencies_of(const proto::Op& op) {
     case proto::Op::kGraphAddMemFreeNode:
       deps = &op.graph_add_mem_free_node().dependencies();
       break;
+    case proto::Op::kGraphAddMemcpyNode:
+      deps = &op.graph_add_memcpy_node().dependencies();
+      break;
     default:
       return {};
   }

@@ -6,6 +6,7 @@
 
 #include "interpose/capture_state.hpp"
 #include "interpose/runtime.hpp"
+#include "interpose/wait_report.hpp"
 
 using namespace gleam::interpose;
 namespace proto = gleam::proto;
@@ -60,6 +61,19 @@ cudaError_t stream_query(cudaStream_t stream) {
 cudaError_t stream_sync(cudaStream_t stream) {
   if (auto err = known_stream(stream); err != cudaSuccess)
     return err;
+  return sync_stream(stream);
+}
+
+/// The app's cudaStreamSynchronize: stream_sync, without the round trip
+/// when the stream's last op is an upload (upload_is_tail). Gleam's own
+/// synchronizes (before a host function runs) always wait.
+cudaError_t app_stream_sync(cudaStream_t stream) {
+  if (auto err = known_stream(stream); err != cudaSuccess)
+    return err;
+  if (upload_is_tail(stream)) {
+    note_answered_locally("stream_synchronize after an upload");
+    return deliver_deferred(cudaSuccess);
+  }
   return sync_stream(stream);
 }
 
@@ -170,11 +184,11 @@ GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  return guarded([&] { return stream_sync(stream); });
+  return guarded([&] { return app_stream_sync(stream); });
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
-  return guarded([&] { return stream_sync(per_thread(stream)); });
+  return guarded([&] { return app_stream_sync(per_thread(stream)); });
 }
 
 GLEAM_INTERPOSE_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) {

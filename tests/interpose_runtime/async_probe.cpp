@@ -472,6 +472,32 @@ int main(int argc, char** argv) {
     auto e2 = read_byte();
     std::printf("copy=%s sync=%s %s byte=%d after_work=%s byte=%d %s\n", name(a, e1),
                 name(a, s1), name(a, s2), first, name(a, s3), byte, name(a, e2));
+  } else if (scenario == "upload_sync") {
+    // PyTorch's blocking upload from pageable memory: work, a copy of host
+    // bytes to the device, a synchronize of the stream. The synchronize
+    // returns at once; the bytes and the order stay as CUDA's. After a
+    // memset the synchronize waits. An async error before an upload reaches
+    // the app at the next synchronizing call.
+    decltype(&cudaStreamSynchronize) stream_sync = nullptr;
+    if (!bind(lib, "cudaStreamSynchronize", stream_sync))
+      return 4;
+    a.memset_async(p, 5, 4096, nullptr);
+    char host = 9;
+    auto up = a.memcpy_async(p, &host, 1, cudaMemcpyHostToDevice, nullptr);
+    host = 10; // the app's buffer is free once the copy is queued
+    auto s1 = stream_sync(nullptr);
+    auto e1 = read_byte();
+    int first = byte;
+    a.memset_async(p, 6, 4096, nullptr);
+    auto s2 = stream_sync(nullptr);
+    a.memset_async(p, 0xEE, 4096, nullptr);
+    a.memcpy_async(p, &host, 1, cudaMemcpyHostToDevice, nullptr);
+    auto s3 = stream_sync(nullptr);
+    auto e3 = read_byte();
+    auto e4 = read_byte();
+    std::printf("upload=%s sync=%s byte=%d %s after_memset=%s after_error=%s %s %s byte=%d\n",
+                name(a, up), name(a, s1), first, name(a, e1), name(a, s2), name(a, s3),
+                name(a, e3), name(a, e4), byte);
   } else if (scenario == "deferred") {
     std::printf("failing=%s\n", name(a, a.memset_async(p, 0xEE, 4096, nullptr)));
     std::printf("next=%s\n", name(a, a.memset_async(p, 7, 4096, nullptr)));

@@ -155,6 +155,21 @@ TEST_CASE("a stream synchronize right after a copy back on that stream costs no 
                        && Catch::Contains("\ngleam wait    memcpy_dtoh 2 "));
 }
 
+TEST_CASE("a stream synchronize right after an upload from host memory costs no round trip",
+          "[interpose_runtime]") {
+  fake_server server;
+  CHECK(server.probe("upload_sync", "GLEAM_WAIT_REPORT=1")
+        == "upload=cudaSuccess sync=cudaSuccess byte=9 cudaSuccess after_memset=cudaSuccess "
+           "after_error=cudaSuccess cudaErrorInvalidValue cudaSuccess byte=10\n");
+  auto errors = server.probe_errors();
+  // The allocation, three copies back and the synchronize after a memset
+  // wait; both synchronizes after an upload return at once.
+  CHECK_THAT(errors, Catch::Contains("gleam wait report: 5 waits, ")
+                       && Catch::Contains("\ngleam wait    stream_synchronize 1 ")
+                       && Catch::Contains("\ngleam wait      after memset 1 ")
+                       && Catch::Contains("\ngleam local   stream_synchronize after an upload 2\n"));
+}
+
 TEST_CASE("a full window of batches in flight costs the app no wait: its ops gather",
           "[interpose_runtime]") {
   // Every memset busies the server 3 ms and comes 300 us after the last
