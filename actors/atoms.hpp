@@ -33,5 +33,13 @@ using host_attach_atom = caf::atom_constant<caf::atom("g_hostatt")>;
 /// Maintenance: the console drains or undrains a node at the scheduler, and
 /// a node passes the state it learns from its scheduler to its GPU servers.
 using drain_atom = caf::atom_constant<caf::atom("g_drain")>;
+/// The console ends a session at once (gleam-console "session kill ID");
+/// under isolation = process its worker process is killed.
+using kill_atom = caf::atom_constant<caf::atom("g_kill")>;
+/// A GPU server's supervisor and the threads that talk to its worker
+/// processes (actors/worker_link.hpp): a worker listens, answered, ended.
+using worker_ready_atom = caf::atom_constant<caf::atom("g_wready")>;
+using worker_reply_atom = caf::atom_constant<caf::atom("g_wreply")>;
+using worker_exit_atom = caf::atom_constant<caf::atom("g_wexit")>;
 
 } // namespace gleam::actors

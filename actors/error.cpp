@@ -29,6 +29,10 @@ const char* to_string(error_code x) {
       return "unauthorized";
     case error_code::draining:
       return "draining";
+    case error_code::worker_failed:
+      return "worker_failed";
+    case error_code::session_ended:
+      return "session_ended";
   }
   return "unknown";
 }

@@ -20,6 +20,8 @@ enum class error_code : uint8_t {
   unauthorized,       // OpenSession without the server's auth token
   no_host_function,   // a host call names a function the client never registered
   draining,           // a new session on a node drained for maintenance
+  worker_failed,      // a session's worker process could not start or answer
+  session_ended,      // the server ended the session (its worker died, an admin killed it, ...)
 };
 
 const char* to_string(error_code x);

@@ -5,6 +5,8 @@
 #include <map>
 
 #include <malloc.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <caf/all.hpp>
 
@@ -12,9 +14,11 @@
 #include "actors/host_call_router.hpp"
 #include "actors/log.hpp"
 #include "actors/multiplexer_loop.hpp"
+#include "actors/op_watchdog.hpp"
 #include "actors/polling_actor.hpp"
 #include "actors/session_grace.hpp"
 #include "actors/session_meter.hpp"
+#include "actors/session_supervisor.hpp"
 #include "config/error.hpp"
 #include "executor/driver_api.hpp"
 #include "executor/executor.hpp"
@@ -53,7 +57,8 @@ public:
       node_id_(node.node_id),
       loop_(loop),
       router_(std::move(router)),
-      orphans_(node.session_grace) {
+      orphans_(node.session_grace),
+      worker_(node.worker) {
   }
 
   const char* name() const override {
@@ -75,6 +80,7 @@ public:
       },
       [&](status_atom) { return pb<proto::NodeStatus>{status()}; },
       [&](drain_atom, const pb<proto::DrainState>& state) { on_drain(state.value); },
+      [&](kill_atom, uint64_t id) { return kill(id); },
       [&](tick_atom, uint64_t id) { expire(id); },
       [&](const caf::down_msg& dm) { client_gone(dm.source); },
       [&](const caf::exit_msg& em) {
@@ -152,9 +158,26 @@ private:
     return make_error(error_code::session_unknown, exec_->refusal_text(id));
   }
 
+  /// In a worker process: a new session only for the supervisor (the
+  /// worker's key), with the tenant it admitted; a resume for whoever
+  /// proves the session's secret (the executor checks it), as the
+  /// session's own tenant.
+  caf::expected<std::string> worker_tenant(const proto::OpenSession& req) {
+    if (req.resume_session() != 0) {
+      const auto* s = exec_->find_session(req.resume_session());
+      return s != nullptr ? s->tenant : std::string{};
+    }
+    if (!auth_token_matches(worker_.key, req.auth_token()))
+      return make_error(error_code::unauthorized,
+                        "this is a worker process of a GPU server: open sessions at the GPU "
+                        "server's node port, which places them here");
+    return req.tenant();
+  }
+
   caf::result<pb<proto::SessionOpened>> open(const proto::OpenSession& req) {
     // --- client identity (issue #10) ---
-    auto tenant = tenant_of(admission_, req.auth_token(), "the GPU server");
+    auto tenant = worker_.active ? worker_tenant(req)
+                                 : tenant_of(admission_, req.auth_token(), "the GPU server");
     if (!tenant) {
       log(log_level::warning, "gpu {}: OpenSession from '{}' refused: {} auth token",
           exec_->ordinal(), req.client_id(), req.auth_token().empty() ? "no" : "wrong");
@@ -198,7 +221,10 @@ private:
       router_->attach(opened->session(), caf::actor_cast<caf::actor>(client),
                       opened->secret());
     }
-    if (req.resume_session() != 0)
+    if (req.resume_session() != 0 && worker_.active)
+      log(log_level::info, "gpu {}: session {} attached by its client", exec_->ordinal(),
+          opened->session());
+    else if (req.resume_session() != 0)
       log(log_level::info, "gpu {}: session {} resumed by its client after a reconnect",
           exec_->ordinal(), opened->session());
     orphans_.back(opened->session());
@@ -215,7 +241,9 @@ private:
       return refuse_unproven(batch.session(), "an op batch", batch.session_secret().empty());
     multiplexer_hold hold{loop_};
     auto begin = unix_ns();
+    op_watchdog_begin();
     auto reply = exec_->execute(batch);
+    op_watchdog_end();
     // A refused or failed op is logged with its reason (issue #10); answers
     // such as CUDA_ERROR_NOT_READY carry no text and are not.
     for (const auto& r : reply.results())
@@ -321,8 +349,29 @@ private:
   /// its peak).
   void after_end() {
     post_telemetry();
-    if (exec_->session_count() == 0)
-      static_cast<void>(malloc_trim(0));
+    if (exec_->session_count() != 0)
+      return;
+    // A worker process serves one session: it ends with it, and its CUDA
+    // context with it (gleamd's main waits for this signal).
+    if (worker_.active) {
+      log(log_level::info, "gpu {}: the worker's session ended; the worker process stops",
+          exec_->ordinal());
+      ::kill(::getpid(), SIGTERM);
+      return;
+    }
+    static_cast<void>(malloc_trim(0));
+  }
+
+  /// gleam-console "session kill ID": ends the session at once, from the
+  /// server's side (its client's next call fails); false when it is not
+  /// open here.
+  bool kill(uint64_t id) {
+    if (exec_->find_session(id) == nullptr)
+      return false;
+    log(log_level::warning, "gpu {}: session {} killed by an admin", exec_->ordinal(), id);
+    end_session(id);
+    after_end();
+    return true;
   }
 
   std::shared_ptr<executor::driver_api> driver_; // keeps the driver loaded
@@ -343,6 +392,7 @@ private:
   std::map<uint64_t, caf::actor_addr> session_client_;
   session_grace orphans_; // sessions whose client is gone
   session_meter meter_;                // phases and overlaps for the scheduler
+  config::node_config::worker_settings worker_; // set in a worker process
 };
 
 caf::expected<std::vector<int>> device_list(executor::driver_api& api,
@@ -370,11 +420,15 @@ caf::expected<std::vector<int>> device_list(executor::driver_api& api,
 
 } // namespace
 
-caf::expected<size_t> count_gpus(const config::node_config& cfg) {
-  auto api = executor::driver_api::load();
-  if (!api)
-    return std::move(api.error());
-  auto devices = device_list(**api, cfg);
+caf::expected<size_t> count_gpus(const config::node_config& cfg,
+                                 std::shared_ptr<executor::driver_api> driver) {
+  if (!driver) {
+    auto api = executor::driver_api::load();
+    if (!api)
+      return std::move(api.error());
+    driver = std::move(*api);
+  }
+  auto devices = device_list(*driver, cfg);
   if (!devices)
     return std::move(devices.error());
   return devices->size();
@@ -398,10 +452,25 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
   auto devices = device_list(*service.driver, cfg);
   if (!devices)
     return std::move(devices.error());
+  auto process_isolation = cfg.isolation == config::node_config::isolation_mode::process
+                           && !cfg.worker.active;
   for (size_t slot = 0; slot < devices->size(); ++slot) {
     auto exec = executor::executor::make(*service.driver, (*devices)[slot]);
     if (!exec)
       return std::move(exec.error());
+    if (process_isolation) {
+      // The GPU as clients see it; the context made to ask goes with the
+      // executor: every session gets one of its own, in its worker.
+      auto info = (*exec)->gpu_info();
+      exec->reset();
+      service.infos.push_back(info);
+      service.host_calls.push_back(nullptr);
+      service.servers.push_back(
+        spawn_session_supervisor(sys, cfg, (*devices)[slot], std::move(info), board, slot));
+      continue;
+    }
+    if (cfg.worker.active)
+      (*exec)->start_session_ids_at(cfg.worker.first_session);
     (*exec)->set_cache(cache); // the weight cache: executor/cache_ops.hpp
     if (cache && slot == 0)
       cache->use_pinned_memory(service.driver);

@@ -28,7 +28,8 @@ struct gpu_service {
   std::shared_ptr<executor::driver_api> driver;
   std::vector<gpu_server_actor> servers;
   std::vector<proto::GpuInfo> infos;
-  /// Each server's way back to its clients for host nodes, same order.
+  /// Each server's way back to its clients for host nodes, same order (null
+  /// for a GPU under process isolation: its workers have their own).
   std::vector<std::shared_ptr<host_call_router>> host_calls;
 };
 
@@ -53,6 +54,9 @@ start_gpu_servers(caf::actor_system& sys, const config::node_config& cfg,
 
 /// The number of GPUs `start_gpu_servers` would serve, without starting
 /// anything; an error says why there are none (e.g. no driver).
-[[nodiscard]] caf::expected<size_t> count_gpus(const config::node_config& cfg);
+/// `driver` (may be null: libcuda.so.1 is loaded) as for start_gpu_servers.
+[[nodiscard]] caf::expected<size_t>
+count_gpus(const config::node_config& cfg,
+           std::shared_ptr<executor::driver_api> driver = nullptr);
 
 } // namespace gleam::actors

@@ -33,6 +33,9 @@ using gpu_server_actor = caf::typed_actor<
   // sessions are refused (resumes go on); past the deadline the sessions
   // still open are ended.
   caf::reacts_to<drain_atom, pb<proto::DrainState>>,
+  // gleam-console "session kill ID" (through the node, which checks the
+  // admin token): ends the session at once; false when it is not open here.
+  caf::replies_to<kill_atom, uint64_t>::with<bool>,
   // Internal timer: a session whose client vanished expires after the
   // grace period unless the client came back.
   caf::reacts_to<tick_atom, uint64_t>>;
@@ -79,6 +82,10 @@ using node_actor = caf::typed_actor<
   // client of `session` takes back the host calls of its graphs
   // (actors/host_call_router.hpp); false unless the secret is the session's.
   caf::replies_to<host_attach_atom, uint32_t, uint64_t, std::string, caf::actor>::with<bool>,
+  // gleam-console "session kill NODE ID": (session, admin token) ends the
+  // session on whichever of the node's GPUs has it (true), false when none
+  // does; refused (unauthorized) without the node's admin token.
+  caf::replies_to<kill_atom, uint64_t, std::string>::with<bool>,
   // Internal timer: (re)connects to the scheduler, registers, heartbeats.
   caf::reacts_to<tick_atom>>;
 

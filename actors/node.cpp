@@ -209,9 +209,36 @@ node_actor::behavior_type node_impl(node_ptr self, config::node_config cfg, node
       // and a client hands over a proxy of its own process only.
       auto sender = self->current_sender();
       const auto& routers = self->state.roles.host_calls;
-      if (gpu >= routers.size() || !sender || !client || sender->node() != client.node())
+      // A GPU under process isolation has no router here: its sessions'
+      // host calls go through their worker's node.
+      if (gpu >= routers.size() || !routers[gpu] || !sender || !client
+          || sender->node() != client.node())
         return false;
       return routers[gpu]->reattach(session, secret, client);
+    },
+    [=](kill_atom, uint64_t session, const std::string& admin_token) -> caf::result<bool> {
+      const auto& st = self->state;
+      if (auto refused = check_admin(st.cfg.admin_token, admin_token, "session kill"))
+        return refused;
+      if (st.roles.gpus.empty())
+        return false;
+      // Every GPU server is asked; the session is ended by the one that has it.
+      auto rp = self->make_response_promise<bool>();
+      auto left = std::make_shared<size_t>(st.roles.gpus.size());
+      auto found = std::make_shared<bool>(false);
+      for (const auto& gpu : st.roles.gpus)
+        self->request(gpu, std::chrono::seconds{5}, kill_atom::value, session)
+          .then(
+            [=](bool ended) mutable {
+              *found |= ended;
+              if (--*left == 0)
+                rp.deliver(*found);
+            },
+            [=](caf::error&) mutable {
+              if (--*left == 0)
+                rp.deliver(*found);
+            });
+      return rp;
     },
     [=](status_atom) {
       const auto& st = self->state;
@@ -235,6 +262,10 @@ node_actor::behavior_type node_impl(node_ptr self, config::node_config cfg, node
     },
     [=](tick_atom) {
       auto& st = self->state;
+      // A GPU server's worker process is part of its node, not a node: it
+      // registers nowhere.
+      if (st.cfg.worker.active)
+        return;
       if (!st.in_flight && !st.connecting) {
         if (!st.scheduler)
           connect_scheduler(self);

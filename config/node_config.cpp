@@ -130,6 +130,32 @@ caf::expected<node_config> parse_node_config(const std::string& text,
   }
   GLEAM_CONFIG_TRY(cfg.session_grace,
                    f.get_duration("gpu_server.session-grace", cfg.session_grace));
+  {
+    std::string isolation;
+    GLEAM_CONFIG_TRY(isolation, f.get_string("gpu_server.isolation", "shared"));
+    if (isolation == "process")
+      cfg.isolation = node_config::isolation_mode::process;
+    else if (isolation == "shared")
+      cfg.isolation = node_config::isolation_mode::shared;
+    else
+      return make_error(error_code::bad_value,
+                        f.where("gpu_server.isolation") + ": '" + isolation
+                          + "' is not one of process (a worker process per session) or "
+                            "shared (every session in gleamd's one GPU context)");
+  }
+  {
+    int64_t spare = 0;
+    GLEAM_CONFIG_TRY(spare, f.get_int("gpu_server.spare-workers", cfg.spare_workers, 0, 64));
+    cfg.spare_workers = static_cast<uint32_t>(spare);
+    int64_t seconds = 0;
+    GLEAM_CONFIG_TRY(seconds, f.get_int("gpu_server.max-op-seconds", 0, 0, 7 * 86400));
+    cfg.max_op = std::chrono::seconds{seconds};
+  }
+  if (cfg.max_op.count() != 0 && cfg.isolation != node_config::isolation_mode::process)
+    return make_error(error_code::bad_value,
+                      f.where("gpu_server.max-op-seconds")
+                        + ": needs isolation = \"process\" (a session in gleamd's shared "
+                          "context cannot be ended alone while its op runs)");
   GLEAM_CONFIG_TRY(cfg.cache_dir, f.get_string("cache.dir", ""));
   GLEAM_CONFIG_TRY(cfg.cache_disk_bytes, f.get_bytes("cache.disk-capacity", cfg.cache_disk_bytes));
   GLEAM_CONFIG_TRY(cfg.cache_host_bytes, f.get_bytes("cache.host-capacity", cfg.cache_host_bytes));

@@ -37,6 +37,30 @@ struct node_config {
   std::chrono::microseconds poll{2000};
   std::vector<int> devices;      // [gpu_server] devices: empty = all
   std::chrono::milliseconds session_grace{30000};    // [gpu_server] session-grace
+  /// [gpu_server] isolation: how the sessions of a GPU share it.
+  ///   process: each session runs in a worker process of its own (its own
+  ///            CUDA context, address space, threads and crash domain;
+  ///            actors/session_supervisor.hpp);
+  ///   shared:  every session of a GPU in gleamd's one context and thread
+  ///            (kernels of different sessions may run concurrently).
+  enum class isolation_mode { process, shared };
+  isolation_mode isolation = isolation_mode::shared;
+  /// [gpu_server] spare-workers: worker processes kept started (context
+  /// made) per GPU under isolation = process, so that opening a session
+  /// waits for none.
+  uint32_t spare_workers = 1;
+  /// [gpu_server] max-op-seconds: under isolation = process, a session one
+  /// of whose ops (a kernel, a synchronize, a host function) runs longer is
+  /// ended with its worker; 0 = no limit.
+  std::chrono::milliseconds max_op{0};
+  /// Set by gleamd only in a worker process (never from the file): the
+  /// worker's key (OpenSession.auth_token of the supervisor's opens) and
+  /// the first session id it hands out.
+  struct worker_settings {
+    bool active = false;
+    std::string key;
+    uint64_t first_session = 1;
+  } worker;
   std::string cache_dir;         // [cache] dir
   uint64_t cache_disk_bytes = 64ull << 30;  // [cache] disk-capacity
   uint64_t cache_host_bytes = 8ull << 30;   // [cache] host-capacity

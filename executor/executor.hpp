@@ -142,6 +142,13 @@ public:
     return cache_;
   }
 
+  /// The id the next new session gets, and those after it count up from
+  /// (a GPU server's worker process starts where its supervisor says, so
+  /// that the ids of one GPU's sessions stay unique).
+  void start_session_ids_at(uint64_t first) noexcept {
+    next_session_ = first;
+  }
+
   /// Sessions open now.
   [[nodiscard]] size_t session_count() const noexcept {
     return sessions_.size();

@@ -266,23 +266,29 @@ void unreachable(client& c, const std::string& where, const std::string& why) {
   c.state = cudaErrorNoDevice;
 }
 
-enum class attach_result { ok, refused, unreachable };
+/// `redirected`: the session runs in a worker process of the GPU server
+/// (SessionOpened.worker_port), where the client resumes it.
+enum class attach_result { ok, refused, unreachable, redirected };
 
-/// Connects to the GPU server at c.server_host:port (GPU c.server_gpu) and
+/// Connects to the GPU server at c.server_host:`port` (GPU `gpu`) and
 /// opens a session through a new client proxy, or resumes session `resume`
-/// (after a lost connection). Connecting is bounded by `within`, the open
-/// by `open_within`. `why` says
-/// what failed; `refused`: the server answered and said no (a wrong token,
-/// a session it no longer has), so trying again does not help.
-attach_result attach(client& c, uint64_t resume, caf::duration within,
-                     caf::duration open_within, std::string& why) {
+/// with `secret` (after a lost connection, or where a GPU server's reply
+/// sent it). Connecting is bounded by `within`, the open by `open_within`.
+/// `why` says what failed; `refused`: the server answered and said no (a
+/// wrong token, a session it no longer has), so trying again does not help;
+/// `redirected`: the reply, in `redirect`, names the worker port to resume
+/// at, and nothing else changed.
+attach_result attach_at(client& c, uint16_t port, uint32_t gpu, uint64_t resume,
+                        const std::string& secret, caf::duration within,
+                        caf::duration open_within, std::string& why,
+                        proto::SessionOpened& redirect) {
   auto& self = *c.self;
   auto tls = c.cfg.tls.enabled;
   // The middleman's connect, bounded (remote_actor waits for ever when a
   // link lets the TCP connection through and then stalls).
   caf::actor node_untyped;
   self->request(actors::network_handle(*c.system, tls), within, caf::connect_atom::value,
-                c.server_host, c.server_port)
+                c.server_host, port)
     .receive(
       [&](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
         node_untyped = caf::actor_cast<caf::actor>(std::move(ptr));
@@ -295,11 +301,11 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   }
   auto node = caf::actor_cast<actors::node_actor>(node_untyped);
   actors::gpu_server_actor server;
-  self->request(node, within, actors::get_gpu_atom::value, c.server_gpu)
+  self->request(node, within, actors::get_gpu_atom::value, gpu)
     .receive([&](actors::gpu_server_actor& g) { server = g; },
              [&](caf::error& e) { why = render(c, e); });
   if (!server) {
-    why = "no GPU server " + std::to_string(c.server_gpu) + ": " + why;
+    why = "no GPU server " + std::to_string(gpu) + ": " + why;
     return attach_result::unreachable;
   }
   auto watch = std::make_shared<server_watch>();
@@ -313,20 +319,24 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   open->set_resume_session(resume);
   if (resume != 0) {
     // The session is ours by its secret, not by its id.
-    open->set_resume_secret(c.opened.secret());
+    open->set_resume_secret(secret);
     // Host nodes of the session's graphs may hold the server's GPU work
     // (and with it the server) until they reach this process again: the new
     // proxy goes to their router first, through the node. A node that has
     // none (a session without host nodes) changes nothing.
     self
-      ->request(node, within, actors::host_attach_atom::value, c.server_gpu, resume,
-                c.opened.secret(), proxy)
+      ->request(node, within, actors::host_attach_atom::value, gpu, resume, secret, proxy)
       .receive([](bool) {}, [](caf::error&) {});
   }
   auto result = attach_result::unreachable;
   self->request(proxy, open_within, actors::open_atom::value, open)
     .receive(
       [&](actors::pb<proto::SessionOpened>& r) {
+        if (r->worker_port() != 0) {
+          redirect = std::move(r.value);
+          result = attach_result::redirected;
+          return;
+        }
         // A server of another protocol (one that did not refuse the
         // session itself) or a driver older than this runtime: one clear
         // error, no op stream.
@@ -362,6 +372,37 @@ attach_result attach(client& c, uint64_t resume, caf::duration within,
   c.proxy = proxy;
   c.watch = std::move(watch);
   return attach_result::ok;
+}
+
+/// attach_at the GPU server the client was given (c.server_port, GPU
+/// c.server_gpu); when it runs the session in a worker process, at the
+/// worker, resuming the session there (a new session with the secret the
+/// reply carried). A session whose worker is gone is refused by the GPU
+/// server with the reason.
+attach_result attach(client& c, uint64_t resume, caf::duration within,
+                     caf::duration open_within, std::string& why) {
+  proto::SessionOpened redirect;
+  auto r = attach_at(c, c.server_port, c.server_gpu, resume, c.opened.secret(), within,
+                     open_within, why, redirect);
+  if (r != attach_result::redirected)
+    return r;
+  if (redirect.worker_port() > UINT16_MAX) {
+    why = "the GPU server named an invalid worker port";
+    return attach_result::refused;
+  }
+  const auto& secret = resume != 0 ? c.opened.secret() : redirect.secret();
+  proto::SessionOpened again;
+  // A worker serves GPU 0 of its own: the one it was started for.
+  r = attach_at(c, static_cast<uint16_t>(redirect.worker_port()), 0, redirect.session(),
+                secret, within, open_within, why, again);
+  if (r == attach_result::redirected) {
+    why = "the session's worker process redirected the client again";
+    return attach_result::refused;
+  }
+  if (r != attach_result::ok)
+    why = "the session's worker process (port " + std::to_string(redirect.worker_port())
+          + "): " + why;
+  return r;
 }
 
 void open_connection(client& c) {
@@ -464,6 +505,7 @@ void open_connection(client& c) {
     case attach_result::ok:
       break;
     case attach_result::refused:
+    case attach_result::redirected: // attach follows a redirect itself
       // The server is there and said no: starting a gleamd would not help.
       std::fprintf(stderr, "gleam: the Gleam server at %s refused the session: %s\n",
                    where.c_str(), why.c_str());

@@ -503,3 +503,36 @@ TEST_CASE("the client's compression: auto by default, on or off from the file or
   REQUIRE_FALSE(bad);
   CHECK(caf::to_string(bad.error()).find("client.compress") != std::string::npos);
 }
+
+TEST_CASE("gpu_server isolation: process or shared, spare workers and max-op-seconds checked",
+          "[config]") {
+  auto parse = [](const std::string& gpu_section) {
+    return parse_node_config(
+      "[node]\nid = \"g\"\nroles = [\"gpu_server\", \"scheduler\"]\n[gpu_server]\n" + gpu_section,
+      "i.conf");
+  };
+  auto shared = parse("");
+  REQUIRE(shared);
+  CHECK(shared->isolation == node_config::isolation_mode::shared);
+  CHECK(shared->spare_workers == 1);
+  CHECK(shared->max_op.count() == 0);
+  auto process = parse("isolation = \"process\"\nspare-workers = 3\nmax-op-seconds = 30\n");
+  REQUIRE(process);
+  CHECK(process->isolation == node_config::isolation_mode::process);
+  CHECK(process->spare_workers == 3);
+  CHECK(process->max_op == std::chrono::seconds{30});
+  CHECK_FALSE(process->worker.active); // never from a file
+  auto bad = parse("isolation = \"threads\"\n");
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(error_text(bad.error()), Catch::Contains("gpu_server.isolation")
+                                        && Catch::Contains("'threads'")
+                                        && Catch::Contains("process"));
+  auto too_many = parse("spare-workers = 65\n");
+  REQUIRE_FALSE(too_many);
+  CHECK_THAT(error_text(too_many.error()), Catch::Contains("gpu_server.spare-workers"));
+  // A limit needs a process to end: shared mode cannot end one session.
+  auto limit_shared = parse("max-op-seconds = 10\n");
+  REQUIRE_FALSE(limit_shared);
+  CHECK_THAT(error_text(limit_shared.error()), Catch::Contains("gpu_server.max-op-seconds")
+                                                 && Catch::Contains("process"));
+}

@@ -521,6 +521,14 @@ int main(int argc, char** argv) {
     std::printf("sync2=%s\n", name(a, a.device_synchronize()));
     void* q = nullptr;
     std::printf("malloc=%s\n", name(a, a.malloc(&q, 64)));
+  } else if (scenario == "hang") {
+    // A memset the fake GPU of fake_gleamd runs for 30 s (value 0xCC), then
+    // a copy back that waits for it, then an allocation.
+    std::printf("long=%s\n", name(a, a.memset_async(p, 0xCC, 4096, nullptr)));
+    std::fflush(stdout);
+    std::printf("sync=%s\n", name(a, read_byte()));
+    void* q = nullptr;
+    std::printf("malloc=%s\n", name(a, a.malloc(&q, 64)));
   } else if (scenario == "steady") {
     int n = argc > 3 ? std::atoi(argv[3]) : 100;
     cudaError_t first = cudaSuccess;

@@ -902,6 +902,8 @@ fake_gpu(actors::gpu_server_actor::stateful_pointer<fake_state> self, std::strin
     // Drain states come from a node's heartbeats; the fake node sends none
     // (a drain at its scheduler stops placements only).
     [=](actors::drain_atom, const actors::pb<proto::DrainState>&) {},
+    // The fake keeps no session table to end one from the server's side.
+    [=](actors::kill_atom, uint64_t) { return false; },
     [=](actors::tick_atom, uint64_t) {},
   };
 }
@@ -926,6 +928,7 @@ actors::node_actor::behavior_type fake_node(actors::node_actor::pointer self,
         caf::actor client) {
       return router->reattach(session, secret, client);
     },
+    [=](actors::kill_atom, uint64_t, const std::string&) { return false; },
     [=](actors::tick_atom) {},
   };
 }

@@ -86,6 +86,8 @@ const char* help_text =
   "                         'draining', then 'drained' in 'nodes'); with DEADLINE (e.g.\n"
   "                         30min, 90s) the sessions still open by then are ended\n"
   "  undrain NODE           NODE takes new sessions again\n"
+  "  session kill NODE ID   ends session ID on NODE at once (under isolation = process,\n"
+  "                         its worker process); needs the admin token\n"
   "  help       this text\n"
   "  quit       leave the console\n";
 
@@ -159,6 +161,8 @@ bool console::run(const std::string& line, std::ostream& out) {
     return cache(words, out);
   if (cmd == "drain" || cmd == "undrain")
     return drain(cmd == "drain", words, out);
+  if (cmd == "session")
+    return session(words, out);
   out << "unknown command '" << cmd << "'; " << help_text;
   return false;
 }
@@ -233,6 +237,48 @@ bool console::drain(bool on, std::istream& words, std::ostream& out) {
     out << " finish on their own";
   out << "\n";
   return true;
+}
+
+bool console::session(std::istream& words, std::ostream& out) {
+  std::string sub, node_id, extra;
+  uint64_t id = 0;
+  words >> sub >> node_id >> id;
+  if (sub != "kill" || node_id.empty() || id == 0 || (words >> extra)) {
+    out << "usage: session kill NODE SESSION (as 'sessions' lists them)\n";
+    return false;
+  }
+  auto v = view();
+  if (!v) {
+    out << "error: " << config::describe(v.error()) << "\n";
+    return false;
+  }
+  for (const auto& n : v->nodes()) {
+    if (n.node_id() != node_id)
+      continue;
+    auto node = actors::remote_actor<actors::node_actor>(sys_, n.data_host(), n.data_port(),
+                                                         tls_);
+    if (!node) {
+      out << "error: node '" << node_id << "' unreachable at " << n.data_host() << ":"
+          << n.data_port() << ": " << sys_.render(node.error()) << "\n";
+      return false;
+    }
+    caf::expected<bool> ended{false};
+    self_->request(*node, request_timeout, actors::kill_atom::value, id, admin_token_)
+      .receive([&](bool b) { ended = b; }, [&](caf::error& e) { ended = std::move(e); });
+    if (!ended) {
+      out << "error: " << config::describe(ended.error()) << "\n";
+      return false;
+    }
+    if (!*ended) {
+      out << "node '" << node_id << "' has no session " << id << "\n";
+      return false;
+    }
+    out << "session " << id << " on node '" << node_id
+        << "' ended; its client's next call fails\n";
+    return true;
+  }
+  out << "error: no node '" << node_id << "' in the cluster (see 'nodes')\n";
+  return false;
 }
 
 bool console::gpus(std::ostream& out) {

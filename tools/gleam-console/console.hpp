@@ -41,6 +41,9 @@ private:
   bool cache(std::istream& words, std::ostream& out);
   /// `drain NODE [DEADLINE]` (on) or `undrain NODE` at the scheduler.
   bool drain(bool on, std::istream& words, std::ostream& out);
+  /// `session kill NODE ID`: ends the session at once (its worker process
+  /// under isolation = process), at the node; needs the admin token.
+  bool session(std::istream& words, std::ostream& out);
   /// Runs one cache op on the cache_shard of node `n`.
   caf::expected<proto::OpResult> shard_op(const proto::NodeStatus& n, proto::Op op);
   caf::expected<proto::ClusterView> view();

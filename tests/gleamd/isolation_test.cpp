@@ -1,0 +1,215 @@
+// [gpu_server] isolation on a whole node without a GPU: fake_gleamd (gleamd
+// on a fake driver whose context a 0xDD memset poisons and a 0xCC memset
+// holds for 30 s, as a fault and a long kernel do to a real one) and
+// clients (interpose_async_probe) through the built libcudart.so.13. Under
+// isolation = "process" one session's fault, hang, kill or crash stays its
+// own; under "shared" the fault reaches every session of the GPU, which is
+// what the process mode exists to prevent.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "tests/support/files.hpp"
+#include "tests/support/gpu_probe.hpp"
+#include "tests/support/process.hpp"
+
+using namespace std::chrono_literals;
+using gleam::test::build_path;
+using gleam::test::read_file;
+using gleam::test::run_command;
+
+namespace {
+
+constexpr const char* admin_token = "admin-secret-for-tests";
+
+/// fake_gleamd with the scheduler and gpu_server roles on a free port.
+class fake_node {
+public:
+  explicit fake_node(const std::string& isolation) {
+    char tmpl[] = "/tmp/gleam-isolation-test-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    port_ = gleam::test::free_port();
+    std::ofstream{dir_ + "/node.conf"} << "[node]\nid = \"iso\"\nroles = [\"scheduler\", "
+                                          "\"gpu_server\"]\nport = "
+                                       << port_ << "\nadvertise = \"127.0.0.1\"\nadmin-token = \""
+                                       << admin_token
+                                       << "\"\n[gpu_server]\nisolation = \"" << isolation
+                                       << "\"\n"
+                                       << (isolation == "process" ? "max-op-seconds = 2\n" : "");
+    pid_ = gleam::test::spawn_logged(
+      {build_path("tests/fake_gleamd"), "--config-file=" + dir_ + "/node.conf"}, log());
+    for (int i = 0; i < 400 && !gleam::test::port_open(port_); ++i)
+      std::this_thread::sleep_for(25ms);
+    REQUIRE(gleam::test::port_open(port_));
+  }
+  ~fake_node() {
+    gleam::test::stop_process(pid_);
+  }
+  std::string log() const {
+    return dir_ + "/gleamd.log";
+  }
+  std::string dir() const {
+    return dir_;
+  }
+  bool running() const {
+    return ::waitpid(pid_, nullptr, WNOHANG) == 0;
+  }
+  /// A client running async_probe `scenario` in the background; its
+  /// stdout in NAME.out, stderr in NAME.err.
+  pid_t client(const std::string& scenario, const std::string& name) const {
+    return gleam::test::spawn_logged(
+      {"/bin/sh", "-c",
+       "GLEAM_SERVER=127.0.0.1:" + std::to_string(port_) + " exec "
+         + build_path("tests/interpose_async_probe") + " " + build_path("lib/libcudart.so.13")
+         + " " + scenario + " 2>" + dir_ + "/" + name + ".err"},
+      dir_ + "/" + name + ".out");
+  }
+  std::string out(const std::string& name) const {
+    return read_file(dir_ + "/" + name + ".out");
+  }
+  std::string err(const std::string& name) const {
+    return read_file(dir_ + "/" + name + ".err");
+  }
+  std::string console(const std::string& command) const {
+    std::string out;
+    run_command(build_path("bin/gleam-console") + " --scheduler 127.0.0.1:"
+                  + std::to_string(port_) + " --token " + admin_token + " -c '" + command
+                  + "' 2>&1",
+                out);
+    return out;
+  }
+
+private:
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+/// Waits (bounded, not a timing assertion) for `pid` to end; true if it did.
+bool ended_within(pid_t pid, std::chrono::milliseconds bound) {
+  auto until = std::chrono::steady_clock::now() + bound;
+  while (std::chrono::steady_clock::now() < until) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid)
+      return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+/// Waits (bounded) until `file` contains `text`.
+bool wait_for(const std::string& file, const std::string& text) {
+  for (int i = 0; i < 400 && read_file(file).find(text) == std::string::npos; ++i)
+    std::this_thread::sleep_for(25ms);
+  return read_file(file).find(text) != std::string::npos;
+}
+
+/// The worker process of session `id` as the supervisor logged it, or 0.
+pid_t worker_of(const std::string& log, uint64_t id) {
+  auto key = "session " + std::to_string(id) + " opened in worker process ";
+  auto text = read_file(log);
+  auto at = text.find(key);
+  return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + key.size());
+}
+
+} // namespace
+
+TEST_CASE("under process isolation a session's fault stays its own; under shared it reaches "
+          "every session",
+          "[gleamd][isolation]") {
+  for (std::string mode : {"process", "shared"}) {
+    DYNAMIC_SECTION(mode) {
+      fake_node node{mode};
+      auto a = node.client("steady 150", "a");
+      std::this_thread::sleep_for(400ms);
+      auto b = node.client("sticky", "b");
+      REQUIRE(ended_within(b, 20s));
+      INFO("a: " << node.out("a") << node.err("a") << "\nb: " << node.out("b") << node.err("b")
+                 << "\nnode: " << read_file(node.log()));
+      // The faulting session sees CUDA's sticky error at every later call.
+      CHECK(node.out("b")
+            == "failing=cudaSuccess\nnext=cudaSuccess\nsync1=cudaErrorIllegalAddress\n"
+               "sync2=cudaErrorIllegalAddress\nmalloc=cudaErrorIllegalAddress\n");
+      REQUIRE(ended_within(a, 30s));
+      auto c = node.client("steady 5", "c");
+      REQUIRE(ended_within(c, 20s));
+      if (mode == "process") {
+        // The other session and a new one run on, byte for byte; gleamd too.
+        CHECK(node.out("a") == "steady=cudaSuccess wrong=0\n");
+        CHECK(node.out("c") == "steady=cudaSuccess wrong=0\n");
+        CHECK(node.running());
+      } else {
+        // One context: the fault is every session's.
+        CHECK(node.out("a") == "steady=cudaErrorIllegalAddress wrong=0\n");
+        CHECK(node.out("c").find("steady=cudaSuccess") == std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("under process isolation a long op holds only its own session, and max-op-seconds "
+          "ends it with a reason",
+          "[gleamd][isolation]") {
+  fake_node node{"process"};
+  auto b = node.client("hang", "b");
+  REQUIRE(wait_for(node.dir() + "/b.out", "long=cudaSuccess"));
+  // While B's op runs, A's 40 round trips go through (in shared mode they
+  // would wait the 30 s of B's op).
+  auto a = node.client("steady 40", "a");
+  auto a_done = ended_within(a, 20s);
+  INFO("a: " << node.out("a") << node.err("a") << "\nb: " << node.out("b") << node.err("b")
+             << "\nnode: " << read_file(node.log()));
+  CHECK(a_done);
+  CHECK(node.out("a") == "steady=cudaSuccess wrong=0\n");
+  // max-op-seconds = 2: B's worker ends, B's client is told why.
+  REQUIRE(ended_within(b, 20s));
+  CHECK(node.out("b")
+        == "long=cudaSuccess\nsync=cudaErrorDevicesUnavailable\nmalloc=cudaErrorDevicesUnavailable\n");
+  CHECK_THAT(node.err("b"), Catch::Contains("max-op-seconds"));
+  CHECK(node.running());
+}
+
+TEST_CASE("an admin's session kill and a killed worker end only that session, with the reason",
+          "[gleamd][isolation]") {
+  fake_node node{"process"};
+  auto a = node.client("steady 100000", "a");
+  REQUIRE(wait_for(node.log(), "session 1 attached by its client"));
+  auto b = node.client("steady 300", "b");
+  // B's client reached its worker and runs its loop.
+  REQUIRE(wait_for(node.log(), "session 2 attached by its client"));
+  std::this_thread::sleep_for(300ms);
+  INFO("a: " << node.out("a") << node.err("a") << "\nb: " << node.out("b") << node.err("b")
+             << "\nnode: " << read_file(node.log()));
+  SECTION("gleam-console session kill") {
+    CHECK_THAT(node.console("session kill iso"), Catch::Contains("usage: session kill"));
+    CHECK_THAT(node.console("session kill iso 99"), Catch::Contains("has no session 99"));
+    auto killed = node.console("session kill iso 2");
+    INFO(killed);
+    CHECK_THAT(killed, Catch::Contains("session 2 on node 'iso' ended"));
+    REQUIRE(ended_within(b, 10s));
+    CHECK_THAT(node.out("b"), Catch::StartsWith("steady=cudaErrorDevicesUnavailable"));
+    CHECK_THAT(node.err("b"), Catch::Contains("killed by an admin"));
+  }
+  SECTION("kill -9 of the session's worker process") {
+    auto worker = worker_of(node.log(), 2);
+    REQUIRE(worker > 0);
+    ::kill(worker, SIGKILL);
+    // The client learns it at its next call and exits cleanly.
+    REQUIRE(ended_within(b, 10s));
+    CHECK_THAT(node.out("b"), Catch::StartsWith("steady=cudaErrorDevicesUnavailable"));
+    CHECK_THAT(node.err("b"), Catch::Contains("killed by signal 9"));
+  }
+  // Session 1 is untouched and its node still serves.
+  CHECK(::waitpid(a, nullptr, WNOHANG) == 0);
+  CHECK(node.out("a").empty());
+  CHECK(node.running());
+  ::kill(a, SIGKILL);
+  ::waitpid(a, nullptr, 0);
+}
