@@ -11,6 +11,7 @@
 #include "executor/blas_shapes.hpp"
 #include "executor/library_call.hpp"
 #include "executor/library_graveyard.hpp"
+#include "executor/op_table.hpp"
 #include "executor/session_streams.hpp"
 
 namespace gleam::executor {
@@ -995,5 +996,28 @@ cublasStatus_t release_blas(session& s) {
   s.blas.reset();
   return first;
 }
+
+// --- registration (executor/op_table.hpp) -----------------------------------
+
+namespace {
+
+void run_blas_op(op_context& cx, const proto::Op& op) {
+  run_blas(cx.blas, cx.api, cx.s, op, cx.r);
+}
+
+using k = proto::Op::KindCase;
+
+constexpr op_route blas_routes[] = {
+  {k::kBlasCreate, run_blas_op},        {k::kBlasDestroy, run_blas_op},
+  {k::kBlasSetStream, run_blas_op},     {k::kBlasSetWorkspace, run_blas_op},
+  {k::kBlasSetMathMode, run_blas_op},   {k::kBlasSetAtomicsMode, run_blas_op},
+  {k::kBlasGemm, run_blas_op},          {k::kBlasLtCreate, run_blas_op},
+  {k::kBlasLtDestroy, run_blas_op},     {k::kBlasLtMatmul, run_blas_op},
+  {k::kBlasLtHeuristic, run_blas_op},
+};
+
+} // namespace
+
+const op_family blas_family = make_family(blas_routes);
 
 } // namespace gleam::executor
