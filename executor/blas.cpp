@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "executor/blas_runner.hpp"
 #include "executor/blas_shapes.hpp"
 #include "executor/library_call.hpp"
 #include "executor/library_graveyard.hpp"
+#include "executor/op_table.hpp"
 #include "executor/session_streams.hpp"
 
 namespace gleam::executor {
@@ -45,48 +47,6 @@ bool fits_int(int64_t v) {
   return v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max();
 }
 
-/// A 16-byte aligned copy of a scalar sent by value (at most a complex double).
-struct scalar {
-  alignas(16) unsigned char bytes[16] = {};
-};
-
-/// An attribute value, copied to aligned storage for the library.
-struct attribute_value {
-  alignas(16) unsigned char bytes[64] = {};
-  size_t size = 0;
-};
-
-template <class T>
-std::optional<T> attribute_as(const google::protobuf::RepeatedPtrField<proto::BlasLtAttribute>& attrs,
-                              int32_t id) {
-  for (const auto& a : attrs)
-    if (a.id() == id && a.value().size() == sizeof(T)) {
-      T v;
-      std::memcpy(&v, a.value().data(), sizeof(T));
-      return v;
-    }
-  return std::nullopt;
-}
-
-/// Matmul descriptor attributes whose value is a device address.
-bool is_pointer_attribute(int32_t id) {
-  switch (id) {
-    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
-    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
-    case CUBLASLT_MATMUL_DESC_A_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_B_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_C_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_D_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_AMAX_D_POINTER:
-    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER:
-    case CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER:
-      return true;
-    default:
-      return false;
-  }
-}
-
 /// Executes one library op; every failure sets r_ and returns.
 cublasStatus_t destroy_now(blas_api& api, const blas_handle_entry& h) {
   return h.lt != nullptr ? api.cublasLtDestroy(h.lt) : api.cublasDestroy_v2(h.blas);
@@ -107,7 +67,7 @@ cublasStatus_t destroy_handle(blas_api& api, library_graveyard* graves, const bl
     }));
 }
 
-class blas_runner;
+} // namespace
 
 /// The library_call_env of a generated cuBLAS call: the runner's handle,
 /// stream and range checks, and its result.
@@ -132,790 +92,487 @@ private:
   blas_handle_entry* handle_ = nullptr;
 };
 
-class blas_runner {
-public:
-  friend class blas_call_env;
+// --- blas_runner -------------------------------------------------------------
 
-  blas_runner(blas_tables& t, driver_api& driver, session& s, proto::OpResult& r)
-    : t_(t), api_(*t.api), driver_(driver), s_(s), r_(r) {
+void blas_runner::run(const proto::Op& op) {
+  using k = proto::Op::KindCase;
+  switch (op.kind_case()) {
+    case k::kBlasCreate:
+      return create(op.blas_create().handle(), false);
+    case k::kBlasLtCreate:
+      return create(op.blas_lt_create().handle(), true);
+    case k::kBlasDestroy:
+      return destroy(op.blas_destroy().handle(), false);
+    case k::kBlasLtDestroy:
+      return destroy(op.blas_lt_destroy().handle(), true);
+    case k::kBlasSetStream:
+      return set_stream(op.blas_set_stream());
+    case k::kBlasSetWorkspace:
+      return set_workspace(op.blas_set_workspace());
+    case k::kBlasSetMathMode:
+      if (auto* h = lookup_blas(op.blas_set_math_mode().handle()))
+        report(api_.cublasSetMathMode(h->blas,
+                                      static_cast<cublasMath_t>(op.blas_set_math_mode().mode())),
+               "cublasSetMathMode");
+      return;
+    case k::kBlasSetAtomicsMode:
+      if (auto* h = lookup_blas(op.blas_set_atomics_mode().handle()))
+        report(api_.cublasSetAtomicsMode(
+                 h->blas, static_cast<cublasAtomicsMode_t>(op.blas_set_atomics_mode().mode())),
+               "cublasSetAtomicsMode");
+      return;
+    case k::kBlasGemm:
+      return gemm(op.blas_gemm());
+    case k::kBlasLtMatmul:
+      return lt_matmul(op.blas_lt_matmul());
+    case k::kBlasLtHeuristic:
+      return lt_heuristic(op.blas_lt_heuristic());
+    case k::kLibraryCall:
+      return library_call(op.library_call());
+    default:
+      return fail(CUBLAS_STATUS_INTERNAL_ERROR,
+                  fmt::format("op seq {} is not a cuBLAS op", op.seq()));
   }
+}
 
-  void run(const proto::Op& op) {
-    using k = proto::Op::KindCase;
-    switch (op.kind_case()) {
-      case k::kBlasCreate:
-        return create(op.blas_create().handle(), false);
-      case k::kBlasLtCreate:
-        return create(op.blas_lt_create().handle(), true);
-      case k::kBlasDestroy:
-        return destroy(op.blas_destroy().handle(), false);
-      case k::kBlasLtDestroy:
-        return destroy(op.blas_lt_destroy().handle(), true);
-      case k::kBlasSetStream:
-        return set_stream(op.blas_set_stream());
-      case k::kBlasSetWorkspace:
-        return set_workspace(op.blas_set_workspace());
-      case k::kBlasSetMathMode:
-        if (auto* h = lookup_blas(op.blas_set_math_mode().handle()))
-          report(api_.cublasSetMathMode(h->blas,
-                                        static_cast<cublasMath_t>(op.blas_set_math_mode().mode())),
-                 "cublasSetMathMode");
-        return;
-      case k::kBlasSetAtomicsMode:
-        if (auto* h = lookup_blas(op.blas_set_atomics_mode().handle()))
-          report(api_.cublasSetAtomicsMode(
-                   h->blas, static_cast<cublasAtomicsMode_t>(op.blas_set_atomics_mode().mode())),
-                 "cublasSetAtomicsMode");
-        return;
-      case k::kBlasGemm:
-        return gemm(op.blas_gemm());
-      case k::kBlasLtMatmul:
-        return lt_matmul(op.blas_lt_matmul());
-      case k::kBlasLtHeuristic:
-        return lt_heuristic(op.blas_lt_heuristic());
-      case k::kLibraryCall:
-        return library_call(op.library_call());
-      default:
-        return fail(CUBLAS_STATUS_INTERNAL_ERROR,
-                    fmt::format("op seq {} is not a cuBLAS op", op.seq()));
-    }
+// --- results ---------------------------------------------------------------
+
+void blas_runner::fail(cublasStatus_t st, std::string detail) {
+  r_.set_blas_status(static_cast<int32_t>(st));
+  r_.set_status(static_cast<int32_t>(cu_of(st)));
+  r_.set_error(std::move(detail));
+}
+
+void blas_runner::invalid(std::string detail) {
+  fail(CUBLAS_STATUS_INVALID_VALUE, std::move(detail));
+}
+
+bool blas_runner::report(cublasStatus_t st, const char* what) {
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    r_.set_blas_status(0);
+    return true;
   }
+  auto* name = api_.cublasGetStatusName != nullptr ? api_.cublasGetStatusName(st) : "";
+  fail(st, fmt::format("{} returned {} ({})", what, static_cast<int>(st), name));
+  return false;
+}
 
-private:
-  // --- results ---------------------------------------------------------------
+// --- lookups ---------------------------------------------------------------
 
-  void fail(cublasStatus_t st, std::string detail) {
-    r_.set_blas_status(static_cast<int32_t>(st));
-    r_.set_status(static_cast<int32_t>(cu_of(st)));
-    r_.set_error(std::move(detail));
-  }
+bool blas_runner::lookup_stream(uint64_t handle, CUstream& out, bool work) {
+  auto rc = work ? stream_for_work(driver_, s_, handle, &out)
+                 : driver_stream(driver_, s_, handle, &out);
+  if (rc == CUDA_SUCCESS)
+    return true;
+  invalid(fmt::format("stream handle {} is not a usable stream of this session ({})",
+                      handle, static_cast<int>(rc)));
+  return false;
+}
 
-  void invalid(std::string detail) {
-    fail(CUBLAS_STATUS_INVALID_VALUE, std::move(detail));
-  }
+blas_handle_entry* blas_runner::lookup(uint64_t id) {
+  auto i = t_.handles.find(id);
+  if (i != t_.handles.end())
+    return &i->second;
+  fail(CUBLAS_STATUS_NOT_INITIALIZED,
+       fmt::format("cuBLAS handle {} is not a handle of this session (never "
+                   "created, or destroyed)",
+                   id));
+  return nullptr;
+}
 
-  /// Records the library's status `st` of call `what`; true on success.
-  bool report(cublasStatus_t st, const char* what) {
-    if (st == CUBLAS_STATUS_SUCCESS) {
-      r_.set_blas_status(0);
-      return true;
-    }
-    auto* name = api_.cublasGetStatusName != nullptr ? api_.cublasGetStatusName(st) : "";
-    fail(st, fmt::format("{} returned {} ({})", what, static_cast<int>(st), name));
-    return false;
-  }
-
-  // --- lookups ---------------------------------------------------------------
-
-  /// The session's stream `handle` for a cuBLAS call on it: with `work`,
-  /// for work about to be issued there (ordered by the legacy-stream rule,
-  /// executor/session_streams.hpp); without, only resolved.
-  bool lookup_stream(uint64_t handle, CUstream& out, bool work = true) {
-    auto rc = work ? stream_for_work(driver_, s_, handle, &out)
-                   : driver_stream(driver_, s_, handle, &out);
-    if (rc == CUDA_SUCCESS)
-      return true;
-    invalid(fmt::format("stream handle {} is not a usable stream of this session ({})",
-                        handle, static_cast<int>(rc)));
-    return false;
-  }
-
-  blas_handle_entry* lookup(uint64_t id) {
-    auto i = t_.handles.find(id);
-    if (i != t_.handles.end())
-      return &i->second;
+blas_handle_entry* blas_runner::lookup_blas(uint64_t id) {
+  auto* h = lookup(id);
+  if (h != nullptr && h->blas == nullptr) {
     fail(CUBLAS_STATUS_NOT_INITIALIZED,
-         fmt::format("cuBLAS handle {} is not a handle of this session (never "
-                     "created, or destroyed)",
+         fmt::format("handle {} is a cuBLASLt handle; this call needs a cuBLAS "
+                     "handle from cublasCreate",
                      id));
     return nullptr;
   }
+  return h;
+}
 
-  /// A cuBLAS handle (cublasCreate).
-  blas_handle_entry* lookup_blas(uint64_t id) {
-    auto* h = lookup(id);
-    if (h != nullptr && h->blas == nullptr) {
-      fail(CUBLAS_STATUS_NOT_INITIALIZED,
-           fmt::format("handle {} is a cuBLASLt handle; this call needs a cuBLAS "
-                       "handle from cublasCreate",
-                       id));
-      return nullptr;
-    }
-    return h;
-  }
+bool blas_runner::lookup_lt(uint64_t id, cublasLtHandle_t& out) {
+  auto* h = lookup(id);
+  if (h == nullptr)
+    return false;
+  out = h->lt != nullptr ? h->lt : reinterpret_cast<cublasLtHandle_t>(h->blas);
+  return true;
+}
 
-  /// A cuBLASLt handle, or a cuBLAS handle used as one (the vendor allows
-  /// the cast).
-  bool lookup_lt(uint64_t id, cublasLtHandle_t& out) {
-    auto* h = lookup(id);
-    if (h == nullptr)
-      return false;
-    out = h->lt != nullptr ? h->lt : reinterpret_cast<cublasLtHandle_t>(h->blas);
+bool blas_runner::check_range(uint64_t ptr, uint64_t len, const char* what) {
+  if (len == 0 || s_.memory.contains(ptr, len))
     return true;
-  }
+  invalid(fmt::format("{}: address {:#x} + {} bytes is outside this session's "
+                      "allocations; pass device memory from this process's "
+                      "cudaMalloc, large enough for the matrix shape",
+                      what, ptr, len));
+  return false;
+}
 
-  bool check_range(uint64_t ptr, uint64_t len, const char* what) {
-    if (len == 0 || s_.memory.contains(ptr, len))
-      return true;
-    invalid(fmt::format("{}: address {:#x} + {} bytes is outside this session's "
-                        "allocations; pass device memory from this process's "
-                        "cudaMalloc, large enough for the matrix shape",
-                        what, ptr, len));
+bool blas_runner::take_scalars(const std::string& alpha, const std::string& beta, scalar& a,
+                               scalar& b) {
+  if (alpha.empty() || alpha.size() > sizeof(a.bytes) || beta.size() != alpha.size()) {
+    invalid(fmt::format("alpha/beta of {}/{} bytes: send both scalars by value, "
+                        "1 to 16 bytes each",
+                        alpha.size(), beta.size()));
     return false;
   }
+  std::memcpy(a.bytes, alpha.data(), alpha.size());
+  std::memcpy(b.bytes, beta.data(), beta.size());
+  return true;
+}
 
-  bool take_scalars(const std::string& alpha, const std::string& beta, scalar& a, scalar& b) {
-    if (alpha.empty() || alpha.size() > sizeof(a.bytes) || beta.size() != alpha.size()) {
-      invalid(fmt::format("alpha/beta of {}/{} bytes: send both scalars by value, "
-                          "1 to 16 bytes each",
-                          alpha.size(), beta.size()));
-      return false;
-    }
-    std::memcpy(a.bytes, alpha.data(), alpha.size());
-    std::memcpy(b.bytes, beta.data(), beta.size());
+// --- handles ---------------------------------------------------------------
+
+void blas_runner::create(uint64_t id, bool lt) {
+  if (id == 0 || t_.handles.count(id) != 0)
+    return invalid(fmt::format("handle {} is 0 or already in use in this session; "
+                               "use a fresh client handle",
+                               id));
+  blas_handle_entry e;
+  if (lt) {
+    if (!report(api_.cublasLtCreate(&e.lt), "cublasLtCreate"))
+      return;
+  } else if (!report(api_.cublasCreate_v2(&e.blas), "cublasCreate")) {
+    return;
+  } else if (!bind(e, stream_handle::legacy_default, false)) {
+    static_cast<void>(api_.cublasDestroy_v2(e.blas));
+    return;
+  }
+  t_.handles.emplace(id, e);
+}
+
+void blas_runner::destroy(uint64_t id, bool lt) {
+  auto* h = lookup(id);
+  if (h == nullptr)
+    return;
+  if ((h->lt != nullptr) != lt)
+    return fail(CUBLAS_STATUS_NOT_INITIALIZED,
+                fmt::format("handle {} is a {} handle; destroy it with {}", id,
+                            lt ? "cuBLAS" : "cuBLASLt",
+                            lt ? "cublasDestroy" : "cublasLtDestroy"));
+  auto entry = *h;
+  t_.handles.erase(id);
+  // The destruction synchronizes the device: while this session captures,
+  // that invalidates its captures, as it would locally.
+  if (!s_.captures.empty())
+    static_cast<void>(sync_session(driver_, s_));
+  report(destroy_handle(api_, s_.graves, entry), lt ? "cublasLtDestroy" : "cublasDestroy");
+}
+
+void blas_runner::set_stream(const proto::BlasSetStream& op) {
+  auto* h = lookup_blas(op.handle());
+  if (h != nullptr && bind(*h, op.stream(), false))
+    h->stream = op.stream();
+}
+
+bool blas_runner::bind(blas_handle_entry& h, uint64_t handle, bool work) {
+  CUstream stream = nullptr;
+  if (!lookup_stream(handle, stream, work))
+    return false;
+  if (stream == h.bound)
     return true;
+  if (!report(api_.cublasSetStream_v2(h.blas, stream), "cublasSetStream"))
+    return false;
+  h.bound = stream;
+  return true;
+}
+
+void blas_runner::set_workspace(const proto::BlasSetWorkspace& op) {
+  auto* h = lookup_blas(op.handle());
+  if (h == nullptr || !check_range(op.workspace(), op.size(), "cublasSetWorkspace"))
+    return;
+  report(api_.cublasSetWorkspace_v2(h->blas, reinterpret_cast<void*>(op.workspace()),
+                                    op.size()),
+         "cublasSetWorkspace");
+}
+
+// --- gemm ------------------------------------------------------------------
+
+bool blas_runner::check_pointer_arrays(const proto::BlasGemm& g, CUstream stream,
+                                       const uint64_t* arrays, const uint64_t* extents) {
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(g.batch_count()), uint64_t{8}, &bytes)) {
+    invalid(fmt::format("batch count {} overflows", g.batch_count()));
+    return false;
   }
-
-  // --- handles ---------------------------------------------------------------
-
-  void create(uint64_t id, bool lt) {
-    if (id == 0 || t_.handles.count(id) != 0)
-      return invalid(fmt::format("handle {} is 0 or already in use in this session; "
-                                 "use a fresh client handle",
-                                 id));
-    blas_handle_entry e;
-    if (lt) {
-      if (!report(api_.cublasLtCreate(&e.lt), "cublasLtCreate"))
-        return;
-    } else if (!report(api_.cublasCreate_v2(&e.blas), "cublasCreate")) {
-      return;
-    } else if (!bind(e, stream_handle::legacy_default, false)) {
-      static_cast<void>(api_.cublasDestroy_v2(e.blas));
-      return;
-    }
-    t_.handles.emplace(id, e);
-  }
-
-  void destroy(uint64_t id, bool lt) {
-    auto* h = lookup(id);
-    if (h == nullptr)
-      return;
-    if ((h->lt != nullptr) != lt)
-      return fail(CUBLAS_STATUS_NOT_INITIALIZED,
-                  fmt::format("handle {} is a {} handle; destroy it with {}", id,
-                              lt ? "cuBLAS" : "cuBLASLt",
-                              lt ? "cublasDestroy" : "cublasLtDestroy"));
-    auto entry = *h;
-    t_.handles.erase(id);
-    // The destruction synchronizes the device: while this session captures,
-    // that invalidates its captures, as it would locally.
-    if (!s_.captures.empty())
-      static_cast<void>(sync_session(driver_, s_));
-    report(destroy_handle(api_, s_.graves, entry), lt ? "cublasLtDestroy" : "cublasDestroy");
-  }
-
-  void set_stream(const proto::BlasSetStream& op) {
-    auto* h = lookup_blas(op.handle());
-    if (h != nullptr && bind(*h, op.stream(), false))
-      h->stream = op.stream();
-  }
-
-  /// Puts cuBLAS handle `h` on the session's stream `handle`; with `work`,
-  /// for work about to be issued there (ordered by the legacy-stream rule,
-  /// as any work is). cublasSetStream resets a workspace set by
-  /// cublasSetWorkspace, so the library hears of a stream only when it
-  /// changes.
-  bool bind(blas_handle_entry& h, uint64_t handle, bool work = true) {
-    CUstream stream = nullptr;
-    if (!lookup_stream(handle, stream, work))
+  static const char* names[] = {"Aarray", "Barray", "Carray"};
+  for (int i = 0; i < 3; ++i)
+    if (!check_range(arrays[i], bytes, names[i]))
       return false;
-    if (stream == h.bound)
-      return true;
-    if (!report(api_.cublasSetStream_v2(h.blas, stream), "cublasSetStream"))
-      return false;
-    h.bound = stream;
+  if (bytes == 0)
     return true;
+  if (auto rc = driver_.cuStreamSynchronize(stream); rc != CUDA_SUCCESS) {
+    r_.set_status(static_cast<int32_t>(rc));
+    r_.set_blas_status(CUBLAS_STATUS_EXECUTION_FAILED);
+    r_.set_error(fmt::format("cuStreamSynchronize before reading the pointer arrays "
+                             "failed: {}",
+                             driver_.describe(rc)));
+    return false;
   }
-
-  void set_workspace(const proto::BlasSetWorkspace& op) {
-    auto* h = lookup_blas(op.handle());
-    if (h == nullptr || !check_range(op.workspace(), op.size(), "cublasSetWorkspace"))
-      return;
-    report(api_.cublasSetWorkspace_v2(h->blas, reinterpret_cast<void*>(op.workspace()),
-                                      op.size()),
-           "cublasSetWorkspace");
-  }
-
-  // --- gemm ------------------------------------------------------------------
-
-  /// Validates the pointer arrays of a batched gemm and every matrix they
-  /// name. The arrays are read from the device after the handle's stream
-  /// has finished the work before this op (which may have written them).
-  bool check_pointer_arrays(const proto::BlasGemm& g, CUstream stream, const uint64_t* arrays,
-                            const uint64_t* extents) {
-    uint64_t bytes = 0;
-    if (__builtin_mul_overflow(static_cast<uint64_t>(g.batch_count()), uint64_t{8}, &bytes)) {
-      invalid(fmt::format("batch count {} overflows", g.batch_count()));
-      return false;
-    }
-    static const char* names[] = {"Aarray", "Barray", "Carray"};
-    for (int i = 0; i < 3; ++i)
-      if (!check_range(arrays[i], bytes, names[i]))
-        return false;
-    if (bytes == 0)
-      return true;
-    if (auto rc = driver_.cuStreamSynchronize(stream); rc != CUDA_SUCCESS) {
+  std::vector<uint64_t> ptrs(static_cast<size_t>(g.batch_count()));
+  for (int i = 0; i < 3; ++i) {
+    if (auto rc = driver_.cuMemcpyDtoH(ptrs.data(), static_cast<CUdeviceptr>(arrays[i]), bytes);
+        rc != CUDA_SUCCESS) {
       r_.set_status(static_cast<int32_t>(rc));
-      r_.set_blas_status(CUBLAS_STATUS_EXECUTION_FAILED);
-      r_.set_error(fmt::format("cuStreamSynchronize before reading the pointer arrays "
-                               "failed: {}",
-                               driver_.describe(rc)));
+      r_.set_blas_status(CUBLAS_STATUS_MAPPING_ERROR);
+      r_.set_error(fmt::format("reading {} failed: {}", names[i], driver_.describe(rc)));
       return false;
     }
-    std::vector<uint64_t> ptrs(static_cast<size_t>(g.batch_count()));
-    for (int i = 0; i < 3; ++i) {
-      if (auto rc = driver_.cuMemcpyDtoH(ptrs.data(), static_cast<CUdeviceptr>(arrays[i]), bytes);
-          rc != CUDA_SUCCESS) {
-        r_.set_status(static_cast<int32_t>(rc));
-        r_.set_blas_status(CUBLAS_STATUS_MAPPING_ERROR);
-        r_.set_error(fmt::format("reading {} failed: {}", names[i], driver_.describe(rc)));
+    for (size_t j = 0; j < ptrs.size(); ++j)
+      if (!check_range(ptrs[j], extents[i],
+                       fmt::format("{}[{}]", names[i], j).c_str()))
         return false;
-      }
-      for (size_t j = 0; j < ptrs.size(); ++j)
-        if (!check_range(ptrs[j], extents[i],
-                         fmt::format("{}[{}]", names[i], j).c_str()))
-          return false;
-    }
-    return true;
   }
+  return true;
+}
 
-  template <class T, class Plain, class Plain64, class Strided, class Strided64, class Batched,
-            class Batched64>
-  cublasStatus_t typed(Plain plain, Plain64 plain64, Strided strided, Strided64 strided64,
-                       Batched batched, Batched64 batched64, cublasHandle_t h,
-                       const proto::BlasGemm& g, const scalar& alpha, const scalar& beta,
-                       bool small) {
-    auto ta = static_cast<cublasOperation_t>(g.transa());
-    auto tb = static_cast<cublasOperation_t>(g.transb());
-    auto* al = reinterpret_cast<const T*>(alpha.bytes);
-    auto* be = reinterpret_cast<const T*>(beta.bytes);
-    auto* A = reinterpret_cast<const T*>(g.a());
-    auto* B = reinterpret_cast<const T*>(g.b());
-    auto* C = reinterpret_cast<T*>(g.c());
-    auto m = g.m(), n = g.n(), k = g.k(), lda = g.lda(), ldb = g.ldb(), ldc = g.ldc();
-    auto batch = g.batch_count();
-    auto i = [](int64_t v) { return static_cast<int>(v); };
-    switch (g.form()) {
-      case proto::BlasGemm::STRIDED_BATCHED:
-        if (small)
-          return strided(h, ta, tb, i(m), i(n), i(k), al, A, i(lda), g.stride_a(), B, i(ldb),
-                         g.stride_b(), be, C, i(ldc), g.stride_c(), i(batch));
-        return strided64(h, ta, tb, m, n, k, al, A, lda, g.stride_a(), B, ldb, g.stride_b(), be,
-                         C, ldc, g.stride_c(), batch);
-      case proto::BlasGemm::BATCHED: {
-        auto* Aa = reinterpret_cast<const T* const*>(g.a());
-        auto* Ba = reinterpret_cast<const T* const*>(g.b());
-        auto* Ca = reinterpret_cast<T* const*>(g.c());
-        if (small)
-          return batched(h, ta, tb, i(m), i(n), i(k), al, Aa, i(lda), Ba, i(ldb), be, Ca,
-                         i(ldc), i(batch));
-        return batched64(h, ta, tb, m, n, k, al, Aa, lda, Ba, ldb, be, Ca, ldc, batch);
-      }
-      default:
-        if (small)
-          return plain(h, ta, tb, i(m), i(n), i(k), al, A, i(lda), B, i(ldb), be, C, i(ldc));
-        return plain64(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
+template <class T, class Plain, class Plain64, class Strided, class Strided64, class Batched,
+          class Batched64>
+cublasStatus_t blas_runner::typed(Plain plain, Plain64 plain64, Strided strided,
+                                  Strided64 strided64, Batched batched, Batched64 batched64,
+                                  cublasHandle_t h, const proto::BlasGemm& g,
+                                  const scalar& alpha, const scalar& beta, bool small) {
+  auto ta = static_cast<cublasOperation_t>(g.transa());
+  auto tb = static_cast<cublasOperation_t>(g.transb());
+  auto* al = reinterpret_cast<const T*>(alpha.bytes);
+  auto* be = reinterpret_cast<const T*>(beta.bytes);
+  auto* A = reinterpret_cast<const T*>(g.a());
+  auto* B = reinterpret_cast<const T*>(g.b());
+  auto* C = reinterpret_cast<T*>(g.c());
+  auto m = g.m(), n = g.n(), k = g.k(), lda = g.lda(), ldb = g.ldb(), ldc = g.ldc();
+  auto batch = g.batch_count();
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  switch (g.form()) {
+    case proto::BlasGemm::STRIDED_BATCHED:
+      if (small)
+        return strided(h, ta, tb, i(m), i(n), i(k), al, A, i(lda), g.stride_a(), B, i(ldb),
+                       g.stride_b(), be, C, i(ldc), g.stride_c(), i(batch));
+      return strided64(h, ta, tb, m, n, k, al, A, lda, g.stride_a(), B, ldb, g.stride_b(), be,
+                       C, ldc, g.stride_c(), batch);
+    case proto::BlasGemm::BATCHED: {
+      auto* Aa = reinterpret_cast<const T* const*>(g.a());
+      auto* Ba = reinterpret_cast<const T* const*>(g.b());
+      auto* Ca = reinterpret_cast<T* const*>(g.c());
+      if (small)
+        return batched(h, ta, tb, i(m), i(n), i(k), al, Aa, i(lda), Ba, i(ldb), be, Ca,
+                       i(ldc), i(batch));
+      return batched64(h, ta, tb, m, n, k, al, Aa, lda, Ba, ldb, be, Ca, ldc, batch);
     }
+    default:
+      if (small)
+        return plain(h, ta, tb, i(m), i(n), i(k), al, A, i(lda), B, i(ldb), be, C, i(ldc));
+      return plain64(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
   }
+}
 
-  cublasStatus_t ex(cublasHandle_t h, const proto::BlasGemm& g, const scalar& alpha,
-                    const scalar& beta, bool small) {
-    auto ta = static_cast<cublasOperation_t>(g.transa());
-    auto tb = static_cast<cublasOperation_t>(g.transb());
-    auto at = static_cast<cudaDataType>(g.a_type());
-    auto bt = static_cast<cudaDataType>(g.b_type());
-    auto ct = static_cast<cudaDataType>(g.c_type());
-    auto compute = static_cast<cublasComputeType_t>(g.compute_type());
-    auto algo = static_cast<cublasGemmAlgo_t>(g.algo());
-    auto* A = reinterpret_cast<const void*>(g.a());
-    auto* B = reinterpret_cast<const void*>(g.b());
-    auto* C = reinterpret_cast<void*>(g.c());
-    auto m = g.m(), n = g.n(), k = g.k(), lda = g.lda(), ldb = g.ldb(), ldc = g.ldc();
-    auto batch = g.batch_count();
-    auto i = [](int64_t v) { return static_cast<int>(v); };
-    switch (g.form()) {
-      case proto::BlasGemm::STRIDED_BATCHED:
-        if (small)
-          return api_.cublasGemmStridedBatchedEx(h, ta, tb, i(m), i(n), i(k), alpha.bytes, A, at,
-                                                 i(lda), g.stride_a(), B, bt, i(ldb),
-                                                 g.stride_b(), beta.bytes, C, ct, i(ldc),
-                                                 g.stride_c(), i(batch), compute, algo);
-        return api_.cublasGemmStridedBatchedEx_64(h, ta, tb, m, n, k, alpha.bytes, A, at, lda,
-                                                  g.stride_a(), B, bt, ldb, g.stride_b(),
-                                                  beta.bytes, C, ct, ldc, g.stride_c(), batch,
-                                                  compute, algo);
-      case proto::BlasGemm::BATCHED: {
-        auto* Aa = reinterpret_cast<const void* const*>(g.a());
-        auto* Ba = reinterpret_cast<const void* const*>(g.b());
-        auto* Ca = reinterpret_cast<void* const*>(g.c());
-        if (small)
-          return api_.cublasGemmBatchedEx(h, ta, tb, i(m), i(n), i(k), alpha.bytes, Aa, at,
-                                          i(lda), Ba, bt, i(ldb), beta.bytes, Ca, ct, i(ldc),
-                                          i(batch), compute, algo);
-        return api_.cublasGemmBatchedEx_64(h, ta, tb, m, n, k, alpha.bytes, Aa, at, lda, Ba, bt,
-                                           ldb, beta.bytes, Ca, ct, ldc, batch, compute, algo);
-      }
-      default:
-        if (small)
-          return api_.cublasGemmEx(h, ta, tb, i(m), i(n), i(k), alpha.bytes, A, at, i(lda), B,
-                                   bt, i(ldb), beta.bytes, C, ct, i(ldc), compute, algo);
-        return api_.cublasGemmEx_64(h, ta, tb, m, n, k, alpha.bytes, A, at, lda, B, bt, ldb,
-                                    beta.bytes, C, ct, ldc, compute, algo);
+cublasStatus_t blas_runner::ex(cublasHandle_t h, const proto::BlasGemm& g, const scalar& alpha,
+                               const scalar& beta, bool small) {
+  auto ta = static_cast<cublasOperation_t>(g.transa());
+  auto tb = static_cast<cublasOperation_t>(g.transb());
+  auto at = static_cast<cudaDataType>(g.a_type());
+  auto bt = static_cast<cudaDataType>(g.b_type());
+  auto ct = static_cast<cudaDataType>(g.c_type());
+  auto compute = static_cast<cublasComputeType_t>(g.compute_type());
+  auto algo = static_cast<cublasGemmAlgo_t>(g.algo());
+  auto* A = reinterpret_cast<const void*>(g.a());
+  auto* B = reinterpret_cast<const void*>(g.b());
+  auto* C = reinterpret_cast<void*>(g.c());
+  auto m = g.m(), n = g.n(), k = g.k(), lda = g.lda(), ldb = g.ldb(), ldc = g.ldc();
+  auto batch = g.batch_count();
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  switch (g.form()) {
+    case proto::BlasGemm::STRIDED_BATCHED:
+      if (small)
+        return api_.cublasGemmStridedBatchedEx(h, ta, tb, i(m), i(n), i(k), alpha.bytes, A, at,
+                                               i(lda), g.stride_a(), B, bt, i(ldb),
+                                               g.stride_b(), beta.bytes, C, ct, i(ldc),
+                                               g.stride_c(), i(batch), compute, algo);
+      return api_.cublasGemmStridedBatchedEx_64(h, ta, tb, m, n, k, alpha.bytes, A, at, lda,
+                                                g.stride_a(), B, bt, ldb, g.stride_b(),
+                                                beta.bytes, C, ct, ldc, g.stride_c(), batch,
+                                                compute, algo);
+    case proto::BlasGemm::BATCHED: {
+      auto* Aa = reinterpret_cast<const void* const*>(g.a());
+      auto* Ba = reinterpret_cast<const void* const*>(g.b());
+      auto* Ca = reinterpret_cast<void* const*>(g.c());
+      if (small)
+        return api_.cublasGemmBatchedEx(h, ta, tb, i(m), i(n), i(k), alpha.bytes, Aa, at,
+                                        i(lda), Ba, bt, i(ldb), beta.bytes, Ca, ct, i(ldc),
+                                        i(batch), compute, algo);
+      return api_.cublasGemmBatchedEx_64(h, ta, tb, m, n, k, alpha.bytes, Aa, at, lda, Ba, bt,
+                                         ldb, beta.bytes, Ca, ct, ldc, batch, compute, algo);
     }
+    default:
+      if (small)
+        return api_.cublasGemmEx(h, ta, tb, i(m), i(n), i(k), alpha.bytes, A, at, i(lda), B,
+                                 bt, i(ldb), beta.bytes, C, ct, i(ldc), compute, algo);
+      return api_.cublasGemmEx_64(h, ta, tb, m, n, k, alpha.bytes, A, at, lda, B, bt, ldb,
+                                  beta.bytes, C, ct, ldc, compute, algo);
   }
+}
 
-  void gemm(const proto::BlasGemm& g) {
-    auto* h = lookup_blas(g.handle());
-    if (h == nullptr)
-      return;
-    if (!shapes::valid_op(g.transa()) || !shapes::valid_op(g.transb()))
-      return invalid(fmt::format("gemm: transa {} / transb {} is not a cublasOperation_t",
-                                 g.transa(), g.transb()));
-    if (g.m() < 0 || g.n() < 0 || g.k() < 0 || g.batch_count() < 0)
-      return invalid(fmt::format("gemm: negative size m={} n={} k={} batch={}", g.m(), g.n(),
-                                 g.k(), g.batch_count()));
-    cudaDataType types[3];
-    switch (g.api()) {
-      case proto::BlasGemm::SGEMM:
-        types[0] = types[1] = types[2] = CUDA_R_32F;
-        break;
-      case proto::BlasGemm::DGEMM:
-        types[0] = types[1] = types[2] = CUDA_R_64F;
-        break;
-      case proto::BlasGemm::HGEMM:
-        types[0] = types[1] = types[2] = CUDA_R_16F;
-        break;
-      default:
-        types[0] = static_cast<cudaDataType>(g.a_type());
-        types[1] = static_cast<cudaDataType>(g.b_type());
-        types[2] = static_cast<cudaDataType>(g.c_type());
-        break;
-    }
-    size_t elem[3];
-    for (int i = 0; i < 3; ++i) {
-      elem[i] = shapes::element_size(types[i]);
-      if (elem[i] == 0)
-        return fail(CUBLAS_STATUS_NOT_SUPPORTED,
-                    fmt::format("gemm: data type {} has no byte size Gleam can check",
-                                static_cast<int>(types[i])));
-    }
-    shapes::dims d[3] = {shapes::stored(g.transa(), g.m(), g.k()),
-                         shapes::stored(g.transb(), g.k(), g.n()), {g.m(), g.n()}};
-    int64_t ld[3] = {g.lda(), g.ldb(), g.ldc()};
-    int64_t stride[3] = {g.stride_a(), g.stride_b(), g.stride_c()};
-    uint64_t ptr[3] = {g.a(), g.b(), g.c()};
-    static const char* names[] = {"A", "B", "C"};
-    uint64_t extent[3];
-    for (int i = 0; i < 3; ++i) {
-      auto e = shapes::matrix_extent(d[i].rows, d[i].cols, ld[i], elem[i]);
-      if (!e)
-        return invalid(fmt::format("gemm: {} is {} x {} with leading dimension {}: the "
-                                   "leading dimension must be at least the row count",
-                                   names[i], d[i].rows, d[i].cols, ld[i]));
-      extent[i] = *e;
-    }
-    switch (g.form()) {
-      case proto::BlasGemm::PLAIN:
-        for (int i = 0; i < 3; ++i)
-          if (!check_range(ptr[i], extent[i], names[i]))
-            return;
-        break;
-      case proto::BlasGemm::STRIDED_BATCHED:
-        for (int i = 0; i < 3; ++i) {
-          auto e = shapes::batched_extent(extent[i], stride[i], g.batch_count(), elem[i]);
-          if (!e)
-            return invalid(fmt::format("gemm: stride {} of {} over {} batches is negative or "
-                                       "overflows",
-                                       stride[i], names[i], g.batch_count()));
-          if (!check_range(ptr[i], *e, names[i]))
-            return;
-        }
-        break;
-      case proto::BlasGemm::BATCHED:
-        // The arrays are read after the handle's stream has done its work.
-        if (!bind(*h, h->stream) || !check_pointer_arrays(g, h->bound, ptr, extent))
-          return;
-        break;
-      default:
-        return invalid(fmt::format("gemm: unknown form {}", static_cast<int>(g.form())));
-    }
-    scalar alpha;
-    scalar beta;
-    if (!take_scalars(g.alpha(), g.beta(), alpha, beta))
-      return;
-    // The gemm is work on the handle's stream: ordered by the legacy-stream
-    // rule like a kernel there (a later legacy-stream copy waits for it).
-    if (g.form() != proto::BlasGemm::BATCHED && !bind(*h, h->stream))
-      return;
-    bool small = fits_int(g.m()) && fits_int(g.n()) && fits_int(g.k()) && fits_int(g.lda())
-                 && fits_int(g.ldb()) && fits_int(g.ldc()) && fits_int(g.batch_count());
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    switch (g.api()) {
-      case proto::BlasGemm::SGEMM:
-        st = typed<float>(api_.cublasSgemm_v2, api_.cublasSgemm_v2_64,
-                          api_.cublasSgemmStridedBatched, api_.cublasSgemmStridedBatched_64,
-                          api_.cublasSgemmBatched, api_.cublasSgemmBatched_64, h->blas, g,
-                          alpha, beta, small);
-        break;
-      case proto::BlasGemm::DGEMM:
-        st = typed<double>(api_.cublasDgemm_v2, api_.cublasDgemm_v2_64,
-                           api_.cublasDgemmStridedBatched, api_.cublasDgemmStridedBatched_64,
-                           api_.cublasDgemmBatched, api_.cublasDgemmBatched_64, h->blas, g,
-                           alpha, beta, small);
-        break;
-      case proto::BlasGemm::HGEMM:
-        st = typed<__half>(api_.cublasHgemm, api_.cublasHgemm_64, api_.cublasHgemmStridedBatched,
-                           api_.cublasHgemmStridedBatched_64, api_.cublasHgemmBatched,
-                           api_.cublasHgemmBatched_64, h->blas, g, alpha, beta, small);
-        break;
-      default:
-        st = ex(h->blas, g, alpha, beta, small);
-        break;
-    }
-    report(st, "gemm");
+void blas_runner::gemm(const proto::BlasGemm& g) {
+  auto* h = lookup_blas(g.handle());
+  if (h == nullptr)
+    return;
+  if (!shapes::valid_op(g.transa()) || !shapes::valid_op(g.transb()))
+    return invalid(fmt::format("gemm: transa {} / transb {} is not a cublasOperation_t",
+                               g.transa(), g.transb()));
+  if (g.m() < 0 || g.n() < 0 || g.k() < 0 || g.batch_count() < 0)
+    return invalid(fmt::format("gemm: negative size m={} n={} k={} batch={}", g.m(), g.n(),
+                               g.k(), g.batch_count()));
+  cudaDataType types[3];
+  switch (g.api()) {
+    case proto::BlasGemm::SGEMM:
+      types[0] = types[1] = types[2] = CUDA_R_32F;
+      break;
+    case proto::BlasGemm::DGEMM:
+      types[0] = types[1] = types[2] = CUDA_R_64F;
+      break;
+    case proto::BlasGemm::HGEMM:
+      types[0] = types[1] = types[2] = CUDA_R_16F;
+      break;
+    default:
+      types[0] = static_cast<cudaDataType>(g.a_type());
+      types[1] = static_cast<cudaDataType>(g.b_type());
+      types[2] = static_cast<cudaDataType>(g.c_type());
+      break;
   }
-
-  // --- cuBLASLt --------------------------------------------------------------
-
-  /// Empties a cache that could not take `needed` more objects, so that no
-  /// object fetched for the current call is destroyed before the call.
-  template <class Map, class Destroy>
-  void make_room(Map& cache, size_t needed, Destroy destroy) {
-    if (cache.size() + needed <= blas_tables::max_cached)
-      return;
-    for (auto& kv : cache)
-      static_cast<void>(destroy(kv.second));
-    cache.clear();
-  }
-
-  /// Room for one call's descriptor, four layouts and a preference.
-  void make_room_for_call() {
-    make_room(t_.descs, 1, api_.cublasLtMatmulDescDestroy);
-    make_room(t_.layouts, 4, api_.cublasLtMatrixLayoutDestroy);
-    make_room(t_.preferences, 1, api_.cublasLtMatmulPreferenceDestroy);
-  }
-
-  bool apply_attributes(const google::protobuf::RepeatedPtrField<proto::BlasLtAttribute>& attrs,
-                        const char* what,
-                        cublasStatus_t (*set)(void*, int32_t, const void*, size_t, blas_api&),
-                        void* object) {
-    for (const auto& a : attrs) {
-      attribute_value v;
-      if (a.value().empty() || a.value().size() > sizeof(v.bytes)) {
-        invalid(fmt::format("{} attribute {}: {} bytes (1 to 64 expected)", what, a.id(),
-                            a.value().size()));
-        return false;
-      }
-      std::memcpy(v.bytes, a.value().data(), a.value().size());
-      auto st = set(object, a.id(), v.bytes, a.value().size(), api_);
-      if (st != CUBLAS_STATUS_SUCCESS) {
-        fail(st, fmt::format("{} attribute {} was refused by cuBLASLt ({})", what, a.id(),
-                             static_cast<int>(st)));
-        return false;
-      }
-    }
-    return true;
-  }
-
-  cublasLtMatmulDesc_t desc(const proto::BlasLtMatmulDesc& d) {
-    auto key = d.SerializeAsString();
-    if (auto i = t_.descs.find(key); i != t_.descs.end())
-      return i->second;
-    cublasLtMatmulDesc_t x = nullptr;
-    if (!report(api_.cublasLtMatmulDescCreate(&x, static_cast<cublasComputeType_t>(d.compute_type()),
-                                              static_cast<cudaDataType>(d.scale_type())),
-                "cublasLtMatmulDescCreate"))
-      return nullptr;
-    auto set = [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
-      return api.cublasLtMatmulDescSetAttribute(static_cast<cublasLtMatmulDesc_t>(o),
-                                                static_cast<cublasLtMatmulDescAttributes_t>(id),
-                                                buf, n);
-    };
-    if (!apply_attributes(d.attributes(), "matmul descriptor", set, x)) {
-      static_cast<void>(api_.cublasLtMatmulDescDestroy(x));
-      return nullptr;
-    }
-    t_.descs.emplace(std::move(key), x);
-    return x;
-  }
-
-  cublasLtMatrixLayout_t layout(const proto::BlasLtLayout& l) {
-    auto key = l.SerializeAsString();
-    if (auto i = t_.layouts.find(key); i != t_.layouts.end())
-      return i->second;
-    cublasLtMatrixLayout_t x = nullptr;
-    if (!report(api_.cublasLtMatrixLayoutCreate(&x, static_cast<cudaDataType>(l.type()), l.rows(),
-                                                l.cols(), l.ld()),
-                "cublasLtMatrixLayoutCreate"))
-      return nullptr;
-    auto set = [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
-      return api.cublasLtMatrixLayoutSetAttribute(static_cast<cublasLtMatrixLayout_t>(o),
-                                                  static_cast<cublasLtMatrixLayoutAttribute_t>(id),
-                                                  buf, n);
-    };
-    if (!apply_attributes(l.attributes(), "matrix layout", set, x)) {
-      static_cast<void>(api_.cublasLtMatrixLayoutDestroy(x));
-      return nullptr;
-    }
-    t_.layouts.emplace(std::move(key), x);
-    return x;
-  }
-
-  cublasLtMatmulPreference_t preference(const proto::BlasLtPreference& p) {
-    auto key = p.SerializeAsString();
-    if (auto i = t_.preferences.find(key); i != t_.preferences.end())
-      return i->second;
-    cublasLtMatmulPreference_t x = nullptr;
-    if (!report(api_.cublasLtMatmulPreferenceCreate(&x), "cublasLtMatmulPreferenceCreate"))
-      return nullptr;
-    auto set = [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
-      return api.cublasLtMatmulPreferenceSetAttribute(
-        static_cast<cublasLtMatmulPreference_t>(o),
-        static_cast<cublasLtMatmulPreferenceAttributes_t>(id), buf, n);
-    };
-    if (!apply_attributes(p.attributes(), "matmul preference", set, x)) {
-      static_cast<void>(api_.cublasLtMatmulPreferenceDestroy(x));
-      return nullptr;
-    }
-    t_.preferences.emplace(std::move(key), x);
-    return x;
-  }
-
-  /// Bytes a matrix of layout `l` spans from its start address.
-  std::optional<uint64_t> layout_extent(const proto::BlasLtLayout& l, const char* what) {
-    const auto& attrs = l.attributes();
-    auto type = static_cast<cudaDataType>(
-      attribute_as<uint32_t>(attrs, CUBLASLT_MATRIX_LAYOUT_TYPE).value_or(uint32_t(l.type())));
-    auto rows = attribute_as<uint64_t>(attrs, CUBLASLT_MATRIX_LAYOUT_ROWS).value_or(l.rows());
-    auto cols = attribute_as<uint64_t>(attrs, CUBLASLT_MATRIX_LAYOUT_COLS).value_or(l.cols());
-    auto ld = attribute_as<int64_t>(attrs, CUBLASLT_MATRIX_LAYOUT_LD).value_or(l.ld());
-    auto order = attribute_as<int32_t>(attrs, CUBLASLT_MATRIX_LAYOUT_ORDER).value_or(CUBLASLT_ORDER_COL);
-    auto batch = attribute_as<int32_t>(attrs, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT).value_or(1);
-    auto stride = attribute_as<int64_t>(attrs, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET).value_or(0);
-    auto elem = shapes::element_size(type);
-    if (elem == 0) {
-      fail(CUBLAS_STATUS_NOT_SUPPORTED,
-           fmt::format("cublasLtMatmul: {} has data type {}, whose size Gleam cannot check",
-                       what, static_cast<int>(type)));
-      return std::nullopt;
-    }
-    if (rows > uint64_t{std::numeric_limits<int64_t>::max()}
-        || cols > uint64_t{std::numeric_limits<int64_t>::max()}) {
-      invalid(fmt::format("cublasLtMatmul: {} has {} x {} elements", what, rows, cols));
-      return std::nullopt;
-    }
-    auto r = static_cast<int64_t>(rows);
-    auto c = static_cast<int64_t>(cols);
-    std::optional<uint64_t> single;
-    if (order == CUBLASLT_ORDER_COL)
-      single = shapes::matrix_extent(r, c, ld, elem);
-    else if (order == CUBLASLT_ORDER_ROW)
-      single = shapes::matrix_extent(c, r, ld, elem);
-    else
-      // Tiled orders: at least the dense size (a lower bound of the span).
-      single = shapes::matrix_extent(r, c, r, elem);
-    if (!single) {
-      invalid(fmt::format("cublasLtMatmul: {} is {} x {} with leading dimension {}: the "
-                          "leading dimension is too small",
-                          what, rows, cols, ld));
-      return std::nullopt;
-    }
-    auto total = shapes::batched_extent(*single, stride, batch, elem);
-    if (!total)
-      invalid(fmt::format("cublasLtMatmul: {} has batch count {} with stride {}", what, batch,
-                          stride));
-    return total;
-  }
-
-  bool check_desc_pointers(const proto::BlasLtMatmulDesc& d) {
-    auto mode = attribute_as<int32_t>(d.attributes(), CUBLASLT_MATMUL_DESC_POINTER_MODE);
-    if (mode && *mode != CUBLASLT_POINTER_MODE_HOST) {
-      fail(CUBLAS_STATUS_NOT_SUPPORTED,
-           "cublasLtMatmul: only CUBLASLT_POINTER_MODE_HOST is supported by Gleam");
-      return false;
-    }
-    for (const auto& a : d.attributes()) {
-      if (a.id() == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) {
-        fail(CUBLAS_STATUS_NOT_SUPPORTED,
-             "cublasLtMatmul: CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR is not supported");
-        return false;
-      }
-      if (!is_pointer_attribute(a.id()))
-        continue;
-      uint64_t p = 0;
-      if (a.value().size() != sizeof(p)) {
-        invalid(fmt::format("matmul descriptor attribute {} holds a pointer: 8 bytes "
-                            "expected, got {}",
-                            a.id(), a.value().size()));
-        return false;
-      }
-      std::memcpy(&p, a.value().data(), sizeof(p));
-      if (p != 0
-          && !check_range(p, 1, fmt::format("matmul descriptor attribute {}", a.id()).c_str()))
-        return false;
-    }
-    return true;
-  }
-
-  bool materialize(const proto::BlasLtMatmulDesc& d, const proto::BlasLtLayout* const (&l)[4],
-                   cublasLtMatmulDesc_t& desc_out, cublasLtMatrixLayout_t (&layouts)[4]) {
-    make_room_for_call();
-    desc_out = desc(d);
-    if (desc_out == nullptr)
-      return false;
-    for (int i = 0; i < 4; ++i) {
-      layouts[i] = layout(*l[i]);
-      if (layouts[i] == nullptr)
-        return false;
-    }
-    return true;
-  }
-
-  void lt_heuristic(const proto::BlasLtHeuristic& op) {
-    cublasLtHandle_t h = nullptr;
-    if (!lookup_lt(op.handle(), h))
-      return;
-    if (op.requested() <= 0 || op.requested() > 1024)
-      return invalid(fmt::format("cublasLtMatmulAlgoGetHeuristic: requestedAlgoCount {} "
-                                 "(1 to 1024)",
-                                 op.requested()));
-    const proto::BlasLtLayout* l[4] = {&op.a_layout(), &op.b_layout(), &op.c_layout(),
-                                       &op.d_layout()};
-    cublasLtMatmulDesc_t d = nullptr;
-    cublasLtMatrixLayout_t layouts[4] = {};
-    if (!materialize(op.desc(), l, d, layouts))
-      return;
-    auto* pref = preference(op.preference());
-    if (pref == nullptr)
-      return;
-    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(op.requested()));
-    int count = 0;
-    if (!report(api_.cublasLtMatmulAlgoGetHeuristic(h, d, layouts[0], layouts[1], layouts[2],
-                                                    layouts[3], pref, op.requested(),
-                                                    results.data(), &count),
-                "cublasLtMatmulAlgoGetHeuristic"))
-      return;
-    auto* out = r_.mutable_blas_heuristics();
-    for (int i = 0; i < count && i < op.requested(); ++i)
-      out->add_results(reinterpret_cast<const char*>(&results[static_cast<size_t>(i)]),
-                       sizeof(cublasLtMatmulHeuristicResult_t));
-  }
-
-  void lt_matmul(const proto::BlasLtMatmul& op) {
-    cublasLtHandle_t h = nullptr;
-    if (!lookup_lt(op.handle(), h) || !check_desc_pointers(op.desc()))
-      return;
-    if (!op.algo().empty() && op.algo().size() != sizeof(cublasLtMatmulAlgo_t))
-      return invalid(fmt::format("cublasLtMatmul: algo of {} bytes ({} expected)",
-                                 op.algo().size(), sizeof(cublasLtMatmulAlgo_t)));
-    const proto::BlasLtLayout* l[4] = {&op.a_layout(), &op.b_layout(), &op.c_layout(),
-                                       &op.d_layout()};
-    uint64_t ptrs[4] = {op.a(), op.b(), op.c(), op.d()};
-    static const char* names[] = {"A", "B", "C", "D"};
-    for (int i = 0; i < 4; ++i) {
-      auto e = layout_extent(*l[i], names[i]);
-      if (!e || !check_range(ptrs[i], *e, names[i]))
-        return;
-    }
-    if (!check_range(op.workspace(), op.workspace_size(), "cublasLtMatmul workspace"))
-      return;
-    CUstream stream = nullptr;
-    if (!lookup_stream(op.stream(), stream))
-      return;
-    scalar alpha;
-    scalar beta;
-    if (!take_scalars(op.alpha(), op.beta(), alpha, beta))
-      return;
-    cublasLtMatmulDesc_t d = nullptr;
-    cublasLtMatrixLayout_t layouts[4] = {};
-    if (!materialize(op.desc(), l, d, layouts))
-      return;
-    cublasLtMatmulAlgo_t algo;
-    const cublasLtMatmulAlgo_t* algo_ptr = nullptr;
-    if (!op.algo().empty()) {
-      std::memcpy(&algo, op.algo().data(), sizeof(algo));
-      algo_ptr = &algo;
-    }
-    report(api_.cublasLtMatmul(h, d, alpha.bytes, reinterpret_cast<const void*>(op.a()),
-                               layouts[0], reinterpret_cast<const void*>(op.b()), layouts[1],
-                               beta.bytes, reinterpret_cast<const void*>(op.c()), layouts[2],
-                               reinterpret_cast<void*>(op.d()), layouts[3], algo_ptr,
-                               reinterpret_cast<void*>(op.workspace()), op.workspace_size(),
-                               stream),
-           "cublasLtMatmul");
-  }
-
-  // --- generated functions -----------------------------------------------------
-
-  void library_call(const proto::LibraryCall& op) {
-    if (op.library() != proto::LibraryCall::CUBLAS)
+  size_t elem[3];
+  for (int i = 0; i < 3; ++i) {
+    elem[i] = shapes::element_size(types[i]);
+    if (elem[i] == 0)
       return fail(CUBLAS_STATUS_NOT_SUPPORTED,
-                  fmt::format("library {} is not one this server runs",
-                              static_cast<int>(op.library())));
-    blas_call_env env(*this, op.device_scalars());
-    wire::arg_reader in(op.args());
-    if (!run_generated_cublas(api_, env, op.function(), in))
-      fail(CUBLAS_STATUS_NOT_SUPPORTED,
-           fmt::format("cuBLAS function id {} is unknown to this server: the client was "
-                       "built from another interpose/spec/cublas.spec; use one Gleam "
-                       "release on both sides",
-                       op.function()));
+                  fmt::format("gemm: data type {} has no byte size Gleam can check",
+                              static_cast<int>(types[i])));
   }
+  shapes::dims d[3] = {shapes::stored(g.transa(), g.m(), g.k()),
+                       shapes::stored(g.transb(), g.k(), g.n()), {g.m(), g.n()}};
+  int64_t ld[3] = {g.lda(), g.ldb(), g.ldc()};
+  int64_t stride[3] = {g.stride_a(), g.stride_b(), g.stride_c()};
+  uint64_t ptr[3] = {g.a(), g.b(), g.c()};
+  static const char* names[] = {"A", "B", "C"};
+  uint64_t extent[3];
+  for (int i = 0; i < 3; ++i) {
+    auto e = shapes::matrix_extent(d[i].rows, d[i].cols, ld[i], elem[i]);
+    if (!e)
+      return invalid(fmt::format("gemm: {} is {} x {} with leading dimension {}: the "
+                                 "leading dimension must be at least the row count",
+                                 names[i], d[i].rows, d[i].cols, ld[i]));
+    extent[i] = *e;
+  }
+  switch (g.form()) {
+    case proto::BlasGemm::PLAIN:
+      for (int i = 0; i < 3; ++i)
+        if (!check_range(ptr[i], extent[i], names[i]))
+          return;
+      break;
+    case proto::BlasGemm::STRIDED_BATCHED:
+      for (int i = 0; i < 3; ++i) {
+        auto e = shapes::batched_extent(extent[i], stride[i], g.batch_count(), elem[i]);
+        if (!e)
+          return invalid(fmt::format("gemm: stride {} of {} over {} batches is negative or "
+                                     "overflows",
+                                     stride[i], names[i], g.batch_count()));
+        if (!check_range(ptr[i], *e, names[i]))
+          return;
+      }
+      break;
+    case proto::BlasGemm::BATCHED:
+      // The arrays are read after the handle's stream has done its work.
+      if (!bind(*h, h->stream) || !check_pointer_arrays(g, h->bound, ptr, extent))
+        return;
+      break;
+    default:
+      return invalid(fmt::format("gemm: unknown form {}", static_cast<int>(g.form())));
+  }
+  scalar alpha;
+  scalar beta;
+  if (!take_scalars(g.alpha(), g.beta(), alpha, beta))
+    return;
+  // The gemm is work on the handle's stream: ordered by the legacy-stream
+  // rule like a kernel there (a later legacy-stream copy waits for it).
+  if (g.form() != proto::BlasGemm::BATCHED && !bind(*h, h->stream))
+    return;
+  bool small = fits_int(g.m()) && fits_int(g.n()) && fits_int(g.k()) && fits_int(g.lda())
+               && fits_int(g.ldb()) && fits_int(g.ldc()) && fits_int(g.batch_count());
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  switch (g.api()) {
+    case proto::BlasGemm::SGEMM:
+      st = typed<float>(api_.cublasSgemm_v2, api_.cublasSgemm_v2_64,
+                        api_.cublasSgemmStridedBatched, api_.cublasSgemmStridedBatched_64,
+                        api_.cublasSgemmBatched, api_.cublasSgemmBatched_64, h->blas, g,
+                        alpha, beta, small);
+      break;
+    case proto::BlasGemm::DGEMM:
+      st = typed<double>(api_.cublasDgemm_v2, api_.cublasDgemm_v2_64,
+                         api_.cublasDgemmStridedBatched, api_.cublasDgemmStridedBatched_64,
+                         api_.cublasDgemmBatched, api_.cublasDgemmBatched_64, h->blas, g,
+                         alpha, beta, small);
+      break;
+    case proto::BlasGemm::HGEMM:
+      st = typed<__half>(api_.cublasHgemm, api_.cublasHgemm_64, api_.cublasHgemmStridedBatched,
+                         api_.cublasHgemmStridedBatched_64, api_.cublasHgemmBatched,
+                         api_.cublasHgemmBatched_64, h->blas, g, alpha, beta, small);
+      break;
+    default:
+      st = ex(h->blas, g, alpha, beta, small);
+      break;
+  }
+  report(st, "gemm");
+}
 
-  /// The handle `id` for a generated call: bound to its stream for work, in
-  /// the call's pointer mode.
-  blas_handle_entry* generated_handle(uint64_t id, bool device_scalars) {
-    auto* h = lookup_blas(id);
-    if (h == nullptr || !bind(*h, h->stream))
+// --- generated functions -----------------------------------------------------
+
+void blas_runner::library_call(const proto::LibraryCall& op) {
+  if (op.library() != proto::LibraryCall::CUBLAS)
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED,
+                fmt::format("library {} is not one this server runs",
+                            static_cast<int>(op.library())));
+  blas_call_env env(*this, op.device_scalars());
+  wire::arg_reader in(op.args());
+  if (!run_generated_cublas(api_, env, op.function(), in))
+    fail(CUBLAS_STATUS_NOT_SUPPORTED,
+         fmt::format("cuBLAS function id {} is unknown to this server: the client was "
+                     "built from another interpose/spec/cublas.spec; use one Gleam "
+                     "release on both sides",
+                     op.function()));
+}
+
+blas_handle_entry* blas_runner::generated_handle(uint64_t id, bool device_scalars) {
+  auto* h = lookup_blas(id);
+  if (h == nullptr || !bind(*h, h->stream))
+    return nullptr;
+  auto mode = device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST;
+  if (mode != h->pointer_mode) {
+    if (!report(api_.cublasSetPointerMode_v2(h->blas, mode), "cublasSetPointerMode"))
       return nullptr;
-    auto mode = device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST;
-    if (mode != h->pointer_mode) {
-      if (!report(api_.cublasSetPointerMode_v2(h->blas, mode), "cublasSetPointerMode"))
-        return nullptr;
-      h->pointer_mode = mode;
-    }
-    return h;
+    h->pointer_mode = mode;
   }
+  return h;
+}
 
-  /// A device array of `count` device pointers, each to `bytes_each`
-  /// bytes: the array checked, then read once `stream` has done the work
-  /// before this call (which may have written it), then every pointer.
-  bool check_device_array(CUstream stream, uint64_t ptr, int64_t count, uint64_t bytes_each,
-                          const char* what) {
-    CUresult rc = CUDA_SUCCESS;
-    auto checked = check_pointer_array(
-      driver_, stream, ptr, count, bytes_each, what,
-      [this](uint64_t p, uint64_t n, const char* w) { return check_range(p, n, w); }, &rc);
-    if (checked == pointer_array_check::sync_failed || checked == pointer_array_check::read_failed) {
-      r_.set_status(static_cast<int32_t>(rc));
-      r_.set_blas_status(checked == pointer_array_check::sync_failed
-                           ? CUBLAS_STATUS_EXECUTION_FAILED
-                           : CUBLAS_STATUS_MAPPING_ERROR);
-      r_.set_error(fmt::format("{} {} failed: {}",
-                               checked == pointer_array_check::sync_failed
-                                 ? "cuStreamSynchronize before reading"
-                                 : "reading",
-                               what, driver_.describe(rc)));
-    }
-    return checked == pointer_array_check::ok;
+bool blas_runner::check_device_array(CUstream stream, uint64_t ptr, int64_t count,
+                                     uint64_t bytes_each, const char* what) {
+  CUresult rc = CUDA_SUCCESS;
+  auto checked = check_pointer_array(
+    driver_, stream, ptr, count, bytes_each, what,
+    [this](uint64_t p, uint64_t n, const char* w) { return check_range(p, n, w); }, &rc);
+  if (checked == pointer_array_check::sync_failed || checked == pointer_array_check::read_failed) {
+    r_.set_status(static_cast<int32_t>(rc));
+    r_.set_blas_status(checked == pointer_array_check::sync_failed
+                         ? CUBLAS_STATUS_EXECUTION_FAILED
+                         : CUBLAS_STATUS_MAPPING_ERROR);
+    r_.set_error(fmt::format("{} {} failed: {}",
+                             checked == pointer_array_check::sync_failed
+                               ? "cuStreamSynchronize before reading"
+                               : "reading",
+                             what, driver_.describe(rc)));
   }
-
-  blas_tables& t_;
-  blas_api& api_;
-  driver_api& driver_;
-  session& s_;
-  proto::OpResult& r_;
-};
+  return checked == pointer_array_check::ok;
+}
 
 void* blas_call_env::handle(uint64_t id) {
   handle_ = runner_.generated_handle(id, device_scalars());
@@ -952,7 +609,6 @@ void blas_call_env::invalid(std::string detail) {
   runner_.invalid(std::move(detail));
 }
 
-} // namespace
 
 void run_blas(blas_api* api, driver_api& driver, session& s, const proto::Op& op,
               proto::OpResult& r) {
@@ -995,5 +651,28 @@ cublasStatus_t release_blas(session& s) {
   s.blas.reset();
   return first;
 }
+
+// --- registration (executor/op_table.hpp) -----------------------------------
+
+namespace {
+
+void run_blas_op(op_context& cx, const proto::Op& op) {
+  run_blas(cx.blas, cx.api, cx.s, op, cx.r);
+}
+
+using k = proto::Op::KindCase;
+
+constexpr op_route blas_routes[] = {
+  {k::kBlasCreate, run_blas_op},        {k::kBlasDestroy, run_blas_op},
+  {k::kBlasSetStream, run_blas_op},     {k::kBlasSetWorkspace, run_blas_op},
+  {k::kBlasSetMathMode, run_blas_op},   {k::kBlasSetAtomicsMode, run_blas_op},
+  {k::kBlasGemm, run_blas_op},          {k::kBlasLtCreate, run_blas_op},
+  {k::kBlasLtDestroy, run_blas_op},     {k::kBlasLtMatmul, run_blas_op},
+  {k::kBlasLtHeuristic, run_blas_op},
+};
+
+} // namespace
+
+const op_family blas_family = make_family(blas_routes);
 
 } // namespace gleam::executor

@@ -8,6 +8,7 @@
 #include "cache_store/error.hpp"
 #include "executor/module_image.hpp"
 #include "executor/op_result.hpp"
+#include "executor/op_table.hpp"
 #include "executor/session_streams.hpp"
 #include "wire/byte_codec.hpp"
 
@@ -373,5 +374,69 @@ void cache_ops::verify_placed(driver_api& api, session& s, weight_cache* cache, 
   }
   s.placed.erase(lo, hi);
 }
+
+// --- registration (executor/op_table.hpp) -----------------------------------
+
+namespace {
+
+// CacheFill and CacheUpload write device memory: their range and stream are
+// checked here, before cache_ops sees them.
+
+void cache_fill(op_context& cx, const proto::CacheFill& op) {
+  uint64_t total = 0;
+  for (auto n : op.sizes()) {
+    if (n > max_cache_chunk_bytes) {
+      cx.fail(CUDA_ERROR_INVALID_VALUE,
+              fmt::format("CacheFill names a chunk of {} bytes; chunks are at most {} bytes",
+                          n, max_cache_chunk_bytes));
+      return;
+    }
+    total += n;
+  }
+  CUstream stream = nullptr;
+  if (cx.check_range(op.dst(), total, "CacheFill") && cx.lookup_stream(op.stream(), stream))
+    cache_ops{cx.api, cx.s, cx.cache, cx.r}.fill(op, stream);
+}
+
+void cache_upload(op_context& cx, const proto::CacheUpload& op) {
+  if (op.image())
+    return cache_ops{cx.api, cx.s, cx.cache, cx.r}.upload_image(op);
+  CUstream stream = nullptr;
+  // A part is checked against its whole chunk.
+  auto span = op.chunk_size() != 0 ? op.chunk_size() : op.data().size();
+  if (cx.check_range(op.dst(), span, "CacheUpload") && cx.lookup_stream(op.stream(), stream))
+    cache_ops{cx.api, cx.s, cx.cache, cx.r}.upload(op, stream);
+}
+
+void cache_stats(op_context& cx, const proto::CacheStats&) {
+  cache_ops{cx.api, cx.s, cx.cache, cx.r}.stats();
+}
+
+void cache_list(op_context& cx, const proto::CacheList& op) {
+  cache_ops{cx.api, cx.s, cx.cache, cx.r}.list(op);
+}
+
+void cache_evict(op_context& cx, const proto::CacheEvict& op) {
+  cache_ops{cx.api, cx.s, cx.cache, cx.r}.evict(op);
+}
+
+void cache_get(op_context& cx, const proto::CacheGet& op) {
+  cache_ops{cx.api, cx.s, cx.cache, cx.r}.get(op);
+}
+
+using k = proto::Op::KindCase;
+
+constexpr op_route cache_routes[] = {
+  {k::kCacheFill, with_message<&proto::Op::cache_fill, cache_fill>},
+  {k::kCacheUpload, with_message<&proto::Op::cache_upload, cache_upload>},
+  {k::kCacheStats, with_message<&proto::Op::cache_stats, cache_stats>},
+  {k::kCacheList, with_message<&proto::Op::cache_list, cache_list>},
+  {k::kCacheEvict, with_message<&proto::Op::cache_evict, cache_evict>},
+  {k::kCacheGet, with_message<&proto::Op::cache_get, cache_get>},
+};
+
+} // namespace
+
+const op_family cache_family = make_family(cache_routes);
 
 } // namespace gleam::executor

@@ -25,8 +25,9 @@ constexpr size_t max_chunks_in_parts = 16;
 
 /// Runs the weight-cache ops of one session against the node's
 /// weight_cache and the device, writing one OpResult. The caller (the
-/// executor's op loop) has already validated streams and ranges where the
-/// signature takes a resolved CUstream. Not thread-safe (like the executor).
+/// cache family's handlers, registered at the end of cache_ops.cpp) has
+/// already validated streams and ranges where the signature takes a
+/// resolved CUstream. Not thread-safe (like the executor).
 class cache_ops {
 public:
   /// `cache` may be null: every cache op then fails with

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "executor/op_table.hpp"
+
 namespace gleam::executor {
 
 namespace {
@@ -69,5 +71,21 @@ void graph_clone(driver_api& api, session& s, const proto::GraphClone& op, proto
   for (size_t i = 0; i < copies.size(); ++i)
     s.nodes[op.nodes(static_cast<int>(i))] = {op.graph(), copies[i]};
 }
+
+// --- registration (executor/op_table.hpp) -----------------------------------
+
+namespace {
+
+void run_graph_clone_op(op_context& cx, const proto::Op& op) {
+  graph_clone(cx.api, cx.s, op.graph_clone(), cx.r);
+}
+
+constexpr op_route graph_clone_routes[] = {
+  {proto::Op::KindCase::kGraphClone, run_graph_clone_op},
+};
+
+} // namespace
+
+const op_family graph_clone_family = make_family(graph_clone_routes);
 
 } // namespace gleam::executor

@@ -8,6 +8,7 @@
 
 #include "executor/capture_judge.hpp"
 #include "executor/op_result.hpp"
+#include "executor/op_table.hpp"
 #include "executor/session_streams.hpp"
 
 namespace gleam::executor {
@@ -448,5 +449,28 @@ void release_host_copies(driver_api& api, session& s) {
       static_cast<void>(api.cuMemFreeHost(t.staging));
   s.host_copies.clear();
 }
+
+// --- registration (executor/op_table.hpp) -----------------------------------
+
+namespace {
+
+void run_graph_copy_op(op_context& cx, const proto::Op& op) {
+  run_graph_copy(cx.api, cx.s, op, cx.r);
+}
+
+using k = proto::Op::KindCase;
+
+constexpr op_route graph_copy_routes[] = {
+  {k::kGraphAddMemcpyNode, run_graph_copy_op},
+  {k::kGraphMemcpyNodeSetParams, run_graph_copy_op},
+  {k::kGraphExecMemcpyNodeSetParams, run_graph_copy_op},
+  {k::kStreamHostCopy, run_graph_copy_op},
+  {k::kGraphMemsetNodeSetParams, run_graph_copy_op},
+  {k::kGraphExecMemsetNodeSetParams, run_graph_copy_op},
+};
+
+} // namespace
+
+const op_family graph_copy_family = make_family(graph_copy_routes);
 
 } // namespace gleam::executor

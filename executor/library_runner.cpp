@@ -8,6 +8,7 @@
 
 #include "executor/blas.hpp"
 #include "executor/library_graveyard.hpp"
+#include "executor/op_table.hpp"
 #include "executor/session_streams.hpp"
 
 namespace gleam::executor {
@@ -436,5 +437,24 @@ size_t release_library_handles(session& s) {
   s.library_held_bytes = 0;
   return failed;
 }
+
+// --- registration (executor/op_table.hpp) -----------------------------------
+
+namespace {
+
+void run_library_route(op_context& cx, const proto::Op& op) {
+  run_library_op(cx.blas, cx.api, cx.s, op, cx.r);
+}
+
+// Library calls (cuBLAS's and every other library's generated ones) and
+// their kept outputs.
+constexpr op_route library_routes[] = {
+  {proto::Op::KindCase::kLibraryCall, run_library_route},
+  {proto::Op::KindCase::kLibraryOutputRead, run_library_route},
+};
+
+} // namespace
+
+const op_family library_family = make_family(library_routes);
 
 } // namespace gleam::executor

@@ -7,12 +7,13 @@
 #include <fmt/format.h>
 
 #include "executor/op_result.hpp"
+#include "executor/op_table.hpp"
 
 namespace gleam::executor {
 
 namespace {
 
-/// Executes one pool op; the members mirror op_runner's result helpers.
+/// Executes one pool op; the members mirror op_context's result helpers.
 class pool_runner {
 public:
   pool_runner(driver_api& api, session& s, CUdevice device, proto::OpResult& r)
@@ -219,5 +220,26 @@ CUresult release_mem_pools(driver_api& api, session& s) {
   s.pools.clear();
   return first;
 }
+
+// --- registration (executor/op_table.hpp) -----------------------------------
+
+namespace {
+
+void run_mem_pool_op(op_context& cx, const proto::Op& op) {
+  run_mem_pool(cx.api, cx.s, cx.device, op, cx.r);
+}
+
+using k = proto::Op::KindCase;
+
+constexpr op_route mem_pool_routes[] = {
+  {k::kMemPoolCreate, run_mem_pool_op},       {k::kMemPoolDestroy, run_mem_pool_op},
+  {k::kMemPoolSetAttribute, run_mem_pool_op}, {k::kMemPoolGetAttribute, run_mem_pool_op},
+  {k::kMemPoolTrimTo, run_mem_pool_op},       {k::kMemPoolSetAccess, run_mem_pool_op},
+  {k::kMemPoolGetAccess, run_mem_pool_op},
+};
+
+} // namespace
+
+const op_family mem_pool_family = make_family(mem_pool_routes);
 
 } // namespace gleam::executor

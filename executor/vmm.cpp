@@ -9,6 +9,7 @@
 
 #include "executor/cache_ops.hpp"
 #include "executor/op_result.hpp"
+#include "executor/op_table.hpp"
 #include "executor/session_streams.hpp"
 #include "executor/weight_cache.hpp"
 
@@ -16,7 +17,7 @@ namespace gleam::executor {
 
 namespace {
 
-/// Executes one VMM op; the members mirror op_runner's result helpers.
+/// Executes one VMM op; the members mirror op_context's result helpers.
 class vmm_runner {
 public:
   vmm_runner(driver_api& api, session& s, CUdevice device, weight_cache* cache,
@@ -295,5 +296,27 @@ CUresult release_vmm(driver_api& api, session& s) {
   s.vmm.clear();
   return first;
 }
+
+// --- registration (executor/op_table.hpp) -----------------------------------
+
+namespace {
+
+void run_vmm_op(op_context& cx, const proto::Op& op) {
+  run_vmm(cx.api, cx.s, cx.device, cx.cache, op, cx.r);
+}
+
+using k = proto::Op::KindCase;
+
+constexpr op_route vmm_routes[] = {
+  {k::kMemGetGranularity, run_vmm_op}, {k::kMemAddressReserve, run_vmm_op},
+  {k::kMemAddressFree, run_vmm_op},    {k::kMemCreate, run_vmm_op},
+  {k::kMemRelease, run_vmm_op},        {k::kMemRetain, run_vmm_op},
+  {k::kMemMap, run_vmm_op},            {k::kMemUnmap, run_vmm_op},
+  {k::kMemSetAccess, run_vmm_op},
+};
+
+} // namespace
+
+const op_family vmm_family = make_family(vmm_routes);
 
 } // namespace gleam::executor

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cuda.h>
+
+#include "actors/proto/ops.pb.h"
+#include "executor/driver_api.hpp"
+#include "executor/session.hpp"
+
+namespace gleam::executor {
+
+class blas_api;
+class capture_judge;
+class weight_cache;
+
+/// What the handler of one op (executor/op_table.hpp) works with: the
+/// executor's driver and libraries, the op's session and the op's result,
+/// plus the checks and handle lookups that several op families share. Each
+/// check or lookup that fails records status and detail in `r` and returns
+/// false (or null); the handler then returns without calling the driver.
+///
+/// Made by the batch loop for one op and dropped after it; holds no state
+/// of its own. Not thread-safe (like the executor).
+struct op_context {
+  /// The driver entry points; outlives the op.
+  driver_api& api;
+  /// cuBLAS / cuBLASLt, loaded at the first cuBLAS op; may be null.
+  blas_api* blas;
+  /// The session the op belongs to.
+  session& s;
+  /// The op's result, written by the op's handler.
+  proto::OpResult& r;
+  /// The node's weight cache; null when the node has none.
+  weight_cache* cache;
+  /// This executor's GPU.
+  CUdevice device;
+  /// Judges ops of app threads bound by capture rules; may be null.
+  capture_judge* judge;
+
+  /// Records `rc` with its human-readable `detail` as the op's result.
+  void fail(CUresult rc, std::string detail);
+
+  /// Records `rc` of driver call `what`; true on success.
+  bool check(CUresult rc, const char* what);
+
+  /// Like check, but CUDA_ERROR_NOT_READY is an answer, not a failure.
+  void check_query(CUresult rc, const char* what);
+
+  /// Whether [ptr, ptr + len) lies inside memory of the session.
+  bool check_range(uint64_t ptr, uint64_t len, const char* what);
+
+  /// Whether `size` bytes fit in one transfer (executor::max_transfer_bytes).
+  bool check_size(uint64_t size, const char* what);
+
+  /// The session's stream `handle`, for the op's work on it
+  /// (executor/session_streams.hpp); false with the result set.
+  bool lookup_stream(uint64_t handle, CUstream& out);
+
+  /// The session's event `handle`.
+  bool lookup_event(uint64_t handle, CUevent& out);
+
+  /// The session's graph `handle` (captured or created).
+  bool lookup_graph(uint64_t handle, CUgraph& out);
+
+  /// The session's executable graph `handle`.
+  bool lookup_exec(uint64_t handle, CUgraphExec& out);
+
+  /// The function `name` of module `module`, resolved now if ModuleLoad did
+  /// not ask for it; null (with the result set) when there is none. Owned
+  /// by the session's module entry.
+  function_entry* lookup_function(uint64_t module, const std::string& name);
+
+  /// The parameter layout of `f` (cuFuncGetParamInfo), in declaration order.
+  std::vector<param_slot> param_layout(CUfunction f);
+
+  /// Enters driver allocation [p, p + size) in the session's memory; when
+  /// it overlaps a range the session holds (a corrupt table) frees it and
+  /// fails the op.
+  bool register_allocation(CUdeviceptr p, uint64_t size);
+};
+
+} // namespace gleam::executor
