@@ -66,6 +66,11 @@ struct supervisor_state {
   std::map<uint64_t, pending_request> pending;
   uint64_t next_request = 1;
   uint64_t next_session = 1;
+  /// Workers that ended before they listened, in a row: each doubles the
+  /// wait before the next start (a worker that cannot start does not make
+  /// gleamd start one per millisecond).
+  uint32_t failed_starts = 0;
+  std::chrono::steady_clock::time_point start_after{};
   bool stopping = false;
   static inline const char* name = "gleam.session_supervisor";
 };
@@ -119,8 +124,8 @@ void fail_waiting(supervisor_state& st, const std::string& why) {
 /// [gpu_server] spare-workers plus the opens waiting for one.
 void replenish(supervisor* self) {
   auto& st = self->state;
-  if (st.stopping)
-    return;
+  if (st.stopping || std::chrono::steady_clock::now() < st.start_after)
+    return; // the next tick tries again
   auto want = st.cfg.spare_workers + st.waiting.size();
   for (;;) {
     auto [ready, starting] = idle_workers(st);
@@ -311,6 +316,11 @@ void on_status_reply(supervisor* self, int32_t pid, const proto::WorkerReply& re
   if (reply.status().empty() || !status.ParseFromString(reply.status()))
     return; // busy past the worker's wait: the last status stands
   w->second.sessions.assign(status.sessions().begin(), status.sessions().end());
+  // The client's first resume is how it attaches to its worker, not a
+  // reconnect.
+  for (auto& s : w->second.sessions)
+    if (s.resumes() > 0)
+      s.set_resumes(s.resumes() - 1);
 }
 
 void on_exit(supervisor* self, int32_t pid, const std::string& how) {
@@ -319,9 +329,16 @@ void on_exit(supervisor* self, int32_t pid, const std::string& how) {
   if (w == st.workers.end())
     return;
   auto& entry = w->second;
-  if (entry.port == 0 && entry.end_reason.empty() && !st.stopping)
-    log(log_level::error, "gpu {}: worker process {} {} before it listened", st.ordinal, pid,
-        how);
+  if (entry.port == 0 && entry.end_reason.empty() && !st.stopping) {
+    auto wait = std::chrono::milliseconds{500LL << std::min<uint32_t>(st.failed_starts, 6)};
+    ++st.failed_starts;
+    st.start_after = std::chrono::steady_clock::now() + wait;
+    log(log_level::error, "gpu {}: worker process {} {} before it listened; the next starts in "
+                          "{} ms (see its log lines above)",
+        st.ordinal, pid, how, wait.count());
+    fail_waiting(st, "the GPU server's worker process for the session " + how
+                       + " before it started serving; see gleamd's log");
+  }
   if (entry.session != 0) {
     auto why = entry.end_reason.empty() ? how : entry.end_reason;
     log(entry.end_reason.empty() && how.find("status 0") == std::string::npos
@@ -422,6 +439,7 @@ caf::behavior supervisor_behavior(supervisor* self, config::node_config cfg, int
         w.link->ask(id, std::move(req));
       }
       post_telemetry(s);
+      replenish(self); // after a failed start's wait
       self->delayed_send(self, status_interval, tick_atom::value, uint64_t{0});
     },
     [=](worker_ready_atom, int32_t pid, uint32_t port) {
@@ -430,6 +448,7 @@ caf::behavior supervisor_behavior(supervisor* self, config::node_config cfg, int
       if (w == s.workers.end())
         return;
       w->second.port = static_cast<uint16_t>(port);
+      s.failed_starts = 0;
       log(log_level::debug, "gpu {}: worker process {} listens on port {}", s.ordinal, pid,
           port);
       dispatch_opens(self);
