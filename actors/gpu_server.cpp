@@ -471,6 +471,7 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     }
     if (cfg.worker.active)
       (*exec)->start_session_ids_at(cfg.worker.first_session);
+    (*exec)->set_session_memory_quota(cfg.session_memory_bytes);
     (*exec)->set_cache(cache); // the weight cache: executor/cache_ops.hpp
     if (cache && slot == 0)
       cache->use_pinned_memory(service.driver);

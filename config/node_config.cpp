@@ -151,6 +151,8 @@ caf::expected<node_config> parse_node_config(const std::string& text,
     GLEAM_CONFIG_TRY(seconds, f.get_int("gpu_server.max-op-seconds", 0, 0, 7 * 86400));
     cfg.max_op = std::chrono::seconds{seconds};
   }
+  GLEAM_CONFIG_TRY(cfg.session_memory_bytes,
+                   f.get_bytes("gpu_server.session-memory", cfg.session_memory_bytes));
   if (cfg.max_op.count() != 0 && cfg.isolation != node_config::isolation_mode::process)
     return make_error(error_code::bad_value,
                       f.where("gpu_server.max-op-seconds")

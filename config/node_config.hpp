@@ -53,6 +53,11 @@ struct node_config {
   /// of whose ops (a kernel, a synchronize, a host function) runs longer is
   /// ended with its worker; 0 = no limit.
   std::chrono::milliseconds max_op{0};
+  /// [gpu_server] session-memory: device memory one session may hold
+  /// (cudaMalloc, pitched, VMM physical allocations); past it an
+  /// allocation fails with cudaErrorMemoryAllocation naming the quota.
+  /// 0 = no quota.
+  uint64_t session_memory_bytes = 0;
   /// Set by gleamd only in a worker process (never from the file): the
   /// worker's key (OpenSession.auth_token of the supervisor's opens) and
   /// the first session id it hands out.

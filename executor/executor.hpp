@@ -149,6 +149,12 @@ public:
     next_session_ = first;
   }
 
+  /// [gpu_server] session-memory: device memory each session opened from
+  /// now on may hold (session::memory_quota); 0 = no quota.
+  void set_session_memory_quota(uint64_t bytes) noexcept {
+    session_memory_quota_ = bytes;
+  }
+
   /// Sessions open now.
   [[nodiscard]] size_t session_count() const noexcept {
     return sessions_.size();
@@ -170,6 +176,7 @@ private:
   proto::DeviceInfo device_info_;
   int driver_version_ = 0;
   uint64_t next_session_ = 1;
+  uint64_t session_memory_quota_ = 0;
   std::map<uint64_t, session> sessions_;
   std::shared_ptr<weight_cache> cache_;
   std::shared_ptr<host_call_port> host_calls_;

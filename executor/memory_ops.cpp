@@ -106,6 +106,8 @@ void slab_free(op_context& cx, const range_entry& slab) {
 void mem_alloc(op_context& cx, const proto::MemAlloc& op) {
   if (op.at() != 0)
     return mem_carve(cx, op);
+  if (!cx.check_quota(op.size(), "cuMemAlloc"))
+    return;
   CUdeviceptr p = 0;
   if (!cx.check(alloc_device(cx, &p, op.size()), "cuMemAlloc"))
     return;
@@ -156,6 +158,9 @@ void mem_alloc_pitch(op_context& cx, const proto::MemAllocPitch& op) {
   // cudaMallocPitch takes no element size; 0 means 4, the smallest the
   // driver accepts.
   auto element = op.element_size() == 0 ? 4u : op.element_size();
+  // The pitch is the driver's to choose: the quota is judged on the rows' bytes.
+  if (!cx.check_quota(op.width() * op.height(), "cuMemAllocPitch"))
+    return;
   CUdeviceptr p = 0;
   size_t pitch = 0;
   if (!cx.check(cx.api.cuMemAllocPitch(&p, &pitch, op.width(), op.height(), element),

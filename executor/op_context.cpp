@@ -46,6 +46,16 @@ bool op_context::check_size(uint64_t size, const char* what) {
   return false;
 }
 
+bool op_context::check_quota(uint64_t size, const char* what) {
+  if (s.within_memory_quota(size))
+    return true;
+  fail(CUDA_ERROR_OUT_OF_MEMORY,
+       fmt::format("{} of {} bytes: the session holds {} MiB of device memory and its quota "
+                   "([gpu_server] session-memory) is {} MiB",
+                   what, size, s.device_bytes() >> 20, s.memory_quota >> 20));
+  return false;
+}
+
 bool op_context::lookup_stream(uint64_t handle, CUstream& out) {
   auto rc = stream_for_work(api, s, handle, &out);
   if (rc == CUDA_SUCCESS)

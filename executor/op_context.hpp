@@ -55,6 +55,11 @@ struct op_context {
   /// Whether `size` bytes fit in one transfer (executor::max_transfer_bytes).
   bool check_size(uint64_t size, const char* what);
 
+  /// Whether the session may allocate `size` more bytes of device memory
+  /// (session::memory_quota); else the result is CUDA_ERROR_OUT_OF_MEMORY,
+  /// as from a full device, naming the quota, and false.
+  bool check_quota(uint64_t size, const char* what);
+
   /// The session's stream `handle`, for the op's work on it
   /// (executor/session_streams.hpp); false with the result set.
   bool lookup_stream(uint64_t handle, CUstream& out);

@@ -126,6 +126,13 @@ struct session {
   uint64_t device_bytes() const noexcept {
     return memory.allocated_bytes() + slabs.total_bytes() + vmm.allocated_bytes();
   }
+  /// [gpu_server] session-memory: the most device_bytes() may reach; 0 =
+  /// no quota. An allocation past it fails as on a full device.
+  uint64_t memory_quota = 0;
+  /// Whether `size` more bytes stay within memory_quota.
+  bool within_memory_quota(uint64_t size) const noexcept {
+    return memory_quota == 0 || (size <= memory_quota && device_bytes() <= memory_quota - size);
+  }
   /// Client stream handle -> driver stream (created ones only; 0, 1, 2 are
   /// implicit, see stream_handle). Every driver stream is non-blocking: the
   /// context's legacy stream is shared by all sessions.

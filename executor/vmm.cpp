@@ -72,6 +72,13 @@ public:
                            op.handle()));
       return;
     }
+    if (!s_.within_memory_quota(op.size())) {
+      fail(CUDA_ERROR_OUT_OF_MEMORY,
+           fmt::format("cuMemCreate of {} bytes: the session holds {} MiB of device memory "
+                       "and its quota ([gpu_server] session-memory) is {} MiB",
+                       op.size(), s_.device_bytes() >> 20, s_.memory_quota >> 20));
+      return;
+    }
     CUmemAllocationProp prop;
     if (!prop_of(op.prop(), prop))
       return;

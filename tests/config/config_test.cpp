@@ -522,6 +522,10 @@ TEST_CASE("gpu_server isolation: process or shared, spare workers and max-op-sec
   CHECK(process->spare_workers == 3);
   CHECK(process->max_op == std::chrono::seconds{30});
   CHECK_FALSE(process->worker.active); // never from a file
+  CHECK(shared->session_memory_bytes == 0);
+  auto quota = parse("session-memory = 16GiB\n");
+  REQUIRE(quota);
+  CHECK(quota->session_memory_bytes == (uint64_t{16} << 30));
   auto bad = parse("isolation = \"threads\"\n");
   REQUIRE_FALSE(bad);
   CHECK_THAT(error_text(bad.error()), Catch::Contains("gpu_server.isolation")

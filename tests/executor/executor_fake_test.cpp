@@ -101,6 +101,31 @@ TEST_CASE("executor over a fake driver: sessions are isolated",
   CHECK(live_allocations().count(p) == 0);
 }
 
+TEST_CASE("executor over a fake driver: a session past its memory quota gets out of memory, "
+          "others still allocate",
+          "[executor][fake]") {
+  fake_gpu g;
+  g.exec->set_session_memory_quota(1 << 20);
+  fake_client a{*g.exec};
+  fake_client b{*g.exec};
+  auto p = a.alloc(768 << 10);
+  auto over = a.run([](proto::Op& op) { op.mutable_mem_alloc()->set_size(512 << 10); });
+  CHECK(over.status() == CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_THAT(over.error(), Catch::Contains("session-memory") && Catch::Contains("1 MiB"));
+  auto pitched = a.run([](proto::Op& op) {
+    op.mutable_mem_alloc_pitch()->set_width(1024);
+    op.mutable_mem_alloc_pitch()->set_height(512);
+  });
+  CHECK(pitched.status() == CUDA_ERROR_OUT_OF_MEMORY);
+  // Another session's quota is its own.
+  auto q = b.alloc(768 << 10);
+  CHECK(q != 0);
+  // Freed memory counts no more.
+  auto freed = a.run([&](proto::Op& op) { op.mutable_mem_free()->set_dptr(p); });
+  REQUIRE(freed.status() == CUDA_SUCCESS);
+  CHECK(a.alloc(1 << 20) != 0);
+}
+
 TEST_CASE("executor over a fake driver: close_session frees everything",
           "[executor][fake]") {
   auto before = live_allocations().size();
