@@ -213,3 +213,51 @@ TEST_CASE("an admin's session kill and a killed worker end only that session, wi
   ::kill(a, SIGKILL);
   ::waitpid(a, nullptr, 0);
 }
+
+TEST_CASE("on a GPU, process isolation keeps a session's memory and faults from another "
+          "session",
+          "[gpu][gleamd][isolation]") {
+  char tmpl[] = "/tmp/gleam-isolation-gpu-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  auto port = gleam::test::free_port();
+  std::ofstream{dir + "/node.conf"} << "[node]\nid = \"iso-gpu\"\nroles = [\"all\"]\nport = "
+                                    << port << "\nadvertise = \"127.0.0.1\"\n[cache]\ndir = \""
+                                    << dir << "/cache\"\n[gpu_server]\nisolation = \"process\"\n";
+  auto node = gleam::test::spawn_logged(
+    {build_path("bin/gleamd"), "--config-file=" + dir + "/node.conf"}, dir + "/node.log");
+  for (int i = 0; i < 300 && !gleam::test::port_open(port); ++i)
+    std::this_thread::sleep_for(50ms);
+  REQUIRE(gleam::test::port_open(port));
+  auto through_gleam = [&](const std::string& args, const std::string& name) {
+    return gleam::test::spawn_logged(
+      {"/bin/sh", "-c",
+       "GLEAM_SERVER=127.0.0.1:" + std::to_string(port) + " exec " + build_path("bin/gleam-run")
+         + " -- " + args + " 2>" + dir + "/" + name + ".err"},
+      dir + "/" + name + ".out");
+  };
+  auto out = [&](const std::string& name) { return read_file(dir + "/" + name + ".out"); };
+  INFO("gleamd:\n" << read_file(dir + "/node.log"));
+  // Memory: B's kernel reads and wipes A's buffer by its address.
+  auto holder = through_gleam(build_path("tests/programs/isolation_peek") + " hold 5", "hold");
+  REQUIRE(wait_for(dir + "/hold.out", "address 0x"));
+  auto text = out("hold");
+  auto addr = text.substr(text.find("0x"), text.find('\n') - text.find("0x"));
+  auto peek = through_gleam(build_path("tests/programs/isolation_peek") + " peek " + addr, "peek");
+  REQUIRE(ended_within(peek, 60s));
+  REQUIRE(ended_within(holder, 60s));
+  INFO("hold: " << out("hold") << "peek: " << out("peek"));
+  CHECK_THAT(out("hold"), Catch::Contains("held intact=1"));
+  CHECK_THAT(out("peek"), Catch::Contains("saw_secret=0"));
+  // Faults: B's kernel faults while A runs; then a new session.
+  auto a = through_gleam(build_path("tests/programs/pipeline"), "a");
+  auto b = through_gleam(build_path("tests/programs/sticky_fault"), "b");
+  REQUIRE(ended_within(b, 60s));
+  REQUIRE(ended_within(a, 60s));
+  CHECK_THAT(out("b"), Catch::Contains("sync=cudaErrorIllegalAddress"));
+  CHECK_THAT(out("a"), Catch::Contains("checksum pipeline"));
+  auto c = through_gleam(build_path("tests/programs/device_props"), "c");
+  REQUIRE(ended_within(c, 60s));
+  CHECK_THAT(out("c"), Catch::Contains("checksum device_props"));
+  CHECK(::waitpid(node, nullptr, WNOHANG) == 0);
+  gleam::test::stop_process(node);
+}
