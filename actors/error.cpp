@@ -42,4 +42,12 @@ caf::error make_error(error_code code, std::string what) {
                     caf::make_message(std::move(what))};
 }
 
+caf::error draining_error(const std::string& node_id) {
+  return make_error(error_code::draining,
+                    "node '" + node_id
+                      + "' is draining for maintenance and opens no new sessions: use "
+                        "another GPU server (the scheduler places on the others) or wait "
+                        "until an admin runs 'undrain " + node_id + "'");
+}
+
 } // namespace gleam::actors

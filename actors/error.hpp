@@ -29,4 +29,8 @@ const char* to_string(error_code x);
 /// A CAF error of category "gleam_act" carrying `what` as its context.
 caf::error make_error(error_code code, std::string what);
 
+/// The refusal a GPU server gives a new session while node `node_id` is
+/// drained (error_code::draining), saying where to go instead.
+caf::error draining_error(const std::string& node_id);
+
 } // namespace gleam::actors

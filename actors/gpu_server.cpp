@@ -188,11 +188,7 @@ private:
     if (drain_.draining() && req.resume_session() == 0) {
       log(log_level::info, "gpu {}: OpenSession from '{}' refused: node '{}' is draining",
           exec_->ordinal(), req.client_id(), node_id_);
-      return make_error(error_code::draining,
-                        "node '" + node_id_
-                          + "' is draining for maintenance and opens no new sessions: use "
-                            "another GPU server (the scheduler places on the others) or wait "
-                            "until an admin runs 'undrain " + node_id_ + "'");
+      return draining_error(node_id_);
     }
     auto client = current_sender();
     // A resume (after the client lost its link) proves the session's

@@ -267,11 +267,7 @@ caf::result<pb<proto::SessionOpened>> open(supervisor* self, const proto::OpenSe
   if (st.drain.draining()) {
     log(log_level::info, "gpu {}: OpenSession from '{}' refused: node '{}' is draining",
         st.ordinal, req.client_id(), st.cfg.node_id);
-    return make_error(error_code::draining,
-                      "node '" + st.cfg.node_id
-                        + "' is draining for maintenance and opens no new sessions: use "
-                          "another GPU server (the scheduler places on the others) or wait "
-                          "until an admin runs 'undrain " + st.cfg.node_id + "'");
+    return draining_error(st.cfg.node_id);
   }
   auto rp = self->make_response_promise();
   st.waiting.push_back(waiting_open{rp, req, *tenant});

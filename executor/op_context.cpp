@@ -46,13 +46,16 @@ bool op_context::check_size(uint64_t size, const char* what) {
   return false;
 }
 
+std::string quota_refusal(const session& s, uint64_t size, const char* what) {
+  return fmt::format("{} of {} bytes: the session holds {} MiB of device memory and its quota "
+                     "([gpu_server] session-memory) is {} MiB",
+                     what, size, s.device_bytes() >> 20, s.memory_quota >> 20);
+}
+
 bool op_context::check_quota(uint64_t size, const char* what) {
   if (s.within_memory_quota(size))
     return true;
-  fail(CUDA_ERROR_OUT_OF_MEMORY,
-       fmt::format("{} of {} bytes: the session holds {} MiB of device memory and its quota "
-                   "([gpu_server] session-memory) is {} MiB",
-                   what, size, s.device_bytes() >> 20, s.memory_quota >> 20));
+  fail(CUDA_ERROR_OUT_OF_MEMORY, quota_refusal(s, size, what));
   return false;
 }
 

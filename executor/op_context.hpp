@@ -24,6 +24,10 @@ class weight_cache;
 ///
 /// Made by the batch loop for one op and dropped after it; holds no state
 /// of its own. Not thread-safe (like the executor).
+/// Why an allocation of `size` bytes (`what`: "cuMemAlloc", ...) is past
+/// session `s`'s memory quota: what it holds and the quota.
+std::string quota_refusal(const session& s, uint64_t size, const char* what);
+
 struct op_context {
   /// The driver entry points; outlives the op.
   driver_api& api;

@@ -73,10 +73,7 @@ public:
       return;
     }
     if (!s_.within_memory_quota(op.size())) {
-      fail(CUDA_ERROR_OUT_OF_MEMORY,
-           fmt::format("cuMemCreate of {} bytes: the session holds {} MiB of device memory "
-                       "and its quota ([gpu_server] session-memory) is {} MiB",
-                       op.size(), s_.device_bytes() >> 20, s_.memory_quota >> 20));
+      fail(CUDA_ERROR_OUT_OF_MEMORY, quota_refusal(s_, op.size(), "cuMemCreate"));
       return;
     }
     CUmemAllocationProp prop;
