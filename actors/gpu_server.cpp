@@ -465,8 +465,13 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
         spawn_session_supervisor(sys, cfg, (*devices)[slot], std::move(info), board, slot));
       continue;
     }
-    if (cfg.worker.active)
+    if (cfg.worker.active) {
       (*exec)->start_session_ids_at(cfg.worker.first_session);
+      (*exec)->set_no_cache_reason(
+        "this GPU server runs each session in a worker process of its own ([gpu_server] "
+        "isolation = \"process\"), which does not use the node's weight cache yet; set "
+        "GLEAM_CACHE=off on the client to skip asking");
+    }
     (*exec)->set_session_memory_quota(cfg.session_memory_bytes);
     (*exec)->set_cache(cache); // the weight cache: executor/cache_ops.hpp
     if (cache && slot == 0)

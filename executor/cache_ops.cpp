@@ -24,8 +24,10 @@ bool cache_ops::need_cache() {
   if (cache_ != nullptr)
     return true;
   fail(CUDA_ERROR_NOT_SUPPORTED,
-       "this gpu_server has no weight cache; configure the node's [cache] section or "
-       "set GLEAM_CACHE=off on the client");
+       !s_.no_cache_reason.empty()
+         ? s_.no_cache_reason
+         : "this gpu_server has no weight cache; configure the node's [cache] section or "
+           "set GLEAM_CACHE=off on the client");
   return false;
 }
 

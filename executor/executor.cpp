@@ -181,6 +181,7 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
     s.gpu_uuid = uuid_string(device_info_.uuid());
     s.tenant = tenant;
     s.memory_quota = session_memory_quota_;
+    s.no_cache_reason = no_cache_reason_;
     s.opened_time_ns = now_ns();
     s.back_channel = host_calls_.get();
     s.graves = &graves_;

@@ -155,6 +155,13 @@ public:
     session_memory_quota_ = bytes;
   }
 
+  /// What cache ops of sessions opened from now on answer when this
+  /// executor has no weight cache (e.g. a worker process, which does not
+  /// use the node's); "" = that the node has none configured.
+  void set_no_cache_reason(std::string why) {
+    no_cache_reason_ = std::move(why);
+  }
+
   /// Sessions open now.
   [[nodiscard]] size_t session_count() const noexcept {
     return sessions_.size();
@@ -177,6 +184,7 @@ private:
   int driver_version_ = 0;
   uint64_t next_session_ = 1;
   uint64_t session_memory_quota_ = 0;
+  std::string no_cache_reason_;
   std::map<uint64_t, session> sessions_;
   std::shared_ptr<weight_cache> cache_;
   std::shared_ptr<host_call_port> host_calls_;

@@ -129,6 +129,9 @@ struct session {
   /// [gpu_server] session-memory: the most device_bytes() may reach; 0 =
   /// no quota. An allocation past it fails as on a full device.
   uint64_t memory_quota = 0;
+  /// Why cache ops fail on this GPU server when it has no weight cache
+  /// (executor::set_no_cache_reason); "" = the default reason.
+  std::string no_cache_reason;
   /// Whether `size` more bytes stay within memory_quota.
   bool within_memory_quota(uint64_t size) const noexcept {
     return memory_quota == 0 || (size <= memory_quota && device_bytes() <= memory_quota - size);

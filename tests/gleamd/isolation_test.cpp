@@ -145,6 +145,12 @@ TEST_CASE("under process isolation a session's fault stays its own; under shared
         CHECK(node.out("a") == "steady=cudaSuccess wrong=0\n");
         CHECK(node.out("c") == "steady=cudaSuccess wrong=0\n");
         CHECK(node.running());
+        // Workers use no weight cache yet: a cached upload says why and
+        // travels plainly, byte for byte.
+        auto d = node.client("bulk 2", "d");
+        REQUIRE(ended_within(d, 30s));
+        CHECK_THAT(node.out("d"), Catch::Contains("h2d=cudaSuccess d2h=cudaSuccess same=1"));
+        CHECK_THAT(node.err("d"), Catch::Contains("does not use the node's weight cache"));
       } else {
         // One context: the fault is every session's.
         CHECK(node.out("a") == "steady=cudaErrorIllegalAddress wrong=0\n");
