@@ -16,6 +16,10 @@ namespace {
 /// When the batch executing now started (steady clock, ns); 0: none runs.
 std::atomic<int64_t> started_ns{0};
 
+/// Set once start_op_watchdog ran: only then are batches timed (the
+/// GPU server of shared mode does not read the clock per batch).
+std::atomic<bool> armed{false};
+
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
            std::chrono::steady_clock::now().time_since_epoch())
@@ -25,7 +29,8 @@ int64_t now_ns() {
 } // namespace
 
 void op_watchdog_begin() noexcept {
-  started_ns.store(now_ns(), std::memory_order_relaxed);
+  if (armed.load(std::memory_order_relaxed))
+    started_ns.store(now_ns(), std::memory_order_relaxed);
 }
 
 void op_watchdog_end() noexcept {
@@ -33,6 +38,7 @@ void op_watchdog_end() noexcept {
 }
 
 void start_op_watchdog(std::chrono::milliseconds limit) {
+  armed = true;
   auto limit_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(limit).count();
   // Checks ten times within the limit, at most every 100 ms: a session
   // overruns it by at most a tenth of it (or 100 ms).

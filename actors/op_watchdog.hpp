@@ -11,7 +11,7 @@ namespace gleam::actors {
 /// longer than `limit` (a kernel that never ends, a synchronize of one, a
 /// host function that never returns). The session's client then finds its
 /// connection gone and its supervisor says why. Without a started watchdog
-/// (shared mode, or no limit) the marks cost two relaxed atomic stores.
+/// (shared mode, or no limit) the marks cost a relaxed load and store.
 
 /// Starts the watchdog thread (once per process; `limit` > 0).
 void start_op_watchdog(std::chrono::milliseconds limit);

@@ -33,7 +33,8 @@ struct worker_entry {
   bool opening = false;   // an open is on its way to it
   bool asked_status = false;
   std::string end_reason; // set when the supervisor ends it (an admin, a drain)
-  std::vector<proto::SessionSummary> sessions; // from its last status
+  /// From its last status, each with the worker's pid.
+  std::vector<proto::SessionSummary> sessions;
 };
 
 /// An open waiting for a spare worker.
@@ -198,10 +199,8 @@ proto::NodeStatus node_status(const supervisor_state& st) {
   proto::NodeStatus out;
   *out.add_gpus() = st.info;
   for (const auto& [pid, w] : st.workers)
-    for (auto s : w.sessions) {
-      s.set_worker_pid(static_cast<uint32_t>(pid));
-      *out.add_sessions() = std::move(s);
-    }
+    for (const auto& s : w.sessions)
+      *out.add_sessions() = s;
   return out;
 }
 
@@ -213,11 +212,10 @@ void post_telemetry(supervisor_state& st) {
   std::vector<proto::SessionSummary> running;
   uint64_t used = 0;
   for (const auto& [pid, w] : st.workers)
-    for (auto s : w.sessions) {
+    for (const auto& s : w.sessions) {
       used += s.allocated_bytes();
-      s.set_worker_pid(static_cast<uint32_t>(pid));
       *t.add_running() = s;
-      running.push_back(std::move(s));
+      running.push_back(s);
     }
   t.set_sessions(static_cast<uint32_t>(running.size()));
   t.set_used_memory(used);
@@ -314,9 +312,11 @@ void on_status_reply(supervisor* self, int32_t pid, const proto::WorkerReply& re
   w->second.sessions.assign(status.sessions().begin(), status.sessions().end());
   // The client's first resume is how it attaches to its worker, not a
   // reconnect.
-  for (auto& s : w->second.sessions)
+  for (auto& s : w->second.sessions) {
+    s.set_worker_pid(static_cast<uint32_t>(pid));
     if (s.resumes() > 0)
       s.set_resumes(s.resumes() - 1);
+  }
 }
 
 void on_exit(supervisor* self, int32_t pid, const std::string& how) {
