@@ -29,6 +29,24 @@ namespace gleam::actors {
 
 namespace {
 
+/// The tenants' memory rules of [gpu_server] tenant-memory and
+/// guaranteed-memory, one per tenant that has either.
+std::vector<executor::memory_ledger::rule> memory_rules(const config::node_config& cfg) {
+  std::vector<executor::memory_ledger::rule> rules;
+  auto entry = [&](const std::string& tenant) -> executor::memory_ledger::rule& {
+    for (auto& r : rules)
+      if (r.tenant == tenant)
+        return r;
+    rules.push_back({tenant, 0, 0});
+    return rules.back();
+  };
+  for (const auto& [tenant, bytes] : cfg.tenant_memory)
+    entry(tenant).limit = bytes;
+  for (const auto& [tenant, bytes] : cfg.guaranteed_memory)
+    entry(tenant).guaranteed = bytes;
+  return rules;
+}
+
 uint64_t unix_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
@@ -450,7 +468,21 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
     return std::move(devices.error());
   auto process_isolation = cfg.isolation == config::node_config::isolation_mode::process
                            && !cfg.worker.active;
+  auto rules = memory_rules(cfg);
   for (size_t slot = 0; slot < devices->size(); ++slot) {
+    // Each GPU's tenants' memory table: a worker maps its supervisor's.
+    std::shared_ptr<executor::memory_ledger> ledger;
+    if (cfg.worker.active && cfg.worker.ledger_fd >= 0) {
+      auto attached = executor::memory_ledger::attach(cfg.worker.ledger_fd);
+      if (!attached)
+        return std::move(attached.error());
+      ledger = std::move(*attached);
+    } else if (!cfg.worker.active && !rules.empty()) {
+      auto made = executor::memory_ledger::create(rules);
+      if (!made)
+        return std::move(made.error());
+      ledger = std::move(*made);
+    }
     auto exec = executor::executor::make(*service.driver, (*devices)[slot]);
     if (!exec)
       return std::move(exec.error());
@@ -461,8 +493,9 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
       exec->reset();
       service.infos.push_back(info);
       service.host_calls.push_back(nullptr);
-      service.servers.push_back(
-        spawn_session_supervisor(sys, cfg, (*devices)[slot], std::move(info), board, slot));
+      service.servers.push_back(spawn_session_supervisor(sys, cfg, (*devices)[slot],
+                                                         std::move(info), board, slot,
+                                                         std::move(ledger)));
       continue;
     }
     if (cfg.worker.active) {
@@ -473,6 +506,7 @@ caf::expected<gpu_service> start_gpu_servers(caf::actor_system& sys,
         "GLEAM_CACHE=off on the client to skip asking");
     }
     (*exec)->set_session_memory_quota(cfg.session_memory_bytes);
+    (*exec)->set_memory_ledger(std::move(ledger));
     (*exec)->set_cache(cache); // the weight cache: executor/cache_ops.hpp
     if (cache && slot == 0)
       cache->use_pinned_memory(service.driver);

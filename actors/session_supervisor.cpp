@@ -73,6 +73,9 @@ struct supervisor_state {
   uint32_t failed_starts = 0;
   std::chrono::steady_clock::time_point start_after{};
   bool stopping = false;
+  /// The GPU's tenants' memory table, shared with the workers; null when
+  /// no tenant has memory rules.
+  std::shared_ptr<executor::memory_ledger> ledger;
   static inline const char* name = "gleam.session_supervisor";
 };
 
@@ -146,6 +149,7 @@ void replenish(supervisor* self) {
     opts.gpu = st.ordinal;
     opts.first_session = st.next_session++;
     opts.key = hex(*key);
+    opts.ledger_fd = st.ledger ? st.ledger->fd() : -1;
     auto link = worker_link::start(opts, caf::actor_cast<caf::actor>(self));
     if (!link) {
       log(log_level::error, "gpu {}: {}", st.ordinal, caf::to_string(link.error()));
@@ -325,6 +329,9 @@ void on_exit(supervisor* self, int32_t pid, const std::string& how) {
   if (w == st.workers.end())
     return;
   auto& entry = w->second;
+  // The driver freed what the worker's session held.
+  if (st.ledger)
+    static_cast<void>(st.ledger->forget_process(pid));
   if (entry.port == 0 && entry.end_reason.empty() && !st.stopping) {
     auto wait = std::chrono::milliseconds{500LL << std::min<uint32_t>(st.failed_starts, 6)};
     ++st.failed_starts;
@@ -364,8 +371,9 @@ void on_exit(supervisor* self, int32_t pid, const std::string& how) {
 
 caf::behavior supervisor_behavior(supervisor* self, config::node_config cfg, int ordinal,
                                   proto::GpuInfo info, std::shared_ptr<telemetry_board> board,
-                                  size_t slot) {
+                                  size_t slot, std::shared_ptr<executor::memory_ledger> ledger) {
   auto& st = self->state;
+  st.ledger = std::move(ledger);
   st.cfg = std::move(cfg);
   st.ordinal = ordinal;
   st.info = std::move(info);
@@ -475,10 +483,11 @@ caf::behavior supervisor_behavior(supervisor* self, config::node_config cfg, int
 gpu_server_actor spawn_session_supervisor(caf::actor_system& sys,
                                           const config::node_config& cfg, int ordinal,
                                           proto::GpuInfo info,
-                                          std::shared_ptr<telemetry_board> board, size_t slot) {
+                                          std::shared_ptr<telemetry_board> board, size_t slot,
+                                          std::shared_ptr<executor::memory_ledger> ledger) {
   // Detached: a worker's start-up or a slow reply never holds a scheduler thread.
   auto handle = sys.spawn<caf::detached>(supervisor_behavior, cfg, ordinal, std::move(info),
-                                         std::move(board), slot);
+                                         std::move(board), slot, std::move(ledger));
   return caf::actor_cast<gpu_server_actor>(handle);
 }
 

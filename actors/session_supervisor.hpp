@@ -9,6 +9,7 @@
 #include "actors/proto/control.pb.h"
 #include "actors/telemetry_board.hpp"
 #include "config/node_config.hpp"
+#include "executor/memory_ledger.hpp"
 
 namespace gleam::actors {
 
@@ -50,10 +51,13 @@ namespace gleam::actors {
 /// graphs' host nodes across a reconnect through the node.
 ///
 /// `info` is the GPU as the node advertises it; `config_path` the node's
-/// config file, which workers read too.
+/// config file, which workers read too. `ledger` (may be null): the GPU's
+/// tenants' memory table, which every worker maps; the supervisor drops
+/// the slots of a worker that ended.
 gpu_server_actor spawn_session_supervisor(caf::actor_system& sys,
                                           const config::node_config& cfg, int ordinal,
                                           proto::GpuInfo info,
-                                          std::shared_ptr<telemetry_board> board, size_t slot);
+                                          std::shared_ptr<telemetry_board> board, size_t slot,
+                                          std::shared_ptr<executor::memory_ledger> ledger);
 
 } // namespace gleam::actors

@@ -109,6 +109,8 @@ caf::expected<std::unique_ptr<worker_link>> worker_link::start(const options& op
                                 "--config-file=" + opts.config_path,
                                 "--worker-gpu=" + std::to_string(opts.gpu),
                                 "--worker-first-session=" + std::to_string(opts.first_session)};
+  if (opts.ledger_fd >= 0)
+    args.push_back("--worker-ledger-fd=4");
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -130,7 +132,9 @@ caf::expected<std::unique_ptr<worker_link>> worker_link::start(const options& op
   // of gleamd (listeners, clients' connections) stays out of the worker, so
   // that a connection gleamd closes is closed.
   posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  if (opts.ledger_fd >= 0)
+    posix_spawn_file_actions_adddup2(&actions, opts.ledger_fd, 4);
+  posix_spawn_file_actions_addclosefrom_np(&actions, opts.ledger_fd >= 0 ? 5 : 4);
   posix_spawnattr_t attrs;
   posix_spawnattr_init(&attrs);
   // gleamd blocks SIGINT/SIGTERM in every thread (it waits for them); the

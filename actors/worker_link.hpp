@@ -41,7 +41,8 @@ std::string describe_worker_exit(int status);
 /// and the thread that talks to it over a socket pair.
 ///
 /// `start` spawns `exe --worker --config-file=CONFIG --worker-gpu=GPU
-/// --worker-first-session=N` with the socket on fd 3 and the worker's key in
+/// --worker-first-session=N` with the socket on fd 3 (and the tenants' memory
+/// table on fd 4, `--worker-ledger-fd=4`, when there is one) and the worker's key in
 /// GLEAM_WORKER_KEY (not on its command line). The thread then sends
 /// `owner`, as plain messages:
 ///   (worker_ready_atom, pid, port)           once the worker listens;
@@ -64,6 +65,9 @@ public:
     int gpu = 0;              // device ordinal the worker serves
     uint64_t first_session = 1;
     std::string key;          // the worker's key (hex)
+    /// The GPU's tenants' memory table (executor/memory_ledger.hpp), which
+    /// the worker inherits as fd 4 (--worker-ledger-fd=4); -1: none.
+    int ledger_fd = -1;
     std::chrono::milliseconds ready_within{60000};
   };
 

@@ -203,6 +203,43 @@ caf::expected<node_config> parse_node_config(const std::string& text,
                           + "' has the node's auth-token; give it a token of its own");
     cfg.tenants.emplace_back(std::move(name), std::move(token));
   }
+  for (auto [key, out] : {std::pair{"gpu_server.tenant-memory", &cfg.tenant_memory},
+                          std::pair{"gpu_server.guaranteed-memory", &cfg.guaranteed_memory}}) {
+    std::vector<std::string> entries;
+    GLEAM_CONFIG_TRY(entries, f.get_list(key, {}));
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      auto colon = e.rfind(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == e.size())
+        return make_error(error_code::bad_value,
+                          f.where(key) + ": entry " + std::to_string(i + 1) + " ('" + e
+                            + "') is not NAME:SIZE; write e.g. [\"alice:20GiB\"]");
+      auto name = e.substr(0, colon);
+      auto bytes = parse_bytes(e.substr(colon + 1));
+      if (!bytes)
+        return make_error(error_code::bad_value,
+                          f.where(key) + ": entry " + std::to_string(i + 1) + " ('" + e
+                            + "'): " + describe(bytes.error()));
+      bool known = false;
+      for (const auto& [tenant, token] : cfg.tenants)
+        known |= tenant == name;
+      if (!known)
+        return make_error(error_code::bad_value,
+                          f.where(key) + ": '" + name
+                            + "' is not a tenant of [node] tenants; name one of them");
+      for (const auto& [other, size] : *out)
+        if (other == name)
+          return make_error(error_code::bad_value,
+                            f.where(key) + ": tenant '" + name + "' appears twice");
+      out->emplace_back(std::move(name), *bytes);
+    }
+  }
+  for (const auto& [name, guaranteed] : cfg.guaranteed_memory)
+    for (const auto& [limited, limit] : cfg.tenant_memory)
+      if (name == limited && guaranteed > limit)
+        return make_error(error_code::bad_value,
+                          f.where("gpu_server.guaranteed-memory") + ": tenant '" + name
+                            + "' is guaranteed more than its tenant-memory limit allows");
   GLEAM_CONFIG_TRY(cfg.admin_token, f.get_string("node.admin-token", ""));
   if (!cfg.admin_token.empty()) {
     // A client's token must never grant admin.

@@ -58,6 +58,13 @@ struct node_config {
   /// allocation fails with cudaErrorMemoryAllocation naming the quota.
   /// 0 = no quota.
   uint64_t session_memory_bytes = 0;
+  /// [gpu_server] tenant-memory = ["NAME:SIZE", ...]: device memory the
+  /// sessions of tenant NAME may hold together on one GPU; and
+  /// guaranteed-memory = ["NAME:SIZE", ...]: device memory of each GPU that
+  /// other tenants may not take while NAME does not use it. NAME is a tenant
+  /// of [node] tenants. (tenant, bytes) pairs.
+  std::vector<std::pair<std::string, uint64_t>> tenant_memory;
+  std::vector<std::pair<std::string, uint64_t>> guaranteed_memory;
   /// Set by gleamd only in a worker process (never from the file): the
   /// worker's key (OpenSession.auth_token of the supervisor's opens) and
   /// the first session id it hands out.
@@ -65,6 +72,9 @@ struct node_config {
     bool active = false;
     std::string key;
     uint64_t first_session = 1;
+    /// The inherited descriptor of the GPU's tenants' memory table
+    /// (executor/memory_ledger.hpp); -1: none.
+    int ledger_fd = -1;
   } worker;
   std::string cache_dir;         // [cache] dir
   uint64_t cache_disk_bytes = 64ull << 30;  // [cache] disk-capacity

@@ -24,6 +24,8 @@ std::string to_string(error_code x) {
       return "protocol_mismatch";
     case error_code::no_secure_random:
       return "no_secure_random";
+    case error_code::ledger_failed:
+      return "ledger_failed";
   }
   return "error_code(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -29,6 +29,9 @@ enum class error_code : uint8_t {
   protocol_mismatch,
   /// The CSPRNG could not make a session secret (executor/session_secret.hpp).
   no_secure_random,
+  /// The tenants' memory table (executor/memory_ledger.hpp) could not be
+  /// made, mapped, or was given rules it cannot hold.
+  ledger_failed,
 };
 
 /// The CAF error category of this component.

@@ -181,6 +181,10 @@ executor::open_session(const proto::OpenSession& request, const std::string& ten
     s.gpu_uuid = uuid_string(device_info_.uuid());
     s.tenant = tenant;
     s.memory_quota = session_memory_quota_;
+    if (ledger_) {
+      s.ledger = ledger_.get();
+      s.ledger_slot = ledger_->join(id, tenant);
+    }
     s.no_cache_reason = no_cache_reason_;
     s.opened_time_ns = now_ns();
     s.back_channel = host_calls_.get();
@@ -234,6 +238,11 @@ proto::BatchReply executor::execute(const proto::OpBatch& batch) {
     r->set_seq(op.seq());
     op_context cx{api_, blas_, s, *r, cache_.get(), device_, &judge_};
     run_op(cx, op);
+    if (s.ledger != nullptr && (s.ledger_reserved || s.ledger_held != s.device_bytes())) {
+      s.ledger_reserved = false;
+      s.ledger_held = s.device_bytes();
+      s.ledger->settle(s.ledger_slot, s.ledger_held);
+    }
     s.executed_through = op.seq();
     ++s.ops_executed;
     if (is_sticky(static_cast<CUresult>(r->status())))
@@ -252,6 +261,8 @@ void executor::close_session(uint64_t id) {
     return;
   if (make_current() == CUDA_SUCCESS)
     static_cast<void>(release_session_resources(api_, i->second, cache_.get(), device_));
+  if (i->second.ledger != nullptr)
+    i->second.ledger->leave(i->second.ledger_slot);
   sessions_.erase(i);
   graves_.bury();
 }

@@ -18,6 +18,7 @@
 #include "executor/driver_api.hpp"
 #include "executor/host_calls.hpp"
 #include "executor/library_graveyard.hpp"
+#include "executor/memory_ledger.hpp"
 #include "executor/session.hpp"
 #include "executor/weight_cache.hpp"
 
@@ -155,6 +156,14 @@ public:
     session_memory_quota_ = bytes;
   }
 
+  /// The GPU's tenants' memory table ([gpu_server] tenant-memory and
+  /// guaranteed-memory, executor/memory_ledger.hpp): sessions opened from
+  /// now on take a slot in it and their allocations are judged by their
+  /// tenant's rules. Null (the default): no tenant rules.
+  void set_memory_ledger(std::shared_ptr<memory_ledger> ledger) {
+    ledger_ = std::move(ledger);
+  }
+
   /// What cache ops of sessions opened from now on answer when this
   /// executor has no weight cache (e.g. a worker process, which does not
   /// use the node's); "" = that the node has none configured.
@@ -187,6 +196,7 @@ private:
   std::string no_cache_reason_;
   std::map<uint64_t, session> sessions_;
   std::shared_ptr<weight_cache> cache_;
+  std::shared_ptr<memory_ledger> ledger_;
   std::shared_ptr<host_call_port> host_calls_;
   capture_judge judge_{api_};
   /// Library handles destroyed once no session captures

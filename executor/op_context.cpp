@@ -52,10 +52,36 @@ std::string quota_refusal(const session& s, uint64_t size, const char* what) {
                      what, size, s.device_bytes() >> 20, s.memory_quota >> 20);
 }
 
+std::string memory_refusal(driver_api& api, session& s, weight_cache* cache, uint64_t size,
+                           const char* what) {
+  if (!s.within_memory_quota(size))
+    return quota_refusal(s, size, what);
+  if (s.ledger == nullptr)
+    return {};
+  auto device_free = [&]() -> uint64_t {
+    size_t free = 0;
+    size_t total = 0;
+    if (!s.ledger->has_guarantees() || api.cuMemGetInfo(&free, &total) != CUDA_SUCCESS)
+      return 0;
+    return free;
+  };
+  auto why = s.ledger->reserve(s.ledger_slot, size, device_free());
+  // The cache's GPU tier holds memory for no tenant: it yields to one.
+  if (!why.empty() && cache != nullptr && s.ledger->has_guarantees() && cache->gpu_bytes() > 0
+      && cache->shed_gpu(size + (uint64_t{64} << 20)) > 0)
+    why = s.ledger->reserve(s.ledger_slot, size, device_free());
+  if (why.empty()) {
+    s.ledger_reserved = true;
+    return {};
+  }
+  return fmt::format("{} of {} bytes: {}", what, size, why);
+}
+
 bool op_context::check_quota(uint64_t size, const char* what) {
-  if (s.within_memory_quota(size))
+  auto why = memory_refusal(api, s, cache, size, what);
+  if (why.empty())
     return true;
-  fail(CUDA_ERROR_OUT_OF_MEMORY, quota_refusal(s, size, what));
+  fail(CUDA_ERROR_OUT_OF_MEMORY, why);
   return false;
 }
 

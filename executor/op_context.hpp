@@ -28,6 +28,16 @@ class weight_cache;
 /// session `s`'s memory quota: what it holds and the quota.
 std::string quota_refusal(const session& s, uint64_t size, const char* what);
 
+/// Why session `s` may not allocate `size` more bytes of device memory for
+/// `what` ("cuMemAlloc"), or "" when it may: its own quota
+/// (session::memory_quota), then its tenant's rules in the GPU's memory
+/// table (memory_ledger), judged with the device's free memory; when
+/// memory guaranteed to other tenants is in the way, the weight cache's GPU
+/// tier (`cache`, may be null) gives way first. On "" the bytes are
+/// reserved in the table until the op settles.
+std::string memory_refusal(driver_api& api, session& s, weight_cache* cache, uint64_t size,
+                           const char* what);
+
 struct op_context {
   /// The driver entry points; outlives the op.
   driver_api& api;
@@ -60,8 +70,8 @@ struct op_context {
   bool check_size(uint64_t size, const char* what);
 
   /// Whether the session may allocate `size` more bytes of device memory
-  /// (session::memory_quota); else the result is CUDA_ERROR_OUT_OF_MEMORY,
-  /// as from a full device, naming the quota, and false.
+  /// (memory_refusal); else the result is CUDA_ERROR_OUT_OF_MEMORY, as
+  /// from a full device, naming the quota or rule, and false.
   bool check_quota(uint64_t size, const char* what);
 
   /// The session's stream `handle`, for the op's work on it

@@ -16,6 +16,7 @@
 #include "executor/allocation_table.hpp"
 #include "executor/host_calls.hpp"
 #include "executor/library_handles.hpp"
+#include "executor/memory_ledger.hpp"
 #include "wire/vmm_space.hpp"
 
 namespace gleam::executor {
@@ -132,6 +133,14 @@ struct session {
   /// Why cache ops fail on this GPU server when it has no weight cache
   /// (executor::set_no_cache_reason); "" = the default reason.
   std::string no_cache_reason;
+  /// The GPU's tenants' memory table (executor/memory_ledger.hpp) and the
+  /// session's slot in it; null when no tenant has memory rules.
+  memory_ledger* ledger = nullptr;
+  uint32_t ledger_slot = memory_ledger::npos;
+  /// device_bytes() as last told to the ledger (memory_ledger::settle),
+  /// and whether the current op reserved bytes there.
+  uint64_t ledger_held = 0;
+  bool ledger_reserved = false;
   /// Whether `size` more bytes stay within memory_quota.
   bool within_memory_quota(uint64_t size) const noexcept {
     return memory_quota == 0 || (size <= memory_quota && device_bytes() <= memory_quota - size);

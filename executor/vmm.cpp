@@ -72,8 +72,8 @@ public:
                            op.handle()));
       return;
     }
-    if (!s_.within_memory_quota(op.size())) {
-      fail(CUDA_ERROR_OUT_OF_MEMORY, quota_refusal(s_, op.size(), "cuMemCreate"));
+    if (auto why = memory_refusal(api_, s_, cache_, op.size(), "cuMemCreate"); !why.empty()) {
+      fail(CUDA_ERROR_OUT_OF_MEMORY, why);
       return;
     }
     CUmemAllocationProp prop;

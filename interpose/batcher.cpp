@@ -78,7 +78,11 @@ void reconcile_oldest(client& c) {
     if (r.status() >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
         && r.status() <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
       captures().note_capture_error();
-    if (r.status() != 0)
+    // Out of memory is the app's to handle, but a quota or tenant rule of
+    // the server may be why: its reason is worth a line at the default level.
+    if (r.status() == CUDA_ERROR_OUT_OF_MEMORY)
+      log(log_level::warning, "out of device memory: {}", r.error());
+    else if (r.status() != 0)
       log(log_level::info, "op {} failed: {} ({})", r.seq(), r.status(), r.error());
   }
   auto done = c.window.completed(f.id, outcome);

@@ -540,3 +540,41 @@ TEST_CASE("gpu_server isolation: process or shared, spare workers and max-op-sec
   CHECK_THAT(error_text(limit_shared.error()), Catch::Contains("gpu_server.max-op-seconds")
                                                  && Catch::Contains("process"));
 }
+
+TEST_CASE("gpu_server tenant-memory and guaranteed-memory name tenants and sizes",
+          "[config]") {
+  auto parse = [](const std::string& gpu_section) {
+    return parse_node_config("[node]\nid = \"g\"\nroles = [\"gpu_server\", \"scheduler\"]\n"
+                             "tenants = [\"alice:token-of-alice\", \"bob:token-of-bob\"]\n"
+                             "[gpu_server]\n"
+                               + gpu_section,
+                             "t.conf");
+  };
+  auto none = parse("");
+  REQUIRE(none);
+  CHECK(none->tenant_memory.empty());
+  CHECK(none->guaranteed_memory.empty());
+  auto rules = parse("tenant-memory = [\"alice:40GiB\", \"bob:8GiB\"]\n"
+                     "guaranteed-memory = [\"bob:2GiB\"]\n");
+  REQUIRE(rules);
+  REQUIRE(rules->tenant_memory.size() == 2);
+  CHECK(rules->tenant_memory[0] == std::pair<std::string, uint64_t>{"alice", uint64_t{40} << 30});
+  CHECK(rules->guaranteed_memory
+        == std::vector<std::pair<std::string, uint64_t>>{{"bob", uint64_t{2} << 30}});
+  auto unknown = parse("tenant-memory = [\"carol:1GiB\"]\n");
+  REQUIRE_FALSE(unknown);
+  CHECK_THAT(error_text(unknown.error()), Catch::Contains("gpu_server.tenant-memory")
+                                            && Catch::Contains("'carol' is not a tenant"));
+  auto no_size = parse("guaranteed-memory = [\"bob\"]\n");
+  REQUIRE_FALSE(no_size);
+  CHECK_THAT(error_text(no_size.error()), Catch::Contains("NAME:SIZE"));
+  auto bad_size = parse("tenant-memory = [\"alice:lots\"]\n");
+  REQUIRE_FALSE(bad_size);
+  CHECK_THAT(error_text(bad_size.error()), Catch::Contains("alice:lots"));
+  auto twice = parse("tenant-memory = [\"alice:1GiB\", \"alice:2GiB\"]\n");
+  REQUIRE_FALSE(twice);
+  CHECK_THAT(error_text(twice.error()), Catch::Contains("appears twice"));
+  auto over = parse("tenant-memory = [\"bob:1GiB\"]\nguaranteed-memory = [\"bob:2GiB\"]\n");
+  REQUIRE_FALSE(over);
+  CHECK_THAT(error_text(over.error()), Catch::Contains("more than its tenant-memory"));
+}

@@ -33,17 +33,20 @@ constexpr const char* admin_token = "admin-secret-for-tests";
 /// fake_gleamd with the scheduler and gpu_server roles on a free port.
 class fake_node {
 public:
-  explicit fake_node(const std::string& isolation) {
+  /// `gpu_extra`, `node_extra`: more keys of [gpu_server] and [node].
+  explicit fake_node(const std::string& isolation, const std::string& gpu_extra = "",
+                     const std::string& node_extra = "") {
     char tmpl[] = "/tmp/gleam-isolation-test-XXXXXX";
     dir_ = ::mkdtemp(tmpl);
     port_ = gleam::test::free_port();
     std::ofstream{dir_ + "/node.conf"} << "[node]\nid = \"iso\"\nroles = [\"scheduler\", "
                                           "\"gpu_server\"]\nport = "
                                        << port_ << "\nadvertise = \"127.0.0.1\"\nadmin-token = \""
-                                       << admin_token
-                                       << "\"\n[gpu_server]\nisolation = \"" << isolation
+                                       << admin_token << "\"\n"
+                                       << node_extra << "[gpu_server]\nisolation = \"" << isolation
                                        << "\"\n"
-                                       << (isolation == "process" ? "max-op-seconds = 2\n" : "");
+                                       << (isolation == "process" ? "max-op-seconds = 2\n" : "")
+                                       << gpu_extra;
     pid_ = gleam::test::spawn_logged(
       {build_path("tests/fake_gleamd"), "--config-file=" + dir_ + "/node.conf"}, log());
     for (int i = 0; i < 400 && !gleam::test::port_open(port_); ++i)
@@ -70,6 +73,17 @@ public:
        "GLEAM_SERVER=127.0.0.1:" + std::to_string(port_) + " exec "
          + build_path("tests/interpose_async_probe") + " " + build_path("lib/libcudart.so.13")
          + " " + scenario + " 2>" + dir_ + "/" + name + ".err"},
+      dir_ + "/" + name + ".out");
+  }
+  /// A client of the tenant whose token is `token` that asks for `mib` MiB
+  /// with one cudaMalloc and holds them (gleamd_memory_probe, no slabs).
+  pid_t memory_client(const std::string& token, int mib, const std::string& name) const {
+    return gleam::test::spawn_logged(
+      {"/bin/sh", "-c",
+       "GLEAM_SERVER=127.0.0.1:" + std::to_string(port_) + " GLEAM_TOKEN=" + token
+         + " GLEAM_ALLOC_SLAB=0 exec " + build_path("tests/gleamd_memory_probe") + " "
+         + build_path("lib/libcudart.so.13") + " " + std::to_string(mib) + " 0 2>" + dir_ + "/"
+         + name + ".err"},
       dir_ + "/" + name + ".out");
   }
   std::string out(const std::string& name) const {
@@ -218,6 +232,67 @@ TEST_CASE("an admin's session kill and a killed worker end only that session, wi
   CHECK(node.running());
   ::kill(a, SIGKILL);
   ::waitpid(a, nullptr, 0);
+}
+
+TEST_CASE("tenants' memory rules: a tenant past its tenant-memory or into another's guaranteed "
+          "memory gets out of memory, the guaranteed tenant still allocates",
+          "[gleamd][isolation]") {
+  // The fake GPU reports 70 GiB free: bob's guarantee leaves 100 MiB to
+  // the others while bob does not use it.
+  const std::string rules = "tenant-memory = [\"alice:120MiB\"]\n"
+                            "guaranteed-memory = [\"bob:71580MiB\"]\n";
+  for (std::string mode : {"process", "shared"}) {
+    DYNAMIC_SECTION(mode) {
+      fake_node node{mode, rules,
+                     "tenants = [\"alice:alice-token-0001\", \"bob:bob-token-0002\", "
+                     "\"carol:carol-token-0003\"]\n"};
+      auto held = [&](const std::string& name) {
+        return wait_for(node.dir() + "/" + name + ".out", "malloc=");
+      };
+      auto a1 = node.memory_client("alice-token-0001", 60, "a1");
+      REQUIRE(held("a1"));
+      INFO("a1: " << node.out("a1") << node.err("a1") << "\nnode: " << read_file(node.log()));
+      CHECK(node.out("a1") == "malloc=cudaSuccess\n");
+      // alice holds 60 MiB of her 120: 80 more are refused as by a full GPU.
+      auto a2 = node.memory_client("alice-token-0001", 80, "a2");
+      REQUIRE(ended_within(a2, 20s));
+      INFO("a2: " << node.out("a2") << node.err("a2"));
+      CHECK(node.out("a2") == "malloc=cudaErrorMemoryAllocation\n");
+      CHECK_THAT(node.err("a2"), Catch::Contains("tenant-memory"));
+      // carol has no rules, but bob's unused guarantee is not hers to take.
+      auto c = node.memory_client("carol-token-0003", 200, "c");
+      REQUIRE(ended_within(c, 20s));
+      INFO("c: " << node.out("c") << node.err("c"));
+      CHECK(node.out("c") == "malloc=cudaErrorMemoryAllocation\n");
+      CHECK_THAT(node.err("c"), Catch::Contains("guaranteed-memory"));
+      // bob's own allocation goes through.
+      auto b = node.memory_client("bob-token-0002", 200, "b");
+      REQUIRE(held("b"));
+      INFO("b: " << node.out("b") << node.err("b"));
+      CHECK(node.out("b") == "malloc=cudaSuccess\n");
+      if (mode == "process") {
+        // A worker killed with its session's memory: the driver freed it,
+        // and alice may use it again.
+        auto worker = worker_of(node.log(), 1);
+        REQUIRE(worker > 0);
+        ::kill(worker, SIGKILL);
+        // The client learns it at its next call; this one waits in pause().
+        ::kill(a1, SIGKILL);
+        REQUIRE(ended_within(a1, 5s));
+        REQUIRE(wait_for(node.log(), "session 1 ended"));
+        auto a3 = node.memory_client("alice-token-0001", 80, "a3");
+        REQUIRE(held("a3"));
+        INFO("a3: " << node.out("a3") << node.err("a3"));
+        CHECK(node.out("a3") == "malloc=cudaSuccess\n");
+        ::kill(a3, SIGKILL);
+        ::waitpid(a3, nullptr, 0);
+      }
+      for (auto pid : {a1, b}) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("on a GPU, process isolation keeps a session's memory and faults from another "

@@ -62,6 +62,8 @@ int run_worker(config::node_config cfg, int argc, char** argv,
   cfg.worker.key = key;
   ::unsetenv("GLEAM_WORKER_KEY");
   cfg.worker.first_session = std::strtoull(first.c_str(), nullptr, 10);
+  if (auto ledger = flag(argc, argv, "worker-ledger-fd"); !ledger.empty())
+    cfg.worker.ledger_fd = std::atoi(ledger.c_str());
   cfg.devices = {std::atoi(gpu.c_str())};
   cfg.scheduler = false;
   cfg.cache_shard = false;
