@@ -342,3 +342,64 @@ TEST_CASE("on a GPU, process isolation keeps a session's memory and faults from 
   CHECK(::waitpid(node, nullptr, WNOHANG) == 0);
   gleam::test::stop_process(node);
 }
+
+TEST_CASE("on a GPU, a tenant past its memory rules gets out of memory while another tenant's "
+          "guaranteed allocation succeeds",
+          "[gpu][gleamd][isolation]") {
+  std::string free_text;
+  REQUIRE(run_command("nvidia-smi -i 0 --query-gpu=memory.free --format=csv,noheader,nounits",
+                      free_text)
+          == 0);
+  auto free_mib = std::atol(free_text.c_str());
+  REQUIRE(free_mib > 20000);
+  char tmpl[] = "/tmp/gleam-tenant-gpu-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  auto port = gleam::test::free_port();
+  // bob is guaranteed all but 8 GiB of what is free now.
+  std::ofstream{dir + "/node.conf"}
+    << "[node]\nid = \"tenant-gpu\"\nroles = [\"scheduler\", \"gpu_server\"]\nport = " << port
+    << "\nadvertise = \"127.0.0.1\"\ntenants = [\"alice:alice-token-0001\", "
+       "\"bob:bob-token-0002\", \"carol:carol-token-0003\"]\n[gpu_server]\nisolation = "
+       "\"process\"\ntenant-memory = [\"alice:4GiB\"]\nguaranteed-memory = [\"bob:"
+    << (free_mib - 8192) << "MiB\"]\n";
+  auto node = gleam::test::spawn_logged(
+    {build_path("bin/gleamd"), "--config-file=" + dir + "/node.conf"}, dir + "/node.log");
+  for (int i = 0; i < 300 && !gleam::test::port_open(port); ++i)
+    std::this_thread::sleep_for(50ms);
+  REQUIRE(gleam::test::port_open(port));
+  auto client = [&](const std::string& token, int mib, const std::string& name) {
+    return gleam::test::spawn_logged(
+      {"/bin/sh", "-c",
+       "GLEAM_SERVER=127.0.0.1:" + std::to_string(port) + " GLEAM_TOKEN=" + token
+         + " GLEAM_ALLOC_SLAB=0 exec " + build_path("bin/gleam-run") + " -- "
+         + build_path("tests/gleamd_memory_probe") + " " + build_path("lib/libcudart.so.13")
+         + " " + std::to_string(mib) + " 0 2>" + dir + "/" + name + ".err"},
+      dir + "/" + name + ".out");
+  };
+  auto out = [&](const std::string& name) { return read_file(dir + "/" + name + ".out"); };
+  auto err = [&](const std::string& name) { return read_file(dir + "/" + name + ".err"); };
+  INFO("gleamd:\n" << read_file(dir + "/node.log"));
+  auto a1 = client("alice-token-0001", 3072, "a1");
+  REQUIRE(wait_for(dir + "/a1.out", "malloc="));
+  CHECK(out("a1") == "malloc=cudaSuccess\n");
+  auto a2 = client("alice-token-0001", 2048, "a2");
+  REQUIRE(ended_within(a2, 60s));
+  INFO("a2: " << out("a2") << err("a2"));
+  CHECK(out("a2") == "malloc=cudaErrorMemoryAllocation\n");
+  CHECK_THAT(err("a2"), Catch::Contains("tenant-memory"));
+  auto c = client("carol-token-0003", 12288, "c");
+  REQUIRE(ended_within(c, 60s));
+  INFO("c: " << out("c") << err("c"));
+  CHECK(out("c") == "malloc=cudaErrorMemoryAllocation\n");
+  CHECK_THAT(err("c"), Catch::Contains("guaranteed-memory"));
+  auto b = client("bob-token-0002", 20480, "b");
+  REQUIRE(wait_for(dir + "/b.out", "malloc="));
+  INFO("b: " << out("b") << err("b"));
+  CHECK(out("b") == "malloc=cudaSuccess\n");
+  for (auto pid : {a1, b}) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  CHECK(::waitpid(node, nullptr, WNOHANG) == 0);
+  gleam::test::stop_process(node);
+}
