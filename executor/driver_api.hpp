@@ -57,6 +57,9 @@ namespace gleam::executor {
   X(cuModuleLoadData)                                                          \
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
+  X(cuModuleGetFunctionCount)                                                  \
+  X(cuModuleEnumerateFunctions)                                                \
+  X(cuFuncGetName)                                                             \
   X(cuModuleGetGlobal)                                                         \
   X(cuFuncGetParamInfo)                                                        \
   X(cuFuncGetAttribute)                                                        \

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,30 @@
 namespace gleam::executor {
 
 namespace {
+
+/// The functions of module `m` by name, without loading them: under lazy
+/// loading (CUDA's default) cuModuleGetFunction loads each kernel it is
+/// asked for, and a module of a framework holds hundreds that the app never
+/// launches; an enumerated handle is loaded by the driver at its first
+/// launch, as a local program's kernel is. Empty where the driver (or a
+/// fake one) cannot enumerate: the caller then asks by name.
+std::unordered_map<std::string, CUfunction> enumerate_functions(driver_api& api, CUmodule m) {
+  std::unordered_map<std::string, CUfunction> out;
+  unsigned count = 0;
+  if (api.cuModuleGetFunctionCount == nullptr || api.cuModuleEnumerateFunctions == nullptr
+      || api.cuFuncGetName == nullptr || api.cuModuleGetFunctionCount(&count, m) != CUDA_SUCCESS)
+    return out;
+  std::vector<CUfunction> functions(count);
+  if (count == 0 || api.cuModuleEnumerateFunctions(functions.data(), count, m) != CUDA_SUCCESS)
+    return out;
+  out.reserve(count);
+  for (auto f : functions) {
+    const char* name = nullptr;
+    if (api.cuFuncGetName(&name, f) == CUDA_SUCCESS && name != nullptr)
+      out.emplace(name, f);
+  }
+  return out;
+}
 
 void module_load(op_context& cx, const proto::ModuleLoad& op) {
   if (cx.s.modules.count(op.module()) != 0) {
@@ -51,12 +76,14 @@ void module_load(op_context& cx, const proto::ModuleLoad& op) {
                 "cuModuleLoadData"))
     return;
   auto* loaded = cx.r.mutable_module();
+  auto enumerated = enumerate_functions(cx.api, m.handle);
   for (const auto& name : op.functions()) {
     auto* info = loaded->add_functions();
     info->set_name(name);
     function_entry f;
-    if (cx.api.cuModuleGetFunction(&f.handle, m.handle, name.c_str())
-        != CUDA_SUCCESS)
+    if (auto e = enumerated.find(name); e != enumerated.end())
+      f.handle = e->second;
+    else if (cx.api.cuModuleGetFunction(&f.handle, m.handle, name.c_str()) != CUDA_SUCCESS)
       continue;
     info->set_found(true);
     f.params = cx.param_layout(f.handle);

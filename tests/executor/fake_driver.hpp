@@ -237,6 +237,15 @@ inline std::vector<CUlaunchAttribute>& launch_attributes_given() {
 }
 
 /// Adds modules with one function "k" of layout (u64 at 0, u32 at 8).
+/// cuModuleGetFunction calls of the fake modules (each loads a kernel
+/// under lazy loading).
+inline int& module_get_functions() {
+  static int n = 0;
+  return n;
+}
+
+/// A fake module holds one kernel "k" (two parameters: 8 bytes at 0, 4 at
+/// 8), which it also lists through cuModuleEnumerateFunctions.
 inline void install_fake_modules(driver_api& api) {
   api.cuModuleLoadData = [](CUmodule* m, const void*) {
     ++module_loads();
@@ -245,9 +254,26 @@ inline void install_fake_modules(driver_api& api) {
   };
   api.cuModuleUnload = [](CUmodule) { return CUDA_SUCCESS; };
   api.cuModuleGetFunction = [](CUfunction* f, CUmodule, const char* name) {
+    ++module_get_functions();
     if (std::strcmp(name, "k") != 0)
       return CUDA_ERROR_NOT_FOUND;
     *f = reinterpret_cast<CUfunction>(uintptr_t{0x7100});
+    return CUDA_SUCCESS;
+  };
+  api.cuModuleGetFunctionCount = [](unsigned* n, CUmodule) {
+    *n = 1;
+    return CUDA_SUCCESS;
+  };
+  api.cuModuleEnumerateFunctions = [](CUfunction* out, unsigned n, CUmodule) {
+    if (n < 1)
+      return CUDA_ERROR_INVALID_VALUE;
+    out[0] = reinterpret_cast<CUfunction>(uintptr_t{0x7100});
+    return CUDA_SUCCESS;
+  };
+  api.cuFuncGetName = [](const char** name, CUfunction f) {
+    if (f != reinterpret_cast<CUfunction>(uintptr_t{0x7100}))
+      return CUDA_ERROR_INVALID_HANDLE;
+    *name = "k";
     return CUDA_SUCCESS;
   };
   api.cuFuncGetParamInfo = [](CUfunction, size_t i, size_t* offset, size_t* size) {

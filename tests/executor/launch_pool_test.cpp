@@ -446,3 +446,51 @@ TEST_CASE("a cloned graph is a graph of the session with its nodes mapped",
   CHECK(clone(0x80, 0x60, 0x61, 0x71).status() == CUDA_ERROR_INVALID_VALUE);
   CHECK(s->graphs.count(0x80) == 0);
 }
+
+TEST_CASE("a module load finds its functions by enumeration, loading none of them; a driver "
+          "that cannot enumerate is asked by name",
+          "[executor][fake][launch]") {
+  pool_gpu g;
+  fake_client c{*g.gpu.exec};
+  auto load = [&](uint64_t module) {
+    return c.run([&](proto::Op& op) {
+      op.mutable_module_load()->set_module(module);
+      op.mutable_module_load()->set_image(".version 8.0\n.target sm_90\n");
+      op.mutable_module_load()->add_functions("k");
+      op.mutable_module_load()->add_functions("absent");
+    });
+  };
+  auto check_functions = [](const proto::OpResult& r) {
+    REQUIRE(r.status() == CUDA_SUCCESS);
+    REQUIRE(r.module().functions_size() == 2);
+    const auto& k = r.module().functions(0);
+    CHECK(k.name() == "k");
+    CHECK(k.found());
+    REQUIRE(k.params_size() == 2);
+    CHECK(k.params(1).offset() == 8);
+    CHECK(k.params(1).size() == 4);
+    CHECK_FALSE(r.module().functions(1).found());
+  };
+  auto asked = module_get_functions();
+  check_functions(load(1));
+  // "k" came from the enumeration; only the name the module lacks was asked.
+  CHECK(module_get_functions() == asked + 1);
+  // The kernel found that way launches.
+  auto launch = c.run([](proto::Op& op) {
+    auto* l = op.mutable_launch_kernel();
+    l->set_module(1);
+    l->set_function("k");
+    l->set_params(std::string(12, '\0'));
+    l->set_grid_x(1);
+    l->set_grid_y(1);
+    l->set_grid_z(1);
+    l->set_block_x(1);
+    l->set_block_y(1);
+    l->set_block_z(1);
+  });
+  CHECK(launch.status() == CUDA_SUCCESS);
+  g.gpu.api.cuModuleEnumerateFunctions = nullptr;
+  asked = module_get_functions();
+  check_functions(load(2));
+  CHECK(module_get_functions() == asked + 2);
+}
