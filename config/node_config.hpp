@@ -54,7 +54,7 @@ struct node_config {
   /// ended with its worker; 0 = no limit.
   std::chrono::milliseconds max_op{0};
   /// [gpu_server] session-memory: device memory one session may hold
-  /// (cudaMalloc, pitched, VMM physical allocations); past it an
+  /// (cudaMalloc, pitched, VMM and stream-ordered allocations); past it an
   /// allocation fails with cudaErrorMemoryAllocation naming the quota.
   /// 0 = no quota.
   uint64_t session_memory_bytes = 0;

@@ -435,6 +435,11 @@ void mem_alloc_async(op_context& cx, const proto::MemAllocAsync& op) {
                         op.pool()));
     return;
   }
+  // Stream-ordered memory outside a capture is the session's now: its
+  // quota and its tenant's rules judge it as they judge cuMemAlloc.
+  if (status == CU_STREAM_CAPTURE_STATUS_NONE
+      && !cx.check_quota(op.size(), pool != nullptr ? "cuMemAllocFromPoolAsync" : "cuMemAllocAsync"))
+    return;
   CUdeviceptr p = 0;
   if (pool != nullptr
         ? !cx.check(cx.api.cuMemAllocFromPoolAsync(&p, op.size(), pool, stream),

@@ -269,6 +269,31 @@ TEST_CASE("memory pools are the session's own and go with it", "[executor][fake]
   REQUIRE(s->pools.size() == 2);
   auto pool41 = s->pools.at(0x41);
 
+  SECTION("stream-ordered memory counts against the session's memory quota") {
+    // Quotas apply to sessions opened after they are set.
+    g.gpu.exec->set_session_memory_quota(1024);
+    fake_client q{*g.gpu.exec};
+    REQUIRE(ok(q.run([](proto::Op& op) {
+      auto* p = op.mutable_mem_pool_create();
+      p->set_pool(0x42);
+      p->set_alloc_type(CU_MEM_ALLOCATION_TYPE_PINNED);
+      p->set_location_type(CU_MEM_LOCATION_TYPE_DEVICE);
+    })));
+    auto alloc = [&](uint64_t n) {
+      return q.run([n](proto::Op& op) {
+        op.mutable_mem_alloc_async()->set_size(n);
+        op.mutable_mem_alloc_async()->set_pool(0x42);
+      });
+    };
+    auto first = alloc(768);
+    REQUIRE(ok(first));
+    auto over = alloc(512);
+    CHECK(over.status() == CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_THAT(over.error(), Catch::Contains("cuMemAllocFromPoolAsync")
+                               && Catch::Contains("session-memory"));
+    CHECK(ok(alloc(256)));
+  }
+
   SECTION("allocation, attributes, trim, access and stream-ordered free") {
     auto r = c.run([](proto::Op& op) {
       op.mutable_mem_alloc_async()->set_size(256);
