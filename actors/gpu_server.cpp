@@ -267,8 +267,13 @@ private:
     const auto* sess = exec_->find_session(batch.session());
     auto allocated = sess != nullptr ? sess->device_bytes() : 0;
     meter_.on_reply(batch, reply);
-    if (meter_.on_batch(batch, begin, unix_ns(), allocated))
-      post_telemetry(); // the scheduler sees the compute phase begin
+    // The scheduler sees the compute phase begin and the GPU's memory in
+    // use change (placement and the console read the board).
+    auto& posted = posted_allocated_[batch.session()];
+    if (meter_.on_batch(batch, begin, unix_ns(), allocated) || posted != allocated) {
+      posted = allocated;
+      post_telemetry();
+    }
     return pb<proto::BatchReply>{std::move(reply)};
   }
 
@@ -277,6 +282,7 @@ private:
     if (!exec_->authenticate(id, req.secret()))
       return refuse_unproven(id, "a close", req.secret().empty());
     session_client_.erase(id);
+    posted_allocated_.erase(id);
     report_end(id);
     exec_->close_session(id);
     orphans_.back(id);
@@ -332,6 +338,7 @@ private:
   void end_session(uint64_t id) {
     report_end(id);
     session_client_.erase(id);
+    posted_allocated_.erase(id);
     exec_->close_session(id);
     orphans_.back(id);
     for (auto& [addr, ids] : sessions_by_client_)
@@ -404,6 +411,8 @@ private:
   /// going away orphans the session (an old connection's proxy may be
   /// reported down after the client reconnected).
   std::map<uint64_t, caf::actor_addr> session_client_;
+  /// Each session's device memory as last posted to the telemetry board.
+  std::map<uint64_t, uint64_t> posted_allocated_;
   session_grace orphans_; // sessions whose client is gone
   session_meter meter_;                // phases and overlaps for the scheduler
   config::node_config::worker_settings worker_; // set in a worker process

@@ -280,6 +280,14 @@ std::vector<proto::SessionSummary> executor::sessions() const {
     x.set_allocated_bytes(s.device_bytes());
     x.set_opened_time_ns(s.opened_time_ns);
     x.set_resumes(s.resumes);
+    x.set_tenant(s.tenant);
+    x.set_memory_quota(s.memory_quota);
+    if (s.ledger != nullptr) {
+      auto use = s.ledger->of(s.tenant);
+      x.set_tenant_memory_limit(use.limit);
+      x.set_tenant_memory_guaranteed(use.guaranteed);
+      x.set_tenant_memory_held(use.held);
+    }
     out.push_back(std::move(x));
   }
   return out;

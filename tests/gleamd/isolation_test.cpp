@@ -270,6 +270,19 @@ TEST_CASE("tenants' memory rules: a tenant past its tenant-memory or into anothe
       REQUIRE(held("b"));
       INFO("b: " << node.out("b") << node.err("b"));
       CHECK(node.out("b") == "malloc=cudaSuccess\n");
+      // The console shows each session's tenant and the tenant's use of its
+      // rules (worker sessions report every 500 ms).
+      std::string table;
+      for (int i = 0; i < 40; ++i) {
+        table = node.console("sessions");
+        if (table.find("60/120MiB") != std::string::npos
+            && table.find("200MiB, 71580MiB guaranteed") != std::string::npos)
+          break;
+        std::this_thread::sleep_for(100ms);
+      }
+      INFO("sessions:\n" << table);
+      CHECK_THAT(table, Catch::Contains("alice") && Catch::Contains("60/120MiB"));
+      CHECK_THAT(table, Catch::Contains("200MiB, 71580MiB guaranteed"));
       if (mode == "process") {
         // A worker killed with its session's memory: the driver freed it,
         // and alice may use it again.

@@ -313,6 +313,28 @@ bool console::gpus(std::ostream& out) {
 
 namespace {
 
+/// A session's device memory and its [gpu_server] session-memory quota,
+/// for `sessions`: "120MiB" or "120MiB/40960MiB".
+std::string session_memory(const proto::SessionSummary& s) {
+  auto held = fmt::format("{}MiB", s.allocated_bytes() >> 20);
+  return s.memory_quota() == 0 ? held : fmt::format("{}/{}MiB", s.allocated_bytes() >> 20,
+                                                    s.memory_quota() >> 20);
+}
+
+/// What the session's tenant holds on the GPU against its tenant-memory
+/// limit and guaranteed-memory, for `sessions`; "-" without such rules.
+std::string tenant_memory(const proto::SessionSummary& s) {
+  if (s.tenant_memory_limit() == 0 && s.tenant_memory_guaranteed() == 0)
+    return "-";
+  auto out = s.tenant_memory_limit() == 0
+               ? fmt::format("{}MiB", s.tenant_memory_held() >> 20)
+               : fmt::format("{}/{}MiB", s.tenant_memory_held() >> 20,
+                             s.tenant_memory_limit() >> 20);
+  if (s.tenant_memory_guaranteed() != 0)
+    out += fmt::format(", {}MiB guaranteed", s.tenant_memory_guaranteed() >> 20);
+  return out;
+}
+
 /// The consistency state of a session's link, for `sessions`.
 std::string session_link(const proto::SessionSummary& s) {
   std::string out = s.client_gone() ? "lost, waiting for a resume" : "connected";
@@ -329,8 +351,9 @@ bool console::sessions(std::ostream& out) {
     out << "error: " << config::describe(v.error()) << "\n";
     return false;
   }
-  out << fmt::format("{:<20} {:>8} {:<24} {:>3} {:>10} {:>12}  {}\n", "NODE", "SESSION",
-                     "CLIENT", "GPU", "OPS", "ALLOCATED", "LINK");
+  out << fmt::format("{:<20} {:>8} {:<24} {:<10} {:>3} {:>10} {:>16} {:>30}  {}\n", "NODE",
+                     "SESSION", "CLIENT", "TENANT", "GPU", "OPS", "ALLOCATED/QUOTA",
+                     "TENANT HOLDS/LIMIT", "LINK");
   size_t count = 0;
   bool ok = true;
   for (const auto& n : v->nodes()) {
@@ -349,9 +372,11 @@ bool console::sessions(std::ostream& out) {
         [&](actors::pb<proto::NodeStatus>& st) {
           for (const auto& s : st->sessions()) {
             ++count;
-            out << fmt::format("{:<20} {:>8} {:<24} {:>3} {:>10} {:>9}MiB  {}\n", n.node_id(),
-                               s.session(), s.client_id(), s.gpu_index(), s.ops_executed(),
-                               s.allocated_bytes() >> 20, session_link(s));
+            out << fmt::format("{:<20} {:>8} {:<24} {:<10} {:>3} {:>10} {:>16} {:>30}  {}\n",
+                               n.node_id(), s.session(), s.client_id(),
+                               s.tenant().empty() ? "-" : s.tenant(), s.gpu_index(),
+                               s.ops_executed(), session_memory(s), tenant_memory(s),
+                               session_link(s));
           }
         },
         [&](caf::error& e) {
