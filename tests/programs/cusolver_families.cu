@@ -6,7 +6,9 @@
 // Dsygvj); U U**T (Dlauum); a symmetric indefinite inverse (Dsytrf, Dsytri);
 // row interchanges (Claswp); an approximate strided batched SVD with its
 // residual norms on the host (SgesvdaStridedBatched); the 64-bit Xsyevdx,
-// Xgesvdp (h_err_sigma on the host), Xlarft and Xsytrs. Every result's
+// Xgesvdp (h_err_sigma on the host), Xlarft and Xsytrs; mixed-precision
+// iterative refinement (DSgesv, IRSXgesv with its options and results,
+// DDgels, the iteration counts host results). Every result's
 // bytes are printed so that a local run and a run through Gleam can be
 // compared byte for byte; host results are checked for sense.
 #include "common.cuh"
@@ -456,6 +458,88 @@ int main() {
                 worst < 1e-9 ? "small" : "LARGE");
     show("xsytrs x", x);
     release({dev, fwork, ipiv, ipiv64, da, db});
+  }
+
+  // Mixed-precision iterative refinement: DSgesv (typed), IRSXgesv with
+  // options and results objects, DDgels (least squares).
+  {
+    const int n = 32, nrhs = 2;
+    auto a = symmetric<double>(n, 28, 2.0 * n);
+    auto b = pattern<double>(n, nrhs, 29);
+    double* da = gleam_program::to_device(a);
+    double* db = gleam_program::to_device(b);
+    double* dx = scratch<double>(n * nrhs);
+    int* dipiv = scratch<int>(n);
+    size_t lwork_bytes = 0;
+    GLEAM_CUSOLVER_CHECK(cusolverDnDSgesv_bufferSize(handle, n, nrhs, da, n, dipiv, db, n, dx, n,
+                                                     nullptr, &lwork_bytes));
+    void* dwork = scratch(lwork_bytes);
+    int iter = -100;
+    GLEAM_CUSOLVER_CHECK(cusolverDnDSgesv(handle, n, nrhs, da, n, dipiv, db, n, dx, n, dwork,
+                                          lwork_bytes, &iter, info));
+    auto x = gleam_program::to_host(dx, n * nrhs);
+    auto residual_of = [&](const std::vector<double>& sol) {
+      double worst = 0;
+      for (int c = 0; c < nrhs; ++c)
+        for (int i = 0; i < n; ++i) {
+          double s = 0;
+          for (int k = 0; k < n; ++k)
+            s += a[i + k * n] * sol[k + c * n];
+          worst = std::fmax(worst, std::fabs(s - b[i + c * n]));
+        }
+      return worst;
+    };
+    std::printf("dsgesv info %d, iter %d, residual %s\n", device_int(info), iter,
+                residual_of(x) < 1e-10 ? "small" : "LARGE");
+    show("dsgesv x", x);
+
+    cusolverDnIRSParams_t irs;
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSParamsCreate(&irs));
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSParamsSetSolverPrecisions(irs, CUSOLVER_R_64F,
+                                                                CUSOLVER_R_32F));
+    GLEAM_CUSOLVER_CHECK(
+      cusolverDnIRSParamsSetRefinementSolver(irs, CUSOLVER_IRS_REFINE_CLASSICAL));
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSParamsSetMaxIters(irs, 30));
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSParamsSetTol(irs, 1e-12));
+    int max_iters = 0;
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSParamsGetMaxIters(irs, &max_iters));
+    cusolverDnIRSInfos_t infos;
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSInfosCreate(&infos));
+    double* da2 = gleam_program::to_device(a);
+    size_t xbytes = 0;
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSXgesv_bufferSize(handle, irs, n, nrhs, &xbytes));
+    void* xwork = scratch(xbytes);
+    int niters = -100, kept_niters = -100, outer = -100;
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSXgesv(handle, irs, infos, n, nrhs, da2, n, db, n, dx, n,
+                                            xwork, xbytes, &niters, info));
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSInfosGetNiters(infos, &kept_niters));
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSInfosGetOuterNiters(infos, &outer));
+    auto x2 = gleam_program::to_host(dx, n * nrhs);
+    std::printf("irsxgesv info %d, niters %d (kept %d, outer %d, at most %d), residual %s\n",
+                device_int(info), niters, kept_niters, outer, max_iters,
+                residual_of(x2) < 1e-10 ? "small" : "LARGE");
+    show("irsxgesv x", x2);
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSInfosDestroy(infos));
+    GLEAM_CUSOLVER_CHECK(cusolverDnIRSParamsDestroy(irs));
+    release({xwork, dwork, dipiv, da, da2, db, dx});
+  }
+  {
+    const int m = 40, n = 24, nrhs = 1;
+    auto a = pattern<double>(m, n, 30);
+    auto b = pattern<double>(m, nrhs, 31);
+    double* da = gleam_program::to_device(a);
+    double* db = gleam_program::to_device(b);
+    double* dx = scratch<double>(n * nrhs);
+    size_t lwork_bytes = 0;
+    GLEAM_CUSOLVER_CHECK(cusolverDnDDgels_bufferSize(handle, m, n, nrhs, da, m, db, m, dx, n,
+                                                     nullptr, &lwork_bytes));
+    void* dwork = scratch(lwork_bytes);
+    int iter = -100;
+    GLEAM_CUSOLVER_CHECK(cusolverDnDDgels(handle, m, n, nrhs, da, m, db, m, dx, n, dwork,
+                                          lwork_bytes, &iter, info));
+    std::printf("ddgels info %d, iter %d\n", device_int(info), iter);
+    show("ddgels x", gleam_program::to_host(dx, n * nrhs));
+    release({dwork, da, db, dx});
   }
 
   GLEAM_CUSOLVER_CHECK(cusolverDnDestroyParams(params));
