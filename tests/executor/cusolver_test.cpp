@@ -550,6 +550,92 @@ TEST_CASE("cuSOLVER's IRSXgesv sizes its matrices by the main precision its opti
   CHECK(fake_cusolver().irs_infos == 0);
 }
 
+TEST_CASE("cuSOLVER's reductions and refinement solvers: extents follow LAPACK's shapes, one "
+          "element short is refused",
+          "[executor][cusolver]") {
+  fake_gpu g;
+  namespace d = gleam::test::fake_cusolver_detail;
+  // Entry points that only count: the extents are what is checked here.
+  g.cusolver.cusolverDnDsytrd = [](cusolverDnHandle_t h, cublasFillMode_t, int, double*, int,
+                                   double*, double*, double*, double*, int, int*) {
+    return d::computed(h) ? CUSOLVER_STATUS_SUCCESS : CUSOLVER_STATUS_NOT_INITIALIZED;
+  };
+  g.cusolver.cusolverDnDormtr = [](cusolverDnHandle_t h, cublasSideMode_t, cublasFillMode_t,
+                                   cublasOperation_t, int, int, double*, int, double*, double*,
+                                   int, double*, int, int*) {
+    return d::computed(h) ? CUSOLVER_STATUS_SUCCESS : CUSOLVER_STATUS_NOT_INITIALIZED;
+  };
+  g.cusolver.cusolverDnDorgbr = [](cusolverDnHandle_t h, cublasSideMode_t, int, int, int,
+                                   double*, int, const double*, double*, int, int*) {
+    return d::computed(h) ? CUSOLVER_STATUS_SUCCESS : CUSOLVER_STATUS_NOT_INITIALIZED;
+  };
+  g.cusolver.cusolverDnDDgesv = [](cusolverDnHandle_t h, int, int, double*, int, int*, double*,
+                                   int, double*, int, void*, size_t, int* iter, int* info) {
+    *iter = 3;
+    *info = 0;
+    return d::computed(h) ? CUSOLVER_STATUS_SUCCESS : CUSOLVER_STATUS_NOT_INITIALIZED;
+  };
+  g.open();
+  auto doubles = [&](size_t count) { return g.alloc(count * sizeof(double)); };
+  auto info = g.alloc(sizeof(int));
+  auto work = doubles(8);
+  SECTION("sytrd of order 4: d of 4, e and tau of 3") {
+    auto sytrd = [&](uint64_t e, uint64_t tau) {
+      return g.call(ids::cusolverDnDsytrd, handle_id, CUBLAS_FILL_MODE_LOWER, 4, doubles(16), 4,
+                    doubles(4), e, tau, work, 8, info);
+    };
+    CHECK(sytrd(doubles(3), doubles(3)).blas_status() == CUSOLVER_STATUS_SUCCESS);
+    auto r = sytrd(doubles(2), doubles(3));
+    CHECK(r.blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK_THAT(r.error(), Catch::Contains("e"));
+    CHECK(sytrd(doubles(3), doubles(2)).blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(fake_cusolver().computations == 1);
+  }
+  SECTION("ormtr: A and tau of the order of C's side") {
+    auto ormtr = [&](cublasSideMode_t side, uint64_t a, uint64_t tau) {
+      return g.call(ids::cusolverDnDormtr, handle_id, side, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
+                    5, 2, a, 5, tau, doubles(10), 5, work, 8, info);
+    };
+    CHECK(ormtr(CUBLAS_SIDE_LEFT, doubles(25), doubles(4)).blas_status()
+          == CUSOLVER_STATUS_SUCCESS);
+    CHECK(ormtr(CUBLAS_SIDE_LEFT, doubles(25), doubles(3)).blas_status()
+          == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(ormtr(CUBLAS_SIDE_LEFT, doubles(24), doubles(4)).blas_status()
+          == CUSOLVER_STATUS_INVALID_VALUE);
+    // From the right, C's 2 columns: A is 2 x 2 (lda 5), tau 1.
+    CHECK(ormtr(CUBLAS_SIDE_RIGHT, doubles(7), doubles(1)).blas_status()
+          == CUSOLVER_STATUS_SUCCESS);
+    CHECK(fake_cusolver().computations == 2);
+  }
+  SECTION("orgbr: tau of min(m, k) for Q, min(n, k) for P**T") {
+    auto orgbr = [&](cublasSideMode_t side, int m, int n, int k, uint64_t tau) {
+      return g.call(ids::cusolverDnDorgbr, handle_id, side, m, n, k, doubles(m * n), m, tau, work,
+                    8, info);
+    };
+    CHECK(orgbr(CUBLAS_SIDE_LEFT, 5, 3, 3, doubles(3)).blas_status() == CUSOLVER_STATUS_SUCCESS);
+    CHECK(orgbr(CUBLAS_SIDE_LEFT, 5, 3, 3, doubles(2)).blas_status()
+          == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(orgbr(CUBLAS_SIDE_RIGHT, 3, 5, 2, doubles(2)).blas_status() == CUSOLVER_STATUS_SUCCESS);
+    CHECK(orgbr(CUBLAS_SIDE_RIGHT, 3, 5, 4, doubles(3)).blas_status()
+          == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(fake_cusolver().computations == 2);
+  }
+  SECTION("DDgesv: NULL pivots span nothing; the iteration count is a host result") {
+    auto gesv = [&](uint64_t dipiv, uint64_t x) {
+      return g.call(ids::cusolverDnDDgesv, handle_id, 3, 1, doubles(9), 3, dipiv, doubles(3), 3,
+                    x, 3, work, uint64_t{64}, info);
+    };
+    auto r = gesv(0, doubles(3));
+    INFO(r.error());
+    REQUIRE(r.blas_status() == CUSOLVER_STATUS_SUCCESS);
+    CHECK(fake_gpu::output<int>(r, 0) == 3);
+    CHECK(gesv(g.alloc(2 * sizeof(int)), doubles(3)).blas_status()
+          == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(gesv(0, doubles(2)).blas_status() == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(fake_cusolver().computations == 1);
+  }
+}
+
 TEST_CASE("cuSOLVER's version comes from the server's library; a session's end destroys its "
           "handles",
           "[executor][cusolver]") {
