@@ -838,3 +838,113 @@ TEST_CASE("cuSOLVER on the GPU: laswp, syevdx, sygvd, sytrf with Xsytrs, gesvdaS
   CHECK(g.download<int>(info, 1)[0] == 0);
   check_near(g.download<double>(ps, 2), {3, 2}, 1e-9);
 }
+
+namespace {
+
+/// A byte no computation leaves in an output by chance everywhere.
+constexpr unsigned char sentinel = 0xA5;
+
+/// Device memory of `elements` T, followed by `padding` more, every byte
+/// the sentinel.
+template <class T>
+uint64_t padded(real_gpu& g, size_t elements, size_t padding = 16) {
+  std::vector<unsigned char> bytes((elements + padding) * sizeof(T), sentinel);
+  return g.upload(bytes.data(), bytes.size());
+}
+
+/// Whether the `padding` elements after the first `elements` at `p` still
+/// hold the sentinel (the library wrote nothing past the spec's extent).
+template <class T>
+bool untouched_after(real_gpu& g, uint64_t p, size_t elements, size_t padding = 16) {
+  auto all = g.download<unsigned char>(p, (elements + padding) * sizeof(T));
+  for (size_t i = elements * sizeof(T); i < all.size(); ++i)
+    if (all[i] != sentinel)
+      return false;
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("cuSOLVER on the GPU writes nothing past the spec's extents of the reductions, "
+          "syevdx, gesvdp without vectors and larft",
+          "[gpu][executor][cusolver]") {
+  real_gpu g;
+  g.open();
+  auto info = g.alloc(sizeof(int));
+  auto work = g.alloc(1 << 20);
+  const int lwork = (1 << 20) / sizeof(double);
+  std::vector<double> a8x5(40);
+  for (size_t i = 0; i < a8x5.size(); ++i)
+    a8x5[i] = std::sin(static_cast<double>(i) + 1.0);
+
+  // gebrd of 8 x 5: D, E, TAUQ and TAUP of min(m, n) = 5 (E of LAPACK's 4).
+  auto a = g.upload(a8x5.data(), a8x5.size() * sizeof(double));
+  auto d = padded<double>(g, 5), e = padded<double>(g, 5), tq = padded<double>(g, 5),
+       tp = padded<double>(g, 5);
+  g.ok(ids::cusolverDnDgebrd, handle_id, 8, 5, a, 8, d, e, tq, tp, work, lwork, info);
+  CHECK(g.download<int>(info, 1)[0] == 0);
+  for (auto [p, what] : {std::pair<uint64_t, const char*>{d, "D"}, {e, "E"}, {tq, "TAUQ"},
+                         {tp, "TAUP"}}) {
+    INFO(what);
+    CHECK(untouched_after<double>(g, p, 5));
+  }
+
+  // sytrd of order 6, both triangles: d of 6, e and tau of 5.
+  for (auto uplo : {CUBLAS_FILL_MODE_LOWER, CUBLAS_FILL_MODE_UPPER}) {
+    std::vector<double> sym(36);
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j)
+        sym[i + 6 * j] = i == j ? 6.0 : 1.0 / (1 + i + j);
+    auto s = g.upload(sym.data(), sym.size() * sizeof(double));
+    auto sd = padded<double>(g, 6), se = padded<double>(g, 5), st = padded<double>(g, 5);
+    g.ok(ids::cusolverDnDsytrd, handle_id, uplo, 6, s, 6, sd, se, st, work, lwork, info);
+    CHECK(untouched_after<double>(g, sd, 6));
+    CHECK(untouched_after<double>(g, se, 5));
+    CHECK(untouched_after<double>(g, st, 5));
+  }
+
+  // syevdx, range I of 2..3 of order 3: W spans n, written up to meig.
+  auto l = g.upload(laplacian.data(), 9 * sizeof(double));
+  auto w = padded<double>(g, 3);
+  g.ok(ids::cusolverDnDsyevdx, handle_id, CUSOLVER_EIG_MODE_VECTOR, CUSOLVER_EIG_RANGE_I,
+       CUBLAS_FILL_MODE_LOWER, 3, l, 3, 0.0, 0.0, 2, 3, w, work, lwork, info);
+  CHECK(untouched_after<double>(g, w, 3));
+
+  // Xgesvdp without vectors: U and V span nothing and are left alone.
+  auto pa = g.upload(a8x5.data(), a8x5.size() * sizeof(double));
+  auto ps = padded<double>(g, 5), pu = padded<double>(g, 0, 64), pv = padded<double>(g, 0, 25);
+  for (int econ : {0, 1}) {
+    auto sizes = g.ok(ids::cusolverDnXgesvdp_bufferSize, handle_id, params_id,
+                      CUSOLVER_EIG_MODE_NOVECTOR, econ, int64_t{8}, int64_t{5}, CUDA_R_64F, pa,
+                      int64_t{8}, CUDA_R_64F, ps, CUDA_R_64F, pu, int64_t{8}, CUDA_R_64F, pv,
+                      int64_t{5}, CUDA_R_64F);
+    auto dev_bytes = real_gpu::output<uint64_t>(sizes, 0);
+    auto host_bytes = real_gpu::output<uint64_t>(sizes, 1);
+    REQUIRE(dev_bytes <= uint64_t{1} << 20);
+    g.ok(ids::cusolverDnXgesvdp, handle_id, params_id, CUSOLVER_EIG_MODE_NOVECTOR, econ,
+         int64_t{8}, int64_t{5}, CUDA_R_64F, pa, int64_t{8}, CUDA_R_64F, ps, CUDA_R_64F, pu,
+         int64_t{8}, CUDA_R_64F, pv, int64_t{5}, CUDA_R_64F, work, dev_bytes, host_bytes, info);
+    CHECK(untouched_after<double>(g, ps, 5));
+    CHECK(untouched_after<double>(g, pu, 0, 64));
+    CHECK(untouched_after<double>(g, pv, 0, 25));
+  }
+
+  // larft of 4 reflectors of length 10: T of 4 x 4.
+  std::vector<double> v(40), tau{1.2, 1.5, 1.1, 1.7};
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = std::cos(static_cast<double>(i));
+  auto dv = g.upload(v.data(), v.size() * sizeof(double));
+  auto dtau = g.upload(tau.data(), tau.size() * sizeof(double));
+  auto t = padded<double>(g, 16);
+  auto tsizes = g.ok(ids::cusolverDnXlarft_bufferSize, handle_id, params_id,
+                     CUBLAS_DIRECT_FORWARD, CUBLAS_STOREV_COLUMNWISE, int64_t{10}, int64_t{4},
+                     CUDA_R_64F, dv, int64_t{10}, CUDA_R_64F, dtau, CUDA_R_64F, t, int64_t{4},
+                     CUDA_R_64F);
+  auto tdev = real_gpu::output<uint64_t>(tsizes, 0);
+  auto thost = real_gpu::output<uint64_t>(tsizes, 1);
+  REQUIRE(tdev <= uint64_t{1} << 20);
+  g.ok(ids::cusolverDnXlarft, handle_id, params_id, CUBLAS_DIRECT_FORWARD,
+       CUBLAS_STOREV_COLUMNWISE, int64_t{10}, int64_t{4}, CUDA_R_64F, dv, int64_t{10},
+       CUDA_R_64F, dtau, CUDA_R_64F, t, int64_t{4}, CUDA_R_64F, work, tdev, thost);
+  CHECK(untouched_after<double>(g, t, 16));
+}
