@@ -439,6 +439,14 @@ TEST_CASE("cuSOLVER's syevdx returns the eigenvalue count to the app's host memo
     CHECK(fake_gpu::output<int>(r, 0) == 2);
     check_near(g.download<double>(w, 2), {laplacian_eigenvalues[1], laplacian_eigenvalues[2]});
   }
+  SECTION("the query's meig given: it travels and comes back as it was, before lwork") {
+    auto r = g.ok(ids::cusolverDnDsyevdx_bufferSize, handle_id, CUSOLVER_EIG_MODE_VECTOR,
+                  CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_LOWER, 3, a, 3, 0.0, 0.0, 2, 3,
+                  uint8_t{1}, uint64_t{sizeof(int)}, int{-1}, w);
+    REQUIRE(r.library_outputs().data_size() == 2);
+    CHECK(fake_gpu::output<int>(r, 0) == -1);
+    CHECK(fake_gpu::output<int>(r, 1) == lwork);
+  }
   SECTION("W shorter than n: refused, whatever meig turns out to be") {
     auto short_w = g.alloc(2 * sizeof(double));
     auto r = g.call(ids::cusolverDnDsyevdx, handle_id, CUSOLVER_EIG_MODE_VECTOR,
@@ -744,9 +752,13 @@ TEST_CASE("cuSOLVER on the GPU: laswp, syevdx, sygvd, sytrf with Xsytrs, gesvdaS
   // syevdx, range I: the two largest eigenvalues, their count a host result.
   auto s = g.upload(laplacian.data(), 9 * sizeof(double));
   auto w = g.alloc(3 * sizeof(double));
-  auto xlw = lwork_of(g.ok(ids::cusolverDnDsyevdx_bufferSize, handle_id, CUSOLVER_EIG_MODE_VECTOR,
-                           CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_LOWER, 3, s, 3, 0.0, 0.0, 2, 3,
-                           uint8_t{0}, w));
+  // The query's meig given (the vendor's own examples pass it): it travels
+  // and comes back first, lwork second.
+  auto xsized = g.ok(ids::cusolverDnDsyevdx_bufferSize, handle_id, CUSOLVER_EIG_MODE_VECTOR,
+                     CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_LOWER, 3, s, 3, 0.0, 0.0, 2, 3,
+                     uint8_t{1}, uint64_t{sizeof(int)}, int{-1}, w);
+  REQUIRE(xsized.library_outputs().data_size() == 2);
+  auto xlw = std::max(real_gpu::output<int>(xsized, 1), 1);
   auto xwork = g.alloc(static_cast<size_t>(xlw) * sizeof(double));
   auto evx = g.ok(ids::cusolverDnDsyevdx, handle_id, CUSOLVER_EIG_MODE_VECTOR,
                   CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_LOWER, 3, s, 3, 0.0, 0.0, 2, 3, w, xwork,
