@@ -69,4 +69,31 @@ uint64_t getrf_workspace(cusolver_api& api, cusolverDnHandle_t handle, int m, in
   return workspace_of(api.cusolverDnZgetrf_bufferSize, handle, m, n, A, lda);
 }
 
+bool irs_keep_precision(std::shared_ptr<void>* note, cusolverPrecType_t main) {
+  uint64_t bytes = 0;
+  switch (main) {
+    case CUSOLVER_R_32F:
+      bytes = 4;
+      break;
+    case CUSOLVER_R_64F:
+    case CUSOLVER_C_32F:
+      bytes = 8;
+      break;
+    case CUSOLVER_C_64F:
+      bytes = 16;
+      break;
+    default:
+      return true;
+  }
+  if (note != nullptr)
+    *note = std::make_shared<uint64_t>(bytes);
+  return true;
+}
+
+uint64_t irs_main_size(std::shared_ptr<void>* note) noexcept {
+  if (note == nullptr || *note == nullptr)
+    return wire::extents::invalid_extent;
+  return *static_cast<const uint64_t*>(note->get());
+}
+
 } // namespace gleam::executor

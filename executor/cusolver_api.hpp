@@ -83,6 +83,21 @@ uint64_t getrf_workspace(cusolver_api& api, cusolverDnHandle_t handle, int m, in
 uint64_t getrf_workspace(cusolver_api& api, cusolverDnHandle_t handle, int m, int n,
                          cuDoubleComplex* A, int lda) noexcept;
 
+/// Keeps the main precision `main` of a cusolverDnIRSParams_t in its note
+/// slot (`note`, the server's entry of the params; null: none), as the
+/// spec's 'verify' of cusolverDnIRSParamsSetSolverMainPrecision and
+/// SetSolverPrecisions: the bytes of one element of that precision, for
+/// irs_main_size. A precision that is no main precision (only real and
+/// complex 32- and 64-bit ones are; the library refuses the others) leaves
+/// the note as it was. Always true (the call goes on to the library).
+bool irs_keep_precision(std::shared_ptr<void>* note, cusolverPrecType_t main);
+
+/// Bytes of one element of the main precision kept in a
+/// cusolverDnIRSParams_t's note (irs_keep_precision): the element size of
+/// cusolverDnIRSXgesv's and IRSXgels's matrices. wire::extents::
+/// invalid_extent, which no allocation contains, when none was set.
+uint64_t irs_main_size(std::shared_ptr<void>* note) noexcept;
+
 /// Runs generated cuSOLVER function `function` (its spec id) with the
 /// arguments in `in`; false when no generated function has that id.
 /// Generated from interpose/spec/cusolver.spec (cusolver_library_calls.cpp).

@@ -48,3 +48,8 @@ struct cusolverDnContext {
 struct cusolverDnParams : gleam::interpose::cusolver::plain_object {};
 struct syevjInfo : gleam::interpose::cusolver::plain_object {};
 struct gesvdjInfo : gleam::interpose::cusolver::plain_object {};
+
+/// Iterative refinement's options (cusolverDnIRSParams_t) and results
+/// (cusolverDnIRSInfos_t): the server keeps the library's object.
+struct cusolverDnIRSParams : gleam::interpose::cusolver::plain_object {};
+struct cusolverDnIRSInfos : gleam::interpose::cusolver::plain_object {};

@@ -281,8 +281,9 @@ LIBRARIES = {
             internal="CUSOLVER_STATUS_INTERNAL_ERROR",
             client_traits="gleam::interpose::cusolver::traits",
             expression_words=("api", "least", "svd_job_ok", "svd_u_cols", "svd_vt_rows",
-                              "svd_rwork", "getrf_workspace", "MAJOR_VERSION",
-                              "MINOR_VERSION", "PATCH_LEVEL"),
+                              "svd_rwork", "less_one", "laswp_pivots", "getrf_workspace",
+                              "irs_main_size", "irs_keep_precision",
+                              "MAJOR_VERSION", "MINOR_VERSION", "PATCH_LEVEL"),
             statuses=[
                 ("CUSOLVER_STATUS_SUCCESS", "CUDA_SUCCESS"),
                 ("CUSOLVER_STATUS_NOT_INITIALIZED", "CUDA_ERROR_NOT_INITIALIZED"),
@@ -732,6 +733,9 @@ def validate(fn, path):
         if p.length is None or p.length in ("opaque", "cstr"):
             continue
         for ident in re.findall(r"[A-Za-z_]\w*", p.length):
+            # note(<handle>): server-side, checked by validate_generated.
+            if ident == "note" and p.kind == "dev":
+                continue
             if ident not in names and ident not in words \
                     and not library_calls.EXPRESSION_CONSTANT.match(ident):
                 raise spec_error("%s: length '%s' of %s names no parameter '%s'"

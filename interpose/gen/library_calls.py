@@ -47,7 +47,9 @@ import re
 #   destroys     '| destroys': a by-value handle the call destroys
 #   stream       '| stream': a by-value cudaStream_t (the client's stream
 #                handle on the wire, the session's driver stream on the server)
-# A 'dev' extent may read an in or inout host parameter's value as '*<p>'.
+# A 'dev' extent may read an in or inout host parameter's value as '*<p>',
+# and the note slot of an object handle parameter as 'note(<p>)' (what a
+# 'verify' of an earlier call kept there: cuSOLVER's IRS main precision).
 # Entry lines 'verify <condition>' (server only, after the handles are found
 # and the device ranges checked, before the vendor's call): a condition
 # that, when false, has failed the call itself; it may name 'env' (the
@@ -358,6 +360,14 @@ def validate_generated(fn, where, lib, handles, spec_error):
                 or len(host_outputs(fn)) != len(made):
             raise spec_error("%s: 'async <condition>' belongs to a 'call sync' entry whose only "
                              "host output is a new object handle" % where)
+    extents = [p.length for p in fn.params if p.kind == "dev" and p.length is not None]
+    for extent in extents:
+        for m in re.finditer(r"\bnote\(\s*(\w+)\s*\)", extent):
+            p = by_name.get(m.group(1))
+            if p is None or p.kind not in ("handle_value", "destroys") \
+                    or p.handle.kind != "object":
+                raise spec_error("%s: a device extent's note(%s) names no object handle "
+                                 "parameter" % (where, m.group(1)))
     for condition in fn.verify:
         for m in re.finditer(r"\bnote\(\s*(\w+)\s*\)", condition):
             p = by_name.get(m.group(1))
@@ -799,7 +809,7 @@ def server_case(fn, lib):
     for p in fn.params:
         if p.kind == "dev":
             out.append('      if (!env.device(%s_, %s, "%s"))\n        return true;\n'
-                       % (p.name, host_values(fn, byte_count(p)), p.name))
+                       % (p.name, server_condition(fn, host_values(fn, byte_count(p))), p.name))
     for p in fn.params:
         if p.kind == "devarray":
             count, each = p.array_parts()

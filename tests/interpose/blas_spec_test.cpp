@@ -396,7 +396,8 @@ TEST_CASE("coverage of every interposed library", "[interpose][spec][coverage]")
   // Printed for the record (ctest -V, or the test binary with this tag):
   // per library, the functions remoted (manual or generated) against the
   // vendor's exports, and the most common reasons for the rest.
-  for (const char* lib : {"cudart", "cuda", "cublas", "cublasLt", "curand", "cudnn"}) {
+  for (const char* lib :
+       {"cudart", "cuda", "cublas", "cublasLt", "curand", "cudnn", "cusolver"}) {
     auto spec = read_spec(lib);
     size_t manual = 0, generated = 0, unsupported = 0;
     std::map<std::string, size_t> reasons;

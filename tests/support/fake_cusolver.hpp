@@ -41,6 +41,14 @@ struct fake_cusolver_log {
   /// The cusolverDnParams_t the 64-bit API's last call was given (NULL: the
   /// library's default options).
   cusolverDnParams_t last_params = nullptr;
+  /// Whether the last gesvdaStridedBatched was given h_R_nrmF (host
+  /// memory) rather than NULL.
+  bool residuals_given = false;
+  /// Live iterative-refinement options and results (cusolverDnIRSParams_t,
+  /// cusolverDnIRSInfos_t), and each options object's main precision (0:
+  /// none set).
+  std::map<cusolverDnIRSParams_t, int> irs_params;
+  int irs_infos = 0;
 };
 
 inline fake_cusolver_log& fake_cusolver() {
@@ -199,6 +207,22 @@ inline void syevd(bool vectors, bool lower, int64_t n, double* a, int64_t ld, do
   }
 }
 
+/// LAPACK's laswp: for k = k1..k2 (1-based, incx apart in ipiv; from the
+/// far end when incx < 0), row k of the n columns of `a` and row ipiv[k]
+/// exchanged.
+inline void laswp(int64_t n, double* a, int64_t ld, int64_t k1, int64_t k2, const int* ipiv,
+                  int64_t incx) {
+  if (k2 < k1)
+    return;
+  int64_t step = incx < 0 ? -incx : incx;
+  for (int64_t t = 0; t <= k2 - k1; ++t) {
+    int64_t k = incx > 0 ? k1 + t : k2 - t;
+    int64_t p = ipiv[(incx > 0 ? t : k2 - k1 - t) * step] - 1;
+    for (int64_t j = 0; j < n; ++j)
+      std::swap(a[k - 1 + j * ld], a[p + j * ld]);
+  }
+}
+
 } // namespace fake_cusolver_math
 
 namespace fake_cusolver_detail {
@@ -242,9 +266,14 @@ inline cusolverStatus_t x_start(cusolverDnHandle_t h, cudaDataType type, void* h
 /// Fills `api` with the fake: handles (create, destroy, set stream),
 /// cusolverDnParams_t objects, cusolverGetVersion (12004) and
 /// cusolverGetProperty, the double-precision typed getrf, getrs, potrf,
-/// potrfBatched and syevd (and their buffer sizes) and the 64-bit Xgetrf, Xgetrs, Xpotrf
-/// and Xsyevd on CUDA_R_64F. Everything else stays null: missing from this
-/// library.
+/// potrfBatched and syevd (and their buffer sizes), laswp, syevdx (the
+/// eigenvalues il..iu of range I, all of range ALL; their count a host
+/// result), iterative refinement's options and results and IRSXgesv (an
+/// LU solve of CUSOLVER_R_64F systems, 0 iterations), gesvdaStridedBatched
+/// (singular values b + 1 + j of matrix b, info 0 and residual norms
+/// 0.5 (b + 1): markers, not an SVD), and the
+/// 64-bit Xgetrf, Xgetrs, Xpotrf and Xsyevd on CUDA_R_64F. Everything else
+/// stays null: missing from this library.
 inline void install_fake_cusolver(executor::cusolver_api& api) {
   namespace d = fake_cusolver_detail;
   namespace m = fake_cusolver_math;
@@ -393,6 +422,108 @@ inline void install_fake_cusolver(executor::cusolver_api& api) {
     m::syevd(jobz == CUSOLVER_EIG_MODE_VECTOR, uplo == CUBLAS_FILL_MODE_LOWER, n,
              static_cast<double*>(a), lda, static_cast<double*>(w));
     *info = 0;
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnDlaswp = [](cusolverDnHandle_t h, int n, double* a, int lda, int k1, int k2,
+                            const int* ipiv, int incx) {
+    if (!d::computed(h))
+      return CUSOLVER_STATUS_NOT_INITIALIZED;
+    m::laswp(n, a, lda, k1, k2, ipiv, incx);
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnDsyevdx_bufferSize = [](cusolverDnHandle_t, cusolverEigMode_t,
+                                        cusolverEigRange_t, cublasFillMode_t, int n,
+                                        const double*, int, double, double, int, int, int*,
+                                        const double*, int* lwork) {
+    *lwork = fake_cusolver_lwork(n);
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnDsyevdx = [](cusolverDnHandle_t h, cusolverEigMode_t jobz,
+                             cusolverEigRange_t range, cublasFillMode_t uplo, int n, double* a,
+                             int lda, double, double, int il, int iu, int* meig, double* w,
+                             double*, int, int* info) {
+    if (range == CUSOLVER_EIG_RANGE_V)
+      return CUSOLVER_STATUS_NOT_SUPPORTED;
+    if (!d::computed(h))
+      return CUSOLVER_STATUS_NOT_INITIALIZED;
+    m::syevd(jobz == CUSOLVER_EIG_MODE_VECTOR, uplo == CUBLAS_FILL_MODE_LOWER, n, a, lda, w);
+    int first = range == CUSOLVER_EIG_RANGE_I ? il - 1 : 0;
+    *meig = range == CUSOLVER_EIG_RANGE_I ? iu - il + 1 : n;
+    for (int k = 0; k < *meig; ++k) {
+      w[k] = w[first + k];
+      for (int i = 0; jobz == CUSOLVER_EIG_MODE_VECTOR && i < n; ++i)
+        a[i + k * lda] = a[i + (first + k) * lda];
+    }
+    *info = 0;
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnDgesvdaStridedBatched_bufferSize =
+    [](cusolverDnHandle_t, cusolverEigMode_t, int, int, int n, const double*, int, long long,
+       const double*, long long, const double*, int, long long, const double*, int, long long,
+       int* lwork, int) {
+      *lwork = fake_cusolver_lwork(n);
+      return CUSOLVER_STATUS_SUCCESS;
+    };
+  api.cusolverDnDgesvdaStridedBatched =
+    [](cusolverDnHandle_t h, cusolverEigMode_t, int rank, int, int, const double*, int,
+       long long, double* s, long long stride_s, double*, int, long long, double*, int,
+       long long, double*, int, int* info, double* residuals, int batch) {
+      if (!d::computed(h))
+        return CUSOLVER_STATUS_NOT_INITIALIZED;
+      fake_cusolver().residuals_given = residuals != nullptr;
+      for (int b = 0; b < batch; ++b) {
+        for (int j = 0; j < rank; ++j)
+          s[b * stride_s + j] = b + 1 + j;
+        info[b] = 0;
+        if (residuals != nullptr)
+          residuals[b] = 0.5 * (b + 1);
+      }
+      return CUSOLVER_STATUS_SUCCESS;
+    };
+  api.cusolverDnIRSParamsCreate = [](cusolverDnIRSParams_t* p) {
+    *p = reinterpret_cast<cusolverDnIRSParams_t>(fake_cusolver().next++);
+    fake_cusolver().irs_params[*p] = 0;
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnIRSParamsDestroy = [](cusolverDnIRSParams_t p) {
+    return fake_cusolver().irs_params.erase(p) != 0 ? CUSOLVER_STATUS_SUCCESS
+                                                    : CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
+  };
+  api.cusolverDnIRSParamsSetSolverPrecisions = [](cusolverDnIRSParams_t p,
+                                                  cusolverPrecType_t main, cusolverPrecType_t) {
+    auto i = fake_cusolver().irs_params.find(p);
+    if (i == fake_cusolver().irs_params.end())
+      return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
+    i->second = main;
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnIRSInfosCreate = [](cusolverDnIRSInfos_t* infos) {
+    *infos = reinterpret_cast<cusolverDnIRSInfos_t>(fake_cusolver().next++);
+    ++fake_cusolver().irs_infos;
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnIRSInfosDestroy = [](cusolverDnIRSInfos_t) {
+    --fake_cusolver().irs_infos;
+    return CUSOLVER_STATUS_SUCCESS;
+  };
+  api.cusolverDnIRSXgesv = [](cusolverDnHandle_t h, cusolverDnIRSParams_t p, cusolverDnIRSInfos_t,
+                              int n, int nrhs, void* a, int lda, void* b, int ldb, void* x, int ldx,
+                              void*, size_t, int* niters, int* info) {
+    auto i = fake_cusolver().irs_params.find(p);
+    if (i == fake_cusolver().irs_params.end() || i->second == 0)
+      return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
+    if (i->second != CUSOLVER_R_64F)
+      return CUSOLVER_STATUS_NOT_SUPPORTED;
+    if (!d::computed(h))
+      return CUSOLVER_STATUS_NOT_INITIALIZED;
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    *info = m::getrf(n, n, static_cast<double*>(a), lda, ipiv.data());
+    for (int c = 0; c < nrhs; ++c)
+      for (int r = 0; r < n; ++r)
+        static_cast<double*>(x)[r + c * ldx] = static_cast<double*>(b)[r + c * ldb];
+    m::getrs(n, nrhs, static_cast<const double*>(a), lda, ipiv.data(), static_cast<double*>(x),
+             ldx);
+    *niters = 0;
     return CUSOLVER_STATUS_SUCCESS;
   };
 }
