@@ -212,21 +212,29 @@ int main() {
   }
 
   // What the library refuses at the call, and the status names.
-  // The vendor's library also prints its own complaint to standard output;
-  // it goes to /dev/null, so that the output is the program's alone.
+  // The vendor's library also prints its own complaint (to standard error,
+  // which the comparison of outputs reads too); both streams go to
+  // /dev/null for the call, so that the output is the program's alone.
   cusparseSpMatDescr_t bad = nullptr;
   std::fflush(stdout);
-  int saved_stdout = dup(STDOUT_FILENO);
+  std::fflush(stderr);
+  int saved[2] = {dup(STDOUT_FILENO), dup(STDERR_FILENO)};
   int devnull = open("/dev/null", O_WRONLY);
-  if (saved_stdout >= 0 && devnull >= 0)
+  bool quiet = saved[0] >= 0 && saved[1] >= 0 && devnull >= 0;
+  if (quiet) {
     dup2(devnull, STDOUT_FILENO);
+    dup2(devnull, STDERR_FILENO);
+  }
   cusparseStatus_t st = cusparseCreateCsr(&bad, -1, 4, 0, nullptr, nullptr, nullptr,
                                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                           CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
   std::fflush(stdout);
-  if (saved_stdout >= 0 && devnull >= 0)
-    dup2(saved_stdout, STDOUT_FILENO);
-  for (int fd : {saved_stdout, devnull})
+  std::fflush(stderr);
+  if (quiet) {
+    dup2(saved[0], STDOUT_FILENO);
+    dup2(saved[1], STDERR_FILENO);
+  }
+  for (int fd : {saved[0], saved[1], devnull})
     if (fd >= 0)
       close(fd);
   std::printf("negative rows -> %s\n", cusparseGetErrorName(st));
