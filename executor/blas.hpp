@@ -48,6 +48,8 @@ struct blas_tables {
   std::unordered_map<std::string, cublasLtMatmulDesc_t> descs;
   std::unordered_map<std::string, cublasLtMatrixLayout_t> layouts;
   std::unordered_map<std::string, cublasLtMatmulPreference_t> preferences;
+  /// Serialized BlasLtTransformDesc -> object.
+  std::unordered_map<std::string, cublasLtMatrixTransformDesc_t> transforms;
   /// Bound of each cache, entries.
   static constexpr size_t max_cached = 512;
 };

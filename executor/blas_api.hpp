@@ -59,7 +59,19 @@ namespace gleam::executor {
   X(cublasLtMatmulPreferenceDestroy)                                           \
   X(cublasLtMatmulPreferenceSetAttribute)                                      \
   X(cublasLtMatmulAlgoGetHeuristic)                                            \
-  X(cublasLtMatmul)
+  X(cublasLtMatmul)                                                            \
+  X(cublasLtMatmulAlgoGetIds)                                                  \
+  X(cublasLtMatmulAlgoInit)                                                    \
+  X(cublasLtMatmulAlgoCheck)                                                   \
+  X(cublasLtMatmulAlgoCapGetAttribute)                                         \
+  X(cublasLtMatmulAlgoConfigGetAttribute)                                      \
+  X(cublasLtMatmulAlgoConfigSetAttribute)                                      \
+  X(cublasLtMatrixTransformDescCreate)                                         \
+  X(cublasLtMatrixTransformDescDestroy)                                        \
+  X(cublasLtMatrixTransformDescSetAttribute)                                   \
+  X(cublasLtMatrixTransform)                                                   \
+  X(cublasLtHeuristicsCacheGetCapacity)                                        \
+  X(cublasLtHeuristicsCacheSetCapacity)
 
 /// The vendor's cuBLAS and cuBLASLt, loaded at run time like the driver
 /// (executor/driver_api.hpp): dlopen of libcublasLt.so.13 and
