@@ -34,7 +34,13 @@ namespace {
 
 namespace ltlog = gleam::interpose::cublaslt;
 
-enum class lt_kind : uint32_t { matmul_desc = 1, layout, preference, transform_desc, emulation_desc };
+enum class lt_kind : uint32_t {
+  matmul_desc = 1,
+  layout,
+  preference,
+  transform_desc,
+  emulation_desc
+};
 
 /// Marks a live descriptor ("GLMBLTD\0"); differs from blas::handle_magic, so
 /// a handle passed for a descriptor is refused.
@@ -256,7 +262,8 @@ std::string default_value(const lt_object& o, int32_t attr) {
         return bytes(uint64_t{0});
       if (attr == CUBLASLT_MATMUL_PREF_SEARCH_MODE)
         return bytes(uint32_t{0});
-      return {};    case lt_kind::transform_desc:
+      return {};
+    case lt_kind::transform_desc:
       if (attr == CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE)
         return bytes(o.scale_type);
       if (attr == CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE)
@@ -865,9 +872,14 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatrixTransform(
       return CUBLAS_STATUS_INVALID_VALUE;
     cublasLtMatrixLayout_t in[3] = {Adesc, Bdesc, Cdesc};
     lt_object* layouts[3] = {};
-    for (int i = 0; i < 3; ++i)
+    const void* matrices[3] = {A, B, C};
+    for (int i = 0; i < 3; ++i) {
       if (in[i] != nullptr && (layouts[i] = object_of(in[i], lt_kind::layout)) == nullptr)
         return CUBLAS_STATUS_INVALID_VALUE;
+      // cublasLt.h: "when A is not NULL, but Adesc is NULL".
+      if (matrices[i] != nullptr && in[i] == nullptr)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
     if (int_attribute(*d, CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE, 0)
         != CUBLASLT_POINTER_MODE_HOST) {
       blas::report_unsupported("cublasLtMatrixTransform with a device pointer mode",
@@ -912,13 +924,15 @@ cublasLtEmulationDescInit_internal(cublasLtEmulationDesc_t emulationDesc, size_t
   });
 }
 
-GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtEmulationDescCreate(cublasLtEmulationDesc_t* emulationDesc) {
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtEmulationDescCreate(cublasLtEmulationDesc_t* emulationDesc) {
   return logged("cublasLtEmulationDescCreate", [&] {
     return create(emulationDesc, new (std::nothrow) lt_object(lt_kind::emulation_desc));
   });
 }
 
-GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtEmulationDescDestroy(cublasLtEmulationDesc_t emulationDesc) {
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtEmulationDescDestroy(cublasLtEmulationDesc_t emulationDesc) {
   return logged("cublasLtEmulationDescDestroy",
                 [&] { return destroy(emulationDesc, lt_kind::emulation_desc); });
 }

@@ -1442,10 +1442,11 @@ TEST_CASE("cuBLASLt algo enumeration, capabilities, config and check through the
     auto* q = op.mutable_blas_lt_algo_get_ids();
     q->set_handle(handle_id);
     q->set_compute_type(CUBLAS_COMPUTE_32F);
-    for (auto* set : {&proto::BlasLtAlgoGetIds::set_scale_type, &proto::BlasLtAlgoGetIds::set_a_type,
-                      &proto::BlasLtAlgoGetIds::set_b_type, &proto::BlasLtAlgoGetIds::set_c_type,
-                      &proto::BlasLtAlgoGetIds::set_d_type})
-      (q->*set)(f32);
+    q->set_scale_type(f32);
+    q->set_a_type(f32);
+    q->set_b_type(f32);
+    q->set_c_type(f32);
+    q->set_d_type(f32);
     q->set_requested(128);
   });
   INFO(ids_op.error());

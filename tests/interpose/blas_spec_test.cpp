@@ -723,3 +723,24 @@ TEST_CASE("coverage of every interposed library", "[interpose][spec][coverage]")
     CHECK(manual + generated + unsupported == spec.size());
   }
 }
+
+TEST_CASE("every public cuBLASLt function is remoted", "[interpose][spec][coverage]") {
+  // Of cublasLt.spec, only the vendor-internal exports (no cublasLt.h
+  // declaration) are unsupported.
+  size_t public_functions = 0, real = 0;
+  for (const auto& e : read_spec("cublasLt")) {
+    INFO(e.name);
+    REQUIRE((e.header == "cublasLt.h" || e.header == "none"));
+    if (e.header == "none") {
+      CHECK(e.classes.front() == "unsupported");
+      continue;
+    }
+    ++public_functions;
+    CHECK(e.classes.front() != "unsupported");
+    if (e.classes.front() != "unsupported")
+      ++real;
+  }
+  std::printf("coverage cublasLt public (declared in cublasLt.h): %zu of %zu real\n", real,
+              public_functions);
+  CHECK(public_functions == 49);
+}
