@@ -957,6 +957,46 @@ TEST_CASE("cuBLASLt matrix transform: every operand checked from its layout befo
   CHECK(calls().live.empty());
 }
 
+TEST_CASE("cuBLASLt layout extents of the tiled orders and of planar complex matrices",
+          "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id); })
+            .blas_status()
+          == 0);
+  auto a = g.alloc(24);
+  // C (2 x 3) in layout `order` of `type`, plane offset `plane`, at an
+  // allocation of `bytes`: the transform's status.
+  auto status = [&](int32_t order, cudaDataType type, int64_t plane, uint64_t bytes) {
+    auto c = g.alloc(bytes);
+    auto r = g.run([&](proto::Op& op) {
+      lt_transform_op(op, a, 0, c, 1.0f, 0.0f);
+      op.mutable_blas_lt_transform()->clear_b_layout();
+      auto* l = op.mutable_blas_lt_transform()->mutable_c_layout();
+      l->set_type(type);
+      add_attribute(l->mutable_attributes(), CUBLASLT_MATRIX_LAYOUT_ORDER, order);
+      if (plane != 0)
+        add_attribute(l->mutable_attributes(), CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, plane);
+    });
+    INFO(r.error());
+    return r.blas_status();
+  };
+  // COL4_4R2_8C: 32 columns of 8 rows; COL32_2R_4R4: 32 columns of 32 rows.
+  CHECK(status(CUBLASLT_ORDER_COL4_4R2_8C, CUDA_R_8I, 0, 256) == CUBLAS_STATUS_SUCCESS);
+  CHECK(status(CUBLASLT_ORDER_COL4_4R2_8C, CUDA_R_8I, 0, 255) == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(status(CUBLASLT_ORDER_COL32_2R_4R4, CUDA_R_8I, 0, 1024) == CUBLAS_STATUS_SUCCESS);
+  CHECK(status(CUBLASLT_ORDER_COL32_2R_4R4, CUDA_R_8I, 0, 1023) == CUBLAS_STATUS_INVALID_VALUE);
+  // Planar complex: 2 x 3 real parts (4 bytes each), the imaginary plane
+  // 64 bytes after the real one.
+  CHECK(status(CUBLASLT_ORDER_COL, CUDA_C_32F, 64, 88) == CUBLAS_STATUS_SUCCESS);
+  CHECK(status(CUBLASLT_ORDER_COL, CUDA_C_32F, 64, 87) == CUBLAS_STATUS_INVALID_VALUE);
+  // Interleaved complex: 8 bytes an element.
+  CHECK(status(CUBLASLT_ORDER_COL, CUDA_C_32F, 0, 48) == CUBLAS_STATUS_SUCCESS);
+  CHECK(status(CUBLASLT_ORDER_COL, CUDA_C_32F, 0, 47) == CUBLAS_STATUS_INVALID_VALUE);
+  // An order Gleam does not know cannot be checked.
+  CHECK(status(77, CUDA_R_32F, 0, 4096) == CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(calls().transforms == 4);
+}
+
 TEST_CASE("cuBLASLt algo queries reach the library with the app's arguments",
           "[executor][blas]") {
   fake_gpu g;
