@@ -977,7 +977,9 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetIds(
     q->set_b_type(Btype);
     q->set_c_type(Ctype);
     q->set_d_type(Dtype);
-    q->set_requested(requestedAlgoCount);
+    // The array's capacity, bounded like the server bounds it: the library
+    // knows a few dozen ids, so the answer is the same.
+    q->set_requested(std::min(requestedAlgoCount, 65536));
     q->set_ids_null(algoIdsArray == nullptr);
     q->set_count_null(returnAlgoCount == nullptr);
     auto query = without_handle(*q);
