@@ -654,6 +654,8 @@ cublasStatus_t release_blas(session& s) {
   };
   for (auto& kv : t.descs)
     note(api.cublasLtMatmulDescDestroy(kv.second));
+  for (auto& kv : t.emulations)
+    note(api.cublasLtEmulationDescDestroy(kv.second));
   for (auto& kv : t.layouts)
     note(api.cublasLtMatrixLayoutDestroy(kv.second));
   for (auto& kv : t.preferences)

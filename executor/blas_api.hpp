@@ -71,7 +71,10 @@ namespace gleam::executor {
   X(cublasLtMatrixTransformDescSetAttribute)                                   \
   X(cublasLtMatrixTransform)                                                   \
   X(cublasLtHeuristicsCacheGetCapacity)                                        \
-  X(cublasLtHeuristicsCacheSetCapacity)
+  X(cublasLtHeuristicsCacheSetCapacity)                                        \
+  X(cublasLtEmulationDescCreate)                                               \
+  X(cublasLtEmulationDescDestroy)                                              \
+  X(cublasLtEmulationDescSetAttribute)
 
 /// The vendor's cuBLAS and cuBLASLt, loaded at run time like the driver
 /// (executor/driver_api.hpp): dlopen of libcublasLt.so.13 and

@@ -71,6 +71,12 @@ void blas_runner::make_room(Map& cache, size_t needed, Destroy destroy) {
 }
 
 void blas_runner::make_room_for_call() {
+  // Emulation descriptors live as long as the matmul descriptors using them.
+  if (t_.descs.size() + 1 > blas_tables::max_cached) {
+    for (auto& kv : t_.emulations)
+      static_cast<void>(api_.cublasLtEmulationDescDestroy(kv.second));
+    t_.emulations.clear();
+  }
   make_room(t_.descs, 1, api_.cublasLtMatmulDescDestroy);
   make_room(t_.layouts, 4, api_.cublasLtMatrixLayoutDestroy);
   make_room(t_.preferences, 1, api_.cublasLtMatmulPreferenceDestroy);
@@ -102,6 +108,14 @@ cublasLtMatmulDesc_t blas_runner::desc(const proto::BlasLtMatmulDesc& d) {
   auto key = d.SerializeAsString();
   if (auto i = t_.descs.find(key); i != t_.descs.end())
     return i->second;
+  // The library would follow this pointer in the server's memory: an
+  // emulation descriptor travels as BlasLtMatmulDesc.emulation only.
+  for (const auto& a : d.attributes())
+    if (a.id() == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) {
+      invalid("matmul descriptor: CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR travels as the "
+              "descriptor's emulation field, not as a pointer");
+      return nullptr;
+    }
   cublasLtMatmulDesc_t x = nullptr;
   if (!report(api_.cublasLtMatmulDescCreate(&x, static_cast<cublasComputeType_t>(d.compute_type()),
                                             static_cast<cudaDataType>(d.scale_type())),
@@ -115,6 +129,27 @@ cublasLtMatmulDesc_t blas_runner::desc(const proto::BlasLtMatmulDesc& d) {
   if (!apply_attributes(d.attributes(), "matmul descriptor", set, x)) {
     static_cast<void>(api_.cublasLtMatmulDescDestroy(x));
     return nullptr;
+  }
+  if (d.has_emulation()) {
+    cublasLtEmulationDesc_t e = nullptr;
+    if (!report(api_.cublasLtEmulationDescCreate(&e), "cublasLtEmulationDescCreate")) {
+      static_cast<void>(api_.cublasLtMatmulDescDestroy(x));
+      return nullptr;
+    }
+    auto set_e = [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
+      return api.cublasLtEmulationDescSetAttribute(static_cast<cublasLtEmulationDesc_t>(o),
+                                                   static_cast<cublasLtEmulationDescAttributes_t>(id),
+                                                   buf, n);
+    };
+    if (!apply_attributes(d.emulation().attributes(), "emulation descriptor", set_e, e)
+        || !report(api_.cublasLtMatmulDescSetAttribute(x, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR,
+                                                       &e, sizeof(e)),
+                   "cublasLtMatmulDescSetAttribute(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR)")) {
+      static_cast<void>(api_.cublasLtEmulationDescDestroy(e));
+      static_cast<void>(api_.cublasLtMatmulDescDestroy(x));
+      return nullptr;
+    }
+    t_.emulations[key] = e;
   }
   t_.descs.emplace(std::move(key), x);
   return x;
@@ -286,12 +321,23 @@ bool blas_runner::check_desc_pointers(const proto::BlasLtMatmulDesc& d) {
          "cublasLtMatmul: only CUBLASLT_POINTER_MODE_HOST is supported by Gleam");
     return false;
   }
-  for (const auto& a : d.attributes()) {
-    if (a.id() == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) {
-      fail(CUBLAS_STATUS_NOT_SUPPORTED,
-           "cublasLtMatmul: CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR is not supported");
+  // The emulation descriptor's device address: where the library writes
+  // the mantissa bits it kept (an int32_t).
+  for (const auto& a : d.emulation().attributes()) {
+    if (a.id() != CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER)
+      continue;
+    uint64_t p = 0;
+    if (a.value().size() != sizeof(p)) {
+      invalid(fmt::format("emulation descriptor attribute {} holds a pointer: 8 bytes "
+                          "expected, got {}",
+                          a.id(), a.value().size()));
       return false;
     }
+    std::memcpy(&p, a.value().data(), sizeof(p));
+    if (p != 0 && !check_range(p, sizeof(int32_t), "emulation descriptor mantissa bit count"))
+      return false;
+  }
+  for (const auto& a : d.attributes()) {
     if (!is_pointer_attribute(a.id()))
       continue;
     uint64_t p = 0;

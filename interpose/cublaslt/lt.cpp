@@ -314,10 +314,42 @@ void put_attributes(const lt_object& o,
   }
 }
 
+/// The emulation descriptor a matmul descriptor's
+/// CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR names; null when none is set
+/// (or NULL was); `bad` when it names no emulation descriptor of ours.
+lt_object* emulation_of(const lt_object& o, bool& bad) {
+  bad = false;
+  auto i = o.attributes.find(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR);
+  if (i == o.attributes.end())
+    return nullptr;
+  void* p = nullptr;
+  if (i->second.size() != sizeof(p)) {
+    bad = true;
+    return nullptr;
+  }
+  std::memcpy(&p, i->second.data(), sizeof(p));
+  if (p == nullptr)
+    return nullptr;
+  auto* e = object_of(p, lt_kind::emulation_desc);
+  bad = e == nullptr;
+  return e;
+}
+
+/// A matmul descriptor on the wire: its emulation descriptor (read now,
+/// as the vendor reads it at the call) travels by value, not as a pointer.
 void put_desc(const lt_object& o, proto::BlasLtMatmulDesc* out) {
   out->set_compute_type(o.compute_type);
   out->set_scale_type(o.scale_type);
-  put_attributes(o, out->mutable_attributes());
+  for (const auto& [id, value] : o.attributes) {
+    if (id == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR)
+      continue;
+    auto* a = out->add_attributes();
+    a->set_id(id);
+    a->set_value(value);
+  }
+  bool bad = false;
+  if (auto* e = emulation_of(o, bad))
+    put_attributes(*e, out->mutable_emulation()->mutable_attributes());
 }
 
 void put_layout(const lt_object& o, proto::BlasLtLayout* out) {
@@ -367,11 +399,11 @@ cublasStatus_t resolve(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMatri
                              "CUBLASLT_POINTER_MODE_HOST");
     return CUBLAS_STATUS_NOT_SUPPORTED;
   }
-  if (out.desc->attributes.count(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) != 0) {
-    blas::report_unsupported("CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR",
-                             "it points to a host object that Gleam cannot forward");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-  }
+  // An emulation descriptor that is not one of ours cannot be sent.
+  bool bad = false;
+  static_cast<void>(emulation_of(*out.desc, bad));
+  if (bad)
+    return CUBLAS_STATUS_INVALID_VALUE;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -914,7 +946,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatrixTransform(
   });
 }
 
-// --- emulation descriptors (host objects; cublasLtMatmul refuses them) -------
+// --- emulation descriptors (sent by value with the matmul descriptor naming them)
 
 GLEAM_INTERPOSE_EXPORT cublasStatus_t
 cublasLtEmulationDescInit_internal(cublasLtEmulationDesc_t emulationDesc, size_t size) {

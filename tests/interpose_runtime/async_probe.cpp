@@ -935,6 +935,25 @@ int main(int argc, char** argv) {
     auto e = a.memcpy(out, p, sizeof(out), cudaMemcpyDeviceToHost);
     std::printf("transform=%s no_layout=%s sync=%s c=%g,%g,%g,%g\n", b.status_name(x),
                 b.status_name(z), name(a, e), out[8], out[9], out[10], out[11]);
+    // A matmul whose descriptor names an emulation descriptor: ours is sent
+    // by value; anything else is refused at the call.
+    decltype(&cublasLtEmulationDescCreate) emulation_create = nullptr;
+    decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+    if (!bind(lt, "cublasLtEmulationDescCreate", emulation_create)
+        || !bind(lt, "cublasLtMatmulDescSetAttribute", desc_set))
+      return 6;
+    cublasLtEmulationDesc_t emulation = nullptr;
+    emulation_create(&emulation);
+    desc_set(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, &emulation, sizeof(emulation));
+    x = b.lt_matmul(h, desc, &one, f, layout, f + 4, layout, &one, f + 8, layout, f + 8, layout,
+                    nullptr, nullptr, 0, nullptr);
+    void* not_emulation = layout;
+    desc_set(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, &not_emulation,
+             sizeof(not_emulation));
+    z = b.lt_matmul(h, desc, &one, f, layout, f + 4, layout, &one, f + 8, layout, f + 8, layout,
+                    nullptr, nullptr, 0, nullptr);
+    std::printf("emulation=%s not_emulation=%s sync=%s\n", b.status_name(x), b.status_name(z),
+                name(a, read_byte()));
   } else if (scenario == "blas_generated") {
     // p holds x = 1..4 (floats 0-3), y = 10,20,30,40 (4-7), A (8-15, 2 x 4).
     auto* f = static_cast<float*>(p);

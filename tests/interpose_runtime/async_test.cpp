@@ -461,7 +461,9 @@ TEST_CASE("the cuBLASLt algo-level API and matrix transform through the interpos
            "capacity=CUBLAS_STATUS_SUCCESS 64\n"
            // A given without its layout is refused at the call.
            "transform=CUBLAS_STATUS_SUCCESS no_layout=CUBLAS_STATUS_INVALID_VALUE "
-           "sync=cudaSuccess c=12,24,36,48\n");
+           "sync=cudaSuccess c=12,24,36,48\n"
+           "emulation=CUBLAS_STATUS_SUCCESS not_emulation=CUBLAS_STATUS_INVALID_VALUE "
+           "sync=cudaSuccess\n");
   auto lt = spec_call_classes("cublasLt.spec");
   CHECK(lt["cublasLtMatrixTransform"] == "async");
   CHECK(lt["cublasLtHeuristicsCacheSetCapacity"] == "async");
