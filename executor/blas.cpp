@@ -127,6 +127,18 @@ void blas_runner::run(const proto::Op& op) {
       return lt_matmul(op.blas_lt_matmul());
     case k::kBlasLtHeuristic:
       return lt_heuristic(op.blas_lt_heuristic());
+    case k::kBlasLtAlgoGetIds:
+      return lt_algo_get_ids(op.blas_lt_algo_get_ids());
+    case k::kBlasLtAlgoInit:
+      return lt_algo_init(op.blas_lt_algo_init());
+    case k::kBlasLtAlgoCheck:
+      return lt_algo_check(op.blas_lt_algo_check());
+    case k::kBlasLtAlgoAttribute:
+      return lt_algo_attribute(op.blas_lt_algo_attribute());
+    case k::kBlasLtTransform:
+      return lt_transform(op.blas_lt_transform());
+    case k::kBlasLtHeuristicsCache:
+      return lt_heuristics_cache(op.blas_lt_heuristics_cache());
     case k::kLibraryCall:
       return library_call(op.library_call());
     default:
@@ -642,10 +654,14 @@ cublasStatus_t release_blas(session& s) {
   };
   for (auto& kv : t.descs)
     note(api.cublasLtMatmulDescDestroy(kv.second));
+  for (auto& kv : t.emulations)
+    note(api.cublasLtEmulationDescDestroy(kv.second));
   for (auto& kv : t.layouts)
     note(api.cublasLtMatrixLayoutDestroy(kv.second));
   for (auto& kv : t.preferences)
     note(api.cublasLtMatmulPreferenceDestroy(kv.second));
+  for (auto& kv : t.transforms)
+    note(api.cublasLtMatrixTransformDescDestroy(kv.second));
   for (auto& kv : t.handles)
     note(destroy_handle(api, s.graves, kv.second));
   s.blas.reset();
@@ -668,7 +684,10 @@ constexpr op_route blas_routes[] = {
   {k::kBlasSetMathMode, run_blas_op},   {k::kBlasSetAtomicsMode, run_blas_op},
   {k::kBlasGemm, run_blas_op},          {k::kBlasLtCreate, run_blas_op},
   {k::kBlasLtDestroy, run_blas_op},     {k::kBlasLtMatmul, run_blas_op},
-  {k::kBlasLtHeuristic, run_blas_op},
+  {k::kBlasLtHeuristic, run_blas_op},   {k::kBlasLtAlgoGetIds, run_blas_op},
+  {k::kBlasLtAlgoInit, run_blas_op},     {k::kBlasLtAlgoCheck, run_blas_op},
+  {k::kBlasLtAlgoAttribute, run_blas_op}, {k::kBlasLtTransform, run_blas_op},
+  {k::kBlasLtHeuristicsCache, run_blas_op},
 };
 
 } // namespace

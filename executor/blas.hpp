@@ -48,6 +48,11 @@ struct blas_tables {
   std::unordered_map<std::string, cublasLtMatmulDesc_t> descs;
   std::unordered_map<std::string, cublasLtMatrixLayout_t> layouts;
   std::unordered_map<std::string, cublasLtMatmulPreference_t> preferences;
+  /// Serialized BlasLtTransformDesc -> object.
+  std::unordered_map<std::string, cublasLtMatrixTransformDesc_t> transforms;
+  /// The emulation descriptor of a cached matmul descriptor (same key),
+  /// destroyed with it.
+  std::unordered_map<std::string, cublasLtEmulationDesc_t> emulations;
   /// Bound of each cache, entries.
   static constexpr size_t max_cached = 512;
 };

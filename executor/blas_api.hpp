@@ -59,7 +59,22 @@ namespace gleam::executor {
   X(cublasLtMatmulPreferenceDestroy)                                           \
   X(cublasLtMatmulPreferenceSetAttribute)                                      \
   X(cublasLtMatmulAlgoGetHeuristic)                                            \
-  X(cublasLtMatmul)
+  X(cublasLtMatmul)                                                            \
+  X(cublasLtMatmulAlgoGetIds)                                                  \
+  X(cublasLtMatmulAlgoInit)                                                    \
+  X(cublasLtMatmulAlgoCheck)                                                   \
+  X(cublasLtMatmulAlgoCapGetAttribute)                                         \
+  X(cublasLtMatmulAlgoConfigGetAttribute)                                      \
+  X(cublasLtMatmulAlgoConfigSetAttribute)                                      \
+  X(cublasLtMatrixTransformDescCreate)                                         \
+  X(cublasLtMatrixTransformDescDestroy)                                        \
+  X(cublasLtMatrixTransformDescSetAttribute)                                   \
+  X(cublasLtMatrixTransform)                                                   \
+  X(cublasLtHeuristicsCacheGetCapacity)                                        \
+  X(cublasLtHeuristicsCacheSetCapacity)                                        \
+  X(cublasLtEmulationDescCreate)                                               \
+  X(cublasLtEmulationDescDestroy)                                              \
+  X(cublasLtEmulationDescSetAttribute)
 
 /// The vendor's cuBLAS and cuBLASLt, loaded at run time like the driver
 /// (executor/driver_api.hpp): dlopen of libcublasLt.so.13 and

@@ -129,8 +129,13 @@ private:
 
   cublasLtMatmulPreference_t preference(const proto::BlasLtPreference& p);
 
-  /// Bytes a matrix of layout `l` spans from its start address.
-  std::optional<uint64_t> layout_extent(const proto::BlasLtLayout& l, const char* what);
+  cublasLtMatrixTransformDesc_t transform_desc(const proto::BlasLtTransformDesc& d);
+
+  /// Bytes a matrix of layout `l` spans from its start address, for a call
+  /// of `function` (cublasLtMatrixTransform counts the batch stride of a
+  /// planar-complex matrix in complex elements, cublasLtMatmul in real ones).
+  std::optional<uint64_t> layout_extent(const proto::BlasLtLayout& l, const char* what,
+                                        const char* function = "cublasLtMatmul");
 
   bool check_desc_pointers(const proto::BlasLtMatmulDesc& d);
 
@@ -140,6 +145,19 @@ private:
   void lt_heuristic(const proto::BlasLtHeuristic& op);
 
   void lt_matmul(const proto::BlasLtMatmul& op);
+
+  void lt_algo_get_ids(const proto::BlasLtAlgoGetIds& op);
+
+  void lt_algo_init(const proto::BlasLtAlgoInit& op);
+
+  void lt_algo_check(const proto::BlasLtAlgoCheck& op);
+
+  /// cublasLtMatmulAlgoCapGetAttribute / ConfigGetAttribute / ConfigSetAttribute.
+  void lt_algo_attribute(const proto::BlasLtAlgoAttribute& op);
+
+  void lt_transform(const proto::BlasLtTransform& op);
+
+  void lt_heuristics_cache(const proto::BlasLtHeuristicsCache& op);
 
   // --- generated functions -----------------------------------------------------
 

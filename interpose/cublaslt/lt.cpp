@@ -6,14 +6,25 @@
 // the descriptor checks below fail at the call, the server's verdict on
 // addresses and layouts arrives as a deferred CUDA error. Heuristic answers
 // are kept per session: a repeated query is answered locally.
+// Descriptors made by the *Init_internal functions live in the app's own
+// buffer: a header naming a client object, kept in a registry by buffer
+// address (a re-initialized buffer reuses its entry; the vendor's Init'd
+// descriptors are never destroyed). The algo-level API (cublasLtMatmulAlgo*)
+// is answered by the server's library, and its answers are kept per session
+// like the heuristic's; cublasLtMatrixTransform is error-code-only like
+// cublasLtMatmul.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "interpose/blas/common.hpp"
 #include "interpose/cublasLt_export.hpp"
+#include "interpose/cublaslt/logger.hpp"
 #include "interpose/runtime.hpp"
 
 namespace blas = gleam::interpose::blas;
@@ -21,7 +32,15 @@ namespace proto = gleam::proto;
 
 namespace {
 
-enum class lt_kind : uint32_t { matmul_desc = 1, layout, preference };
+namespace ltlog = gleam::interpose::cublaslt;
+
+enum class lt_kind : uint32_t {
+  matmul_desc = 1,
+  layout,
+  preference,
+  transform_desc,
+  emulation_desc
+};
 
 /// Marks a live descriptor ("GLMBLTD\0"); differs from blas::handle_magic, so
 /// a handle passed for a descriptor is refused.
@@ -46,11 +65,87 @@ struct lt_object {
   }
 };
 
+/// Marks a descriptor initialized in the app's buffer ("GLMBLTI\0").
+constexpr uint64_t init_magic = 0x0049544c424d4c47ull;
+
+/// What an *Init_internal function writes at the start of the app's buffer
+/// (every vendor descriptor is at least 64 bytes).
+struct init_header {
+  uint64_t magic = init_magic;
+  lt_kind kind;
+  lt_object* object;
+};
+
+/// The objects behind initialized buffers, by buffer address. Bounded: an
+/// app that initializes descriptors in ever new buffers (never reusing one)
+/// gets CUBLAS_STATUS_ALLOC_FAILED past max_initialized of them.
+constexpr size_t max_initialized = 65536;
+
+struct init_registry {
+  std::mutex mutex;
+  std::unordered_map<const void*, lt_object*> by_buffer;
+  std::unordered_set<const lt_object*> live;
+};
+
+init_registry& initialized() {
+  static auto* r = new init_registry;
+  return *r;
+}
+
 lt_object* object_of(const void* p, lt_kind k) {
   if (p == nullptr)
     return nullptr;
+  uint64_t magic = 0;
+  std::memcpy(&magic, p, sizeof(magic));
+  if (magic == init_magic) {
+    init_header h;
+    std::memcpy(&h, p, sizeof(h));
+    auto& r = initialized();
+    std::lock_guard<std::mutex> guard{r.mutex};
+    return h.kind == k && r.live.count(h.object) != 0 ? h.object : nullptr;
+  }
   auto* o = static_cast<lt_object*>(const_cast<void*>(p));
   return o->magic == descriptor_magic && o->kind == k ? o : nullptr;
+}
+
+/// An *Init_internal function: `o` (owned) placed behind the app's buffer
+/// `p` of `size` bytes, which must hold the vendor's `needed` bytes.
+cublasStatus_t init_in(void* p, size_t size, size_t needed, lt_object* o) {
+  if (o == nullptr)
+    return CUBLAS_STATUS_ALLOC_FAILED;
+  if (p == nullptr) {
+    delete o;
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  if (size < needed) {
+    delete o;
+    return CUBLAS_STATUS_ALLOC_FAILED;
+  }
+  auto& r = initialized();
+  std::lock_guard<std::mutex> guard{r.mutex};
+  auto i = r.by_buffer.find(p);
+  if (i == r.by_buffer.end() && r.by_buffer.size() >= max_initialized) {
+    delete o;
+    gleam::interpose::blas::report_unsupported(
+      "more than 65536 buffers holding cuBLASLt descriptors from *Init",
+      "Gleam keeps a client object per initialized buffer: reuse buffers, or use *Create and "
+      "*Destroy");
+    return CUBLAS_STATUS_ALLOC_FAILED;
+  }
+  if (i != r.by_buffer.end()) {
+    r.live.erase(i->second);
+    delete i->second;
+    i->second = o;
+  } else {
+    r.by_buffer.emplace(p, o);
+  }
+  r.live.insert(o);
+  init_header h;
+  h.kind = o->kind;
+  h.object = o;
+  std::memset(p, 0, needed);
+  std::memcpy(p, &h, sizeof(h));
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 template <class Handle>
@@ -72,15 +167,55 @@ cublasStatus_t destroy(const void* p, lt_kind k) {
   auto* o = object_of(p, k);
   if (o == nullptr)
     return CUBLAS_STATUS_INVALID_VALUE;
+  uint64_t magic = 0;
+  std::memcpy(&magic, p, sizeof(magic));
+  if (magic == init_magic) {
+    // Destroying an initialized descriptor: its buffer stays the app's.
+    auto& r = initialized();
+    std::lock_guard<std::mutex> guard{r.mutex};
+    r.live.erase(o);
+    for (auto i = r.by_buffer.begin(); i != r.by_buffer.end(); ++i)
+      if (i->second == o) {
+        r.by_buffer.erase(i);
+        break;
+      }
+    std::memset(const_cast<void*>(p), 0, sizeof(init_header));
+  }
   o->magic = 0;
   delete o;
   return CUBLAS_STATUS_SUCCESS;
+}
+
+/// The size of attribute `attr` of a transform or emulation descriptor
+/// (cublasLt.h); 0 for an attribute the kind does not have.
+size_t fixed_size(lt_kind k, int32_t attr) {
+  if (k == lt_kind::transform_desc)
+    return attr >= CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE
+               && attr <= CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSB
+             ? sizeof(int32_t)
+             : 0;
+  if (k == lt_kind::emulation_desc) {
+    if (attr >= CUBLASLT_EMULATION_DESC_STRATEGY
+        && attr <= CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_OFFSET)
+      return sizeof(int32_t);
+    if (attr == CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER)
+      return sizeof(void*);
+  }
+  return 0;
+}
+
+/// Whether attributes of kind `k` have one exact size each (the vendor
+/// refuses any other size).
+bool has_fixed_sizes(lt_kind k) {
+  return k == lt_kind::transform_desc || k == lt_kind::emulation_desc;
 }
 
 cublasStatus_t set_attribute(const void* p, lt_kind k, int32_t attr, const void* buf,
                              size_t size) {
   auto* o = object_of(p, k);
   if (o == nullptr || buf == nullptr || size == 0 || size > 64)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  if (has_fixed_sizes(k) && size != fixed_size(k, attr))
     return CUBLAS_STATUS_INVALID_VALUE;
   o->attributes[attr].assign(static_cast<const char*>(buf), size);
   return CUBLAS_STATUS_SUCCESS;
@@ -128,6 +263,23 @@ std::string default_value(const lt_object& o, int32_t attr) {
       if (attr == CUBLASLT_MATMUL_PREF_SEARCH_MODE)
         return bytes(uint32_t{0});
       return {};
+    case lt_kind::transform_desc:
+      if (attr == CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE)
+        return bytes(o.scale_type);
+      if (attr == CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE)
+        return bytes(int32_t{CUBLASLT_POINTER_MODE_HOST});
+      if (attr == CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA
+          || attr == CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSB)
+        return bytes(int32_t{CUBLAS_OP_N});
+      return {};
+    case lt_kind::emulation_desc:
+      if (attr == CUBLASLT_EMULATION_DESC_SPECIAL_VALUES_SUPPORT)
+        return bytes(int32_t{0xFFFF});
+      if (attr == CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER)
+        return bytes(static_cast<void*>(nullptr));
+      if (fixed_size(o.kind, attr) == sizeof(int32_t))
+        return bytes(int32_t{0});
+      return {};
   }
   return {};
 }
@@ -145,7 +297,7 @@ cublasStatus_t get_attribute(const void* p, lt_kind k, int32_t attr, void* buf, 
     *written = value.size();
     return CUBLAS_STATUS_SUCCESS;
   }
-  if (buf == nullptr || size < value.size())
+  if (buf == nullptr || size < value.size() || (has_fixed_sizes(k) && size != value.size()))
     return CUBLAS_STATUS_INVALID_VALUE;
   std::memcpy(buf, value.data(), value.size());
   if (written != nullptr)
@@ -162,10 +314,42 @@ void put_attributes(const lt_object& o,
   }
 }
 
+/// The emulation descriptor a matmul descriptor's
+/// CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR names; null when none is set
+/// (or NULL was); `bad` when it names no emulation descriptor of ours.
+lt_object* emulation_of(const lt_object& o, bool& bad) {
+  bad = false;
+  auto i = o.attributes.find(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR);
+  if (i == o.attributes.end())
+    return nullptr;
+  void* p = nullptr;
+  if (i->second.size() != sizeof(p)) {
+    bad = true;
+    return nullptr;
+  }
+  std::memcpy(&p, i->second.data(), sizeof(p));
+  if (p == nullptr)
+    return nullptr;
+  auto* e = object_of(p, lt_kind::emulation_desc);
+  bad = e == nullptr;
+  return e;
+}
+
+/// A matmul descriptor on the wire: its emulation descriptor (read now,
+/// as the vendor reads it at the call) travels by value, not as a pointer.
 void put_desc(const lt_object& o, proto::BlasLtMatmulDesc* out) {
   out->set_compute_type(o.compute_type);
   out->set_scale_type(o.scale_type);
-  put_attributes(o, out->mutable_attributes());
+  for (const auto& [id, value] : o.attributes) {
+    if (id == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR)
+      continue;
+    auto* a = out->add_attributes();
+    a->set_id(id);
+    a->set_value(value);
+  }
+  bool bad = false;
+  if (auto* e = emulation_of(o, bad))
+    put_attributes(*e, out->mutable_emulation()->mutable_attributes());
 }
 
 void put_layout(const lt_object& o, proto::BlasLtLayout* out) {
@@ -215,11 +399,11 @@ cublasStatus_t resolve(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMatri
                              "CUBLASLT_POINTER_MODE_HOST");
     return CUBLAS_STATUS_NOT_SUPPORTED;
   }
-  if (out.desc->attributes.count(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) != 0) {
-    blas::report_unsupported("CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR",
-                             "it points to a host object that Gleam cannot forward");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-  }
+  // An emulation descriptor that is not one of ours cannot be sent.
+  bool bad = false;
+  static_cast<void>(emulation_of(*out.desc, bad));
+  if (bad)
+    return CUBLAS_STATUS_INVALID_VALUE;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -237,12 +421,109 @@ std::map<std::string, proto::BlasHeuristics>& heuristic_cache() {
   return *c;
 }
 
+/// Answers of the algo-level queries by (session, device, the query
+/// without its handle); only successes are kept (a failure may come from a
+/// check of this session's state); emptied at max_cached_heuristics.
+std::map<std::string, proto::BlasLtAnswer>& answer_cache() {
+  static auto* c = new std::map<std::string, proto::BlasLtAnswer>;
+  return *c;
+}
+
+/// Runs the algo-level query `op` whose content without its handle is
+/// `query`, or answers it from the session's earlier answers.
+cublasStatus_t ask(proto::Op op, const std::string& query, proto::BlasLtAnswer& answer) {
+  std::string key;
+  if (gleam::interpose::connect() == cudaSuccess) {
+    int device = 0;
+    {
+      auto& r = gleam::interpose::reg();
+      std::lock_guard<std::recursive_mutex> guard{r.mutex};
+      device = r.device;
+    }
+    key = std::to_string(gleam::interpose::session().session()) + ":" + std::to_string(device)
+          + ":" + std::to_string(static_cast<int>(op.kind_case())) + ":" + query;
+  }
+  {
+    std::lock_guard<std::mutex> guard{heuristic_mutex()};
+    auto& cache = answer_cache();
+    if (auto i = cache.find(key); !key.empty() && i != cache.end()) {
+      answer = i->second;
+      return CUBLAS_STATUS_SUCCESS;
+    }
+  }
+  proto::OpResult r;
+  auto st = blas::run(std::move(op), &r);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return st;
+  answer = r.blas_lt_answer();
+  if (!key.empty()) {
+    std::lock_guard<std::mutex> guard{heuristic_mutex()};
+    auto& cache = answer_cache();
+    if (cache.size() >= max_cached_heuristics)
+      cache.clear();
+    cache.emplace(std::move(key), answer);
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/// The query of an op without its handle, as the key of ask().
+template <class Message>
+std::string without_handle(Message m) {
+  m.set_handle(0);
+  return m.SerializeAsString();
+}
+
+/// Bound of sizeInBytes that an algo attribute query sends (the server's
+/// bound; the largest attribute, the tile list, is a few hundred bytes).
+constexpr size_t max_attribute_bytes = 65536;
+
+/// cublasLtMatmulAlgoCapGetAttribute and ConfigGetAttribute.
+cublasStatus_t algo_get(proto::BlasLtAlgoAttribute::Kind kind, const cublasLtMatmulAlgo_t* algo,
+                        int32_t attr, void* buf, size_t size, size_t* written) {
+  proto::Op op;
+  auto* q = op.mutable_blas_lt_algo_attribute();
+  q->set_kind(kind);
+  if (algo != nullptr)
+    q->set_algo(reinterpret_cast<const char*>(algo), sizeof(*algo));
+  q->set_attr(attr);
+  // A larger buffer holds no more than this: every attribute is smaller.
+  auto sent = std::min(size, max_attribute_bytes);
+  q->set_size(sent);
+  q->set_buf_null(buf == nullptr);
+  q->set_size_written_null(written == nullptr);
+  auto query = q->SerializeAsString();
+  proto::BlasLtAnswer answer;
+  auto st = ask(std::move(op), query, answer);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return st;
+  if (buf != nullptr && sent != 0)
+    std::memcpy(buf, answer.buf().data(), std::min(answer.buf().size(), sent));
+  if (written != nullptr)
+    *written = static_cast<size_t>(answer.size_written());
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+void put_transform_desc(const lt_object& o, proto::BlasLtTransformDesc* out) {
+  out->set_scale_type(o.scale_type);
+  put_attributes(o, out->mutable_attributes());
+}
+
+/// Runs the body `f` of the app's call of `function` like blas::guarded,
+/// and logs it (interpose/cublaslt/logger.hpp).
+template <class F>
+cublasStatus_t logged(const char* function, F&& f) noexcept {
+  ltlog::log_api(function);
+  auto st = gleam::interpose::blas::guarded(std::forward<F>(f));
+  ltlog::log_status(function, st);
+  return st;
+}
+
 } // namespace
 
 extern "C" {
 
 GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t* lightHandle) {
-  return blas::guarded([&] {
+  return logged("cublasLtCreate", [&] {
     if (lightHandle == nullptr)
       return CUBLAS_STATUS_INVALID_VALUE;
     auto* ctx = new (std::nothrow) cublasLtContext;
@@ -264,7 +545,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t* lightHand
 }
 
 GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHandle) {
-  return blas::guarded([&] {
+  return logged("cublasLtDestroy", [&] {
     auto* st = blas::state_of(lightHandle);
     if (st == nullptr || !st->lt)
       return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -315,7 +596,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtGetProperty(libraryPropertyType ty
 GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* matmulDesc,
                                                                cublasComputeType_t computeType,
                                                                cudaDataType_t scaleType) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatmulDescCreate", [&] {
     auto* o = new (std::nothrow) lt_object(lt_kind::matmul_desc);
     if (o != nullptr) {
       o->compute_type = static_cast<int32_t>(computeType);
@@ -332,7 +613,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDe
 GLEAM_INTERPOSE_EXPORT cublasStatus_t
 cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr,
                                const void* buf, size_t sizeInBytes) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatmulDescSetAttribute", [&] {
     return set_attribute(matmulDesc, lt_kind::matmul_desc, attr, buf, sizeInBytes);
   });
 }
@@ -340,7 +621,7 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDe
 GLEAM_INTERPOSE_EXPORT cublasStatus_t
 cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr,
                                void* buf, size_t sizeInBytes, size_t* sizeWritten) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatmulDescGetAttribute", [&] {
     return get_attribute(matmulDesc, lt_kind::matmul_desc, attr, buf, sizeInBytes, sizeWritten);
   });
 }
@@ -348,7 +629,7 @@ cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDe
 GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* matLayout,
                                                                  cudaDataType type, uint64_t rows,
                                                                  uint64_t cols, int64_t ld) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatrixLayoutCreate", [&] {
     auto* o = new (std::nothrow) lt_object(lt_kind::layout);
     if (o != nullptr) {
       o->type = static_cast<int32_t>(type);
@@ -368,7 +649,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t
 cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t matLayout,
                                  cublasLtMatrixLayoutAttribute_t attr, const void* buf,
                                  size_t sizeInBytes) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatrixLayoutSetAttribute", [&] {
     return set_attribute(matLayout, lt_kind::layout, attr, buf, sizeInBytes);
   });
 }
@@ -377,13 +658,13 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t
 cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t matLayout,
                                  cublasLtMatrixLayoutAttribute_t attr, void* buf,
                                  size_t sizeInBytes, size_t* sizeWritten) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatrixLayoutGetAttribute", [&] {
     return get_attribute(matLayout, lt_kind::layout, attr, buf, sizeInBytes, sizeWritten);
   });
 }
 
 GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* pref) {
-  return blas::guarded(
+  return logged("cublasLtMatmulPreferenceCreate", 
     [&] { return create(pref, new (std::nothrow) lt_object(lt_kind::preference)); });
 }
 
@@ -395,7 +676,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t
 cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
                                      cublasLtMatmulPreferenceAttributes_t attr, const void* buf,
                                      size_t sizeInBytes) {
-  return blas::guarded(
+  return logged("cublasLtMatmulPreferenceSetAttribute", 
     [&] { return set_attribute(pref, lt_kind::preference, attr, buf, sizeInBytes); });
 }
 
@@ -403,7 +684,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t
 cublasLtMatmulPreferenceGetAttribute(cublasLtMatmulPreference_t pref,
                                      cublasLtMatmulPreferenceAttributes_t attr, void* buf,
                                      size_t sizeInBytes, size_t* sizeWritten) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatmulPreferenceGetAttribute", [&] {
     return get_attribute(pref, lt_kind::preference, attr, buf, sizeInBytes, sizeWritten);
   });
 }
@@ -415,7 +696,7 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
   cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
   cublasLtMatmulPreference_t preference, int requestedAlgoCount,
   cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int* returnAlgoCount) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatmulAlgoGetHeuristic", [&] {
     matmul_args args;
     if (auto s = resolve(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, args);
         s != CUBLAS_STATUS_SUCCESS)
@@ -493,7 +774,7 @@ cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, c
                cublasLtMatrixLayout_t Cdesc, void* D, cublasLtMatrixLayout_t Ddesc,
                const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,
                cudaStream_t stream) {
-  return blas::guarded([&] {
+  return logged("cublasLtMatmul", [&] {
     matmul_args args;
     if (auto s = resolve(lightHandle, computeDesc, Adesc, Bdesc, Cdesc, Ddesc, args);
         s != CUBLAS_STATUS_SUCCESS)
@@ -522,6 +803,365 @@ cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, c
     m->set_workspace(reinterpret_cast<uintptr_t>(workspace));
     m->set_workspace_size(workspaceSizeInBytes);
     m->set_stream(gleam::interpose::wire_stream(stream));
+    return blas::submit(std::move(op));
+  });
+}
+
+// --- descriptors in the app's buffers (the vendor's inline *Init) ------------
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulDescInit_internal(
+  cublasLtMatmulDesc_t matmulDesc, size_t size, cublasComputeType_t computeType,
+  cudaDataType_t scaleType) {
+  return logged("cublasLtMatmulDescInit_internal", [&] {
+    auto* o = new (std::nothrow) lt_object(lt_kind::matmul_desc);
+    if (o != nullptr) {
+      o->compute_type = static_cast<int32_t>(computeType);
+      o->scale_type = static_cast<int32_t>(scaleType);
+    }
+    return init_in(matmulDesc, size, sizeof(cublasLtMatmulDescOpaque_t), o);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatrixLayoutInit_internal(
+  cublasLtMatrixLayout_t matLayout, size_t size, cudaDataType type, uint64_t rows, uint64_t cols,
+  int64_t ld) {
+  return logged("cublasLtMatrixLayoutInit_internal", [&] {
+    auto* o = new (std::nothrow) lt_object(lt_kind::layout);
+    if (o != nullptr) {
+      o->type = static_cast<int32_t>(type);
+      o->rows = rows;
+      o->cols = cols;
+      o->ld = ld;
+    }
+    return init_in(matLayout, size, sizeof(cublasLtMatrixLayoutOpaque_t), o);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtMatmulPreferenceInit_internal(cublasLtMatmulPreference_t pref, size_t size) {
+  return logged("cublasLtMatmulPreferenceInit_internal", [&] {
+    return init_in(pref, size, sizeof(cublasLtMatmulPreferenceOpaque_t),
+                   new (std::nothrow) lt_object(lt_kind::preference));
+  });
+}
+
+// --- matrix transform --------------------------------------------------------
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatrixTransformDescInit_internal(
+  cublasLtMatrixTransformDesc_t transformDesc, size_t size, cudaDataType scaleType) {
+  return logged("cublasLtMatrixTransformDescInit_internal", [&] {
+    auto* o = new (std::nothrow) lt_object(lt_kind::transform_desc);
+    if (o != nullptr)
+      o->scale_type = static_cast<int32_t>(scaleType);
+    return init_in(transformDesc, size, sizeof(cublasLtMatrixTransformDescOpaque_t), o);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtMatrixTransformDescCreate(cublasLtMatrixTransformDesc_t* transformDesc,
+                                  cudaDataType scaleType) {
+  return logged("cublasLtMatrixTransformDescCreate", [&] {
+    auto* o = new (std::nothrow) lt_object(lt_kind::transform_desc);
+    if (o != nullptr)
+      o->scale_type = static_cast<int32_t>(scaleType);
+    return create(transformDesc, o);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtMatrixTransformDescDestroy(cublasLtMatrixTransformDesc_t transformDesc) {
+  return logged("cublasLtMatrixTransformDescDestroy",
+                [&] { return destroy(transformDesc, lt_kind::transform_desc); });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatrixTransformDescSetAttribute(
+  cublasLtMatrixTransformDesc_t transformDesc, cublasLtMatrixTransformDescAttributes_t attr,
+  const void* buf, size_t sizeInBytes) {
+  return logged("cublasLtMatrixTransformDescSetAttribute", [&] {
+    return set_attribute(transformDesc, lt_kind::transform_desc, attr, buf, sizeInBytes);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatrixTransformDescGetAttribute(
+  cublasLtMatrixTransformDesc_t transformDesc, cublasLtMatrixTransformDescAttributes_t attr,
+  void* buf, size_t sizeInBytes, size_t* sizeWritten) {
+  return logged("cublasLtMatrixTransformDescGetAttribute", [&] {
+    return get_attribute(transformDesc, lt_kind::transform_desc, attr, buf, sizeInBytes,
+                         sizeWritten);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatrixTransform(
+  cublasLtHandle_t lightHandle, cublasLtMatrixTransformDesc_t transformDesc, const void* alpha,
+  const void* A, cublasLtMatrixLayout_t Adesc, const void* beta, const void* B,
+  cublasLtMatrixLayout_t Bdesc, void* C, cublasLtMatrixLayout_t Cdesc, cudaStream_t stream) {
+  return logged("cublasLtMatrixTransform", [&] {
+    auto* handle = blas::state_of(lightHandle);
+    if (handle == nullptr)
+      return CUBLAS_STATUS_NOT_INITIALIZED;
+    auto* d = object_of(transformDesc, lt_kind::transform_desc);
+    if (d == nullptr)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    cublasLtMatrixLayout_t in[3] = {Adesc, Bdesc, Cdesc};
+    lt_object* layouts[3] = {};
+    const void* matrices[3] = {A, B, C};
+    for (int i = 0; i < 3; ++i) {
+      if (in[i] != nullptr && (layouts[i] = object_of(in[i], lt_kind::layout)) == nullptr)
+        return CUBLAS_STATUS_INVALID_VALUE;
+      // cublasLt.h: "when A is not NULL, but Adesc is NULL".
+      if (matrices[i] != nullptr && in[i] == nullptr)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    if (int_attribute(*d, CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE, 0)
+        != CUBLASLT_POINTER_MODE_HOST) {
+      blas::report_unsupported("cublasLtMatrixTransform with a device pointer mode",
+                               "Gleam sends alpha and beta by value: keep "
+                               "CUBLASLT_POINTER_MODE_HOST");
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    auto scale = static_cast<cudaDataType>(
+      int_attribute(*d, CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE, d->scale_type));
+    auto scalar_bytes = blas::element_size(scale);
+    if (scalar_bytes == 0)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    proto::Op op;
+    auto* t = op.mutable_blas_lt_transform();
+    t->set_handle(handle->id);
+    put_transform_desc(*d, t->mutable_desc());
+    if (alpha != nullptr)
+      t->set_alpha(static_cast<const char*>(alpha), scalar_bytes);
+    if (beta != nullptr)
+      t->set_beta(static_cast<const char*>(beta), scalar_bytes);
+    t->set_a(reinterpret_cast<uintptr_t>(A));
+    t->set_b(reinterpret_cast<uintptr_t>(B));
+    t->set_c(reinterpret_cast<uintptr_t>(C));
+    if (layouts[0] != nullptr)
+      put_layout(*layouts[0], t->mutable_a_layout());
+    if (layouts[1] != nullptr)
+      put_layout(*layouts[1], t->mutable_b_layout());
+    if (layouts[2] != nullptr)
+      put_layout(*layouts[2], t->mutable_c_layout());
+    t->set_stream(gleam::interpose::wire_stream(stream));
+    return blas::submit(std::move(op));
+  });
+}
+
+// --- emulation descriptors (sent by value with the matmul descriptor naming them)
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtEmulationDescInit_internal(cublasLtEmulationDesc_t emulationDesc, size_t size) {
+  return logged("cublasLtEmulationDescInit_internal", [&] {
+    return init_in(emulationDesc, size, sizeof(cublasLtEmulationDescOpaque_t),
+                   new (std::nothrow) lt_object(lt_kind::emulation_desc));
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtEmulationDescCreate(cublasLtEmulationDesc_t* emulationDesc) {
+  return logged("cublasLtEmulationDescCreate", [&] {
+    return create(emulationDesc, new (std::nothrow) lt_object(lt_kind::emulation_desc));
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtEmulationDescDestroy(cublasLtEmulationDesc_t emulationDesc) {
+  return logged("cublasLtEmulationDescDestroy",
+                [&] { return destroy(emulationDesc, lt_kind::emulation_desc); });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtEmulationDescSetAttribute(cublasLtEmulationDesc_t emulationDesc,
+                                  cublasLtEmulationDescAttributes_t attr, const void* buf,
+                                  size_t sizeInBytes) {
+  return logged("cublasLtEmulationDescSetAttribute", [&] {
+    return set_attribute(emulationDesc, lt_kind::emulation_desc, attr, buf, sizeInBytes);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtEmulationDescGetAttribute(cublasLtEmulationDesc_t emulationDesc,
+                                  cublasLtEmulationDescAttributes_t attr, void* buf,
+                                  size_t sizeInBytes, size_t* sizeWritten) {
+  return logged("cublasLtEmulationDescGetAttribute", [&] {
+    return get_attribute(emulationDesc, lt_kind::emulation_desc, attr, buf, sizeInBytes,
+                         sizeWritten);
+  });
+}
+
+// --- the algo-level API (answered by the server's library) -------------------
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetIds(
+  cublasLtHandle_t lightHandle, cublasComputeType_t computeType, cudaDataType_t scaleType,
+  cudaDataType_t Atype, cudaDataType_t Btype, cudaDataType_t Ctype, cudaDataType_t Dtype,
+  int requestedAlgoCount, int algoIdsArray[], int* returnAlgoCount) {
+  return logged("cublasLtMatmulAlgoGetIds", [&] {
+    auto* handle = blas::state_of(lightHandle);
+    if (handle == nullptr)
+      return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (requestedAlgoCount <= 0)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    proto::Op op;
+    auto* q = op.mutable_blas_lt_algo_get_ids();
+    q->set_handle(handle->id);
+    q->set_compute_type(computeType);
+    q->set_scale_type(scaleType);
+    q->set_a_type(Atype);
+    q->set_b_type(Btype);
+    q->set_c_type(Ctype);
+    q->set_d_type(Dtype);
+    // The array's capacity, bounded like the server bounds it: the library
+    // knows a few dozen ids, so the answer is the same.
+    q->set_requested(std::min(requestedAlgoCount, 65536));
+    q->set_ids_null(algoIdsArray == nullptr);
+    q->set_count_null(returnAlgoCount == nullptr);
+    auto query = without_handle(*q);
+    proto::BlasLtAnswer answer;
+    auto st = ask(std::move(op), query, answer);
+    if (st != CUBLAS_STATUS_SUCCESS)
+      return st;
+    int n = 0;
+    for (int id : answer.ids()) {
+      if (n >= requestedAlgoCount || algoIdsArray == nullptr)
+        break;
+      algoIdsArray[n++] = id;
+    }
+    if (returnAlgoCount != nullptr)
+      *returnAlgoCount = static_cast<int>(answer.size_written());
+    return CUBLAS_STATUS_SUCCESS;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulAlgoInit(
+  cublasLtHandle_t lightHandle, cublasComputeType_t computeType, cudaDataType_t scaleType,
+  cudaDataType_t Atype, cudaDataType_t Btype, cudaDataType_t Ctype, cudaDataType_t Dtype,
+  int algoId, cublasLtMatmulAlgo_t* algo) {
+  return logged("cublasLtMatmulAlgoInit", [&] {
+    auto* handle = blas::state_of(lightHandle);
+    if (handle == nullptr)
+      return CUBLAS_STATUS_NOT_INITIALIZED;
+    proto::Op op;
+    auto* q = op.mutable_blas_lt_algo_init();
+    q->set_handle(handle->id);
+    q->set_compute_type(computeType);
+    q->set_scale_type(scaleType);
+    q->set_a_type(Atype);
+    q->set_b_type(Btype);
+    q->set_c_type(Ctype);
+    q->set_d_type(Dtype);
+    q->set_algo_id(algoId);
+    q->set_algo_null(algo == nullptr);
+    auto query = without_handle(*q);
+    proto::BlasLtAnswer answer;
+    auto st = ask(std::move(op), query, answer);
+    if (st != CUBLAS_STATUS_SUCCESS)
+      return st;
+    if (algo != nullptr && answer.algo().size() == sizeof(*algo))
+      std::memcpy(algo, answer.algo().data(), sizeof(*algo));
+    return CUBLAS_STATUS_SUCCESS;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulAlgoCheck(
+  cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc, cublasLtMatrixLayout_t Adesc,
+  cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
+  const cublasLtMatmulAlgo_t* algo, cublasLtMatmulHeuristicResult_t* result) {
+  return logged("cublasLtMatmulAlgoCheck", [&] {
+    matmul_args args;
+    if (auto s = resolve(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, args);
+        s != CUBLAS_STATUS_SUCCESS)
+      return s;
+    proto::Op op;
+    auto* q = op.mutable_blas_lt_algo_check();
+    q->set_handle(args.handle->id);
+    put_desc(*args.desc, q->mutable_desc());
+    put_layout(*args.layouts[0], q->mutable_a_layout());
+    put_layout(*args.layouts[1], q->mutable_b_layout());
+    put_layout(*args.layouts[2], q->mutable_c_layout());
+    put_layout(*args.layouts[3], q->mutable_d_layout());
+    if (algo != nullptr)
+      q->set_algo(reinterpret_cast<const char*>(algo), sizeof(*algo));
+    if (result != nullptr)
+      q->set_result(reinterpret_cast<const char*>(result), sizeof(*result));
+    auto query = without_handle(*q);
+    proto::BlasLtAnswer answer;
+    auto st = ask(std::move(op), query, answer);
+    if (st != CUBLAS_STATUS_SUCCESS)
+      return st;
+    if (result != nullptr && answer.result().size() == sizeof(*result))
+      std::memcpy(result, answer.result().data(), sizeof(*result));
+    return CUBLAS_STATUS_SUCCESS;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtMatmulAlgoCapGetAttribute(const cublasLtMatmulAlgo_t* algo,
+                                  cublasLtMatmulAlgoCapAttributes_t attr, void* buf,
+                                  size_t sizeInBytes, size_t* sizeWritten) {
+  return logged("cublasLtMatmulAlgoCapGetAttribute", [&] {
+    return algo_get(proto::BlasLtAlgoAttribute::CAP_GET, algo, attr, buf, sizeInBytes,
+                    sizeWritten);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtMatmulAlgoConfigGetAttribute(const cublasLtMatmulAlgo_t* algo,
+                                     cublasLtMatmulAlgoConfigAttributes_t attr, void* buf,
+                                     size_t sizeInBytes, size_t* sizeWritten) {
+  return logged("cublasLtMatmulAlgoConfigGetAttribute", [&] {
+    return algo_get(proto::BlasLtAlgoAttribute::CONFIG_GET, algo, attr, buf, sizeInBytes,
+                    sizeWritten);
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t
+cublasLtMatmulAlgoConfigSetAttribute(cublasLtMatmulAlgo_t* algo,
+                                     cublasLtMatmulAlgoConfigAttributes_t attr, const void* buf,
+                                     size_t sizeInBytes) {
+  return logged("cublasLtMatmulAlgoConfigSetAttribute", [&] {
+    proto::Op op;
+    auto* q = op.mutable_blas_lt_algo_attribute();
+    q->set_kind(proto::BlasLtAlgoAttribute::CONFIG_SET);
+    if (algo != nullptr)
+      q->set_algo(reinterpret_cast<const char*>(algo), sizeof(*algo));
+    q->set_attr(attr);
+    q->set_size(sizeInBytes);
+    q->set_buf_null(buf == nullptr);
+    // Every config attribute is at most 4 bytes: a larger size is refused by
+    // the library before it reads buf, so only up to 64 bytes are read here.
+    if (buf != nullptr)
+      q->set_value(static_cast<const char*>(buf), std::min<size_t>(sizeInBytes, 64));
+    auto query = q->SerializeAsString();
+    proto::BlasLtAnswer answer;
+    auto st = ask(std::move(op), query, answer);
+    if (st != CUBLAS_STATUS_SUCCESS)
+      return st;
+    if (algo != nullptr && answer.algo().size() == sizeof(*algo))
+      std::memcpy(algo, answer.algo().data(), sizeof(*algo));
+    return CUBLAS_STATUS_SUCCESS;
+  });
+}
+
+// --- the heuristics cache of the session's library ---------------------------
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtHeuristicsCacheGetCapacity(size_t* capacity) {
+  return logged("cublasLtHeuristicsCacheGetCapacity", [&] {
+    if (capacity == nullptr)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    proto::Op op;
+    op.mutable_blas_lt_heuristics_cache()->set_set(false);
+    proto::OpResult r;
+    auto st = blas::run(std::move(op), &r);
+    if (st == CUBLAS_STATUS_SUCCESS)
+      *capacity = static_cast<size_t>(r.blas_lt_answer().capacity());
+    return st;
+  });
+}
+
+GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtHeuristicsCacheSetCapacity(size_t capacity) {
+  return logged("cublasLtHeuristicsCacheSetCapacity", [&] {
+    proto::Op op;
+    op.mutable_blas_lt_heuristics_cache()->set_set(true);
+    op.mutable_blas_lt_heuristics_cache()->set_capacity(capacity);
     return blas::submit(std::move(op));
   });
 }

@@ -79,6 +79,18 @@ struct fake_calls {
   int desc_destroys = 0;
   int layout_creates = 0;
   int layout_destroys = 0;
+  int transforms = 0;
+  int emulation_creates = 0;
+  int emulation_destroys = 0;
+  /// The strategy set on the last emulation descriptor, and the emulation
+  /// descriptor last set on a matmul descriptor.
+  int32_t emulation_strategy = -1;
+  void* desc_emulation = nullptr;
+  int transform_creates = 0;
+  int transform_destroys = 0;
+  /// The last transform descriptor attribute TRANSA set, and the capacity.
+  int32_t transa = 0;
+  size_t heuristics_capacity = 8192;
   CUstream last_stream = nullptr;
   int set_streams = 0;
   std::set<void*> live;
@@ -239,8 +251,28 @@ void install_fake_blas(blas_api& api) {
     ++calls().desc_destroys;
     return drop(d);
   };
-  api.cublasLtMatmulDescSetAttribute = [](cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t,
-                                          const void*, size_t) { return CUBLAS_STATUS_SUCCESS; };
+  api.cublasLtMatmulDescSetAttribute = [](cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t attr,
+                                          const void* buf, size_t n) {
+    if (attr == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR && n == sizeof(void*))
+      std::memcpy(&calls().desc_emulation, buf, sizeof(void*));
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtEmulationDescCreate = [](cublasLtEmulationDesc_t* e) {
+    ++calls().emulation_creates;
+    *e = static_cast<cublasLtEmulationDesc_t>(fake_object());
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtEmulationDescDestroy = [](cublasLtEmulationDesc_t e) {
+    ++calls().emulation_destroys;
+    return drop(e);
+  };
+  api.cublasLtEmulationDescSetAttribute = [](cublasLtEmulationDesc_t,
+                                             cublasLtEmulationDescAttributes_t attr,
+                                             const void* buf, size_t n) {
+    if (attr == CUBLASLT_EMULATION_DESC_STRATEGY && n == sizeof(int32_t))
+      std::memcpy(&calls().emulation_strategy, buf, sizeof(int32_t));
+    return CUBLAS_STATUS_SUCCESS;
+  };
   api.cublasLtMatrixLayoutCreate = [](cublasLtMatrixLayout_t* l, cudaDataType, uint64_t,
                                       uint64_t, int64_t) {
     ++calls().layout_creates;
@@ -274,6 +306,131 @@ void install_fake_blas(blas_api& api) {
       }
       return CUBLAS_STATUS_SUCCESS;
     };
+  // Transform: C = alpha * A + beta * B over float column-major layouts
+  // (the fake ignores the layouts' other attributes and the transposes).
+  api.cublasLtMatrixTransformDescCreate = [](cublasLtMatrixTransformDesc_t* d, cudaDataType) {
+    ++calls().transform_creates;
+    *d = static_cast<cublasLtMatrixTransformDesc_t>(fake_object());
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatrixTransformDescDestroy = [](cublasLtMatrixTransformDesc_t d) {
+    ++calls().transform_destroys;
+    return drop(d);
+  };
+  api.cublasLtMatrixTransformDescSetAttribute =
+    [](cublasLtMatrixTransformDesc_t, cublasLtMatrixTransformDescAttributes_t attr,
+       const void* buf, size_t n) {
+      if (n != sizeof(int32_t))
+        return CUBLAS_STATUS_INVALID_VALUE;
+      if (attr == CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA)
+        std::memcpy(&calls().transa, buf, sizeof(int32_t));
+      return CUBLAS_STATUS_SUCCESS;
+    };
+  api.cublasLtMatrixTransform = [](cublasLtHandle_t, cublasLtMatrixTransformDesc_t,
+                                   const void* alpha, const void* A, cublasLtMatrixLayout_t,
+                                   const void* beta, const void* B, cublasLtMatrixLayout_t,
+                                   void* C, cublasLtMatrixLayout_t, cudaStream_t) {
+    ++calls().transforms;
+    // The tests' matrices are 2 x 3.
+    auto* c = static_cast<float*>(C);
+    for (int i = 0; i < 6; ++i)
+      c[i] = (A != nullptr ? *static_cast<const float*>(alpha) * static_cast<const float*>(A)[i]
+                           : 0.0f)
+             + (B != nullptr ? *static_cast<const float*>(beta) * static_cast<const float*>(B)[i]
+                             : 0.0f);
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  // The algo-level API: ids 3, 7, 11; an algo holds its id in data[0] and
+  // its tile in data[1]; id 99 is not supported.
+  api.cublasLtMatmulAlgoGetIds = [](cublasLtHandle_t, cublasComputeType_t, cudaDataType_t,
+                                    cudaDataType_t, cudaDataType_t, cudaDataType_t,
+                                    cudaDataType_t, int requested, int* ids, int* count) {
+    if (requested <= 0 || ids == nullptr || count == nullptr)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    const int known[] = {3, 7, 11};
+    *count = requested < 3 ? requested : 3;
+    for (int i = 0; i < *count; ++i)
+      ids[i] = known[i];
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatmulAlgoInit = [](cublasLtHandle_t, cublasComputeType_t, cudaDataType_t,
+                                  cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t,
+                                  int id, cublasLtMatmulAlgo_t* algo) {
+    if (algo == nullptr)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    if (id == 99)
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+    std::memset(algo, 0, sizeof(*algo));
+    algo->data[0] = static_cast<uint64_t>(id);
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatmulAlgoCheck = [](cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+                                   cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                   cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t* algo,
+                                   cublasLtMatmulHeuristicResult_t* result) {
+    if (algo == nullptr || result == nullptr)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    result->workspaceSize = algo->data[0] * 10;
+    result->state = CUBLAS_STATUS_SUCCESS;
+    result->wavesCount = 0.5f;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatmulAlgoCapGetAttribute = [](const cublasLtMatmulAlgo_t* algo,
+                                             cublasLtMatmulAlgoCapAttributes_t attr, void* buf,
+                                             size_t size, size_t* written) {
+    if (algo == nullptr || attr != CUBLASLT_ALGO_CAP_TILE_IDS)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    const uint32_t tiles[] = {1, 2, static_cast<uint32_t>(algo->data[0])};
+    if (size == 0) {
+      if (written == nullptr)
+        return CUBLAS_STATUS_INVALID_VALUE;
+      *written = sizeof(tiles);
+      return CUBLAS_STATUS_SUCCESS;
+    }
+    if (buf == nullptr || size < sizeof(tiles))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    std::memcpy(buf, tiles, sizeof(tiles));
+    if (written != nullptr)
+      *written = sizeof(tiles);
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatmulAlgoConfigSetAttribute = [](cublasLtMatmulAlgo_t* algo,
+                                                cublasLtMatmulAlgoConfigAttributes_t attr,
+                                                const void* buf, size_t size) {
+    if (algo == nullptr || buf == nullptr || attr != CUBLASLT_ALGO_CONFIG_TILE_ID
+        || size != sizeof(uint32_t))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    uint32_t tile = 0;
+    std::memcpy(&tile, buf, sizeof(tile));
+    algo->data[1] = tile;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtMatmulAlgoConfigGetAttribute = [](const cublasLtMatmulAlgo_t* algo,
+                                                cublasLtMatmulAlgoConfigAttributes_t attr,
+                                                void* buf, size_t size, size_t* written) {
+    if (algo == nullptr || attr != CUBLASLT_ALGO_CONFIG_TILE_ID)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    if (size == 0 && written == nullptr)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    if (size != 0 && (buf == nullptr || size != sizeof(uint32_t)))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    auto tile = static_cast<uint32_t>(algo->data[1]);
+    if (size != 0)
+      std::memcpy(buf, &tile, sizeof(tile));
+    if (written != nullptr)
+      *written = sizeof(tile);
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtHeuristicsCacheGetCapacity = [](size_t* capacity) {
+    if (capacity == nullptr)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    *capacity = calls().heuristics_capacity;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  api.cublasLtHeuristicsCacheSetCapacity = [](size_t capacity) {
+    calls().heuristics_capacity = capacity;
+    return CUBLAS_STATUS_SUCCESS;
+  };
   api.cublasLtMatmul = [](cublasLtHandle_t, cublasLtMatmulDesc_t, const void*, const void*,
                           cublasLtMatrixLayout_t, const void*, cublasLtMatrixLayout_t, const void*,
                           const void*, cublasLtMatrixLayout_t, void*, cublasLtMatrixLayout_t,
@@ -705,6 +862,381 @@ TEST_CASE("cuBLASLt: heuristic results pass through, descriptors are cached by c
   CHECK(calls().layout_destroys == calls().layout_creates);
 }
 
+namespace {
+
+/// A cublasLtMatrixTransform op C = alpha * A + beta * B over 2 x 3 float
+/// matrices in column order.
+void lt_transform_op(proto::Op& op, uint64_t a, uint64_t b, uint64_t c, float alpha, float beta) {
+  auto* t = op.mutable_blas_lt_transform();
+  t->set_handle(handle_id);
+  t->mutable_desc()->set_scale_type(CUDA_R_32F);
+  t->set_alpha(bytes_of(alpha));
+  t->set_beta(bytes_of(beta));
+  t->set_a(a);
+  t->set_b(b);
+  t->set_c(c);
+  lt_layout(t->mutable_a_layout(), 2, 3);
+  lt_layout(t->mutable_b_layout(), 2, 3);
+  lt_layout(t->mutable_c_layout(), 2, 3);
+}
+
+template <class T>
+void add_attribute(google::protobuf::RepeatedPtrField<proto::BlasLtAttribute>* attrs, int32_t id,
+                   T value) {
+  auto* a = attrs->Add();
+  a->set_id(id);
+  a->set_value(std::string(reinterpret_cast<const char*>(&value), sizeof(value)));
+}
+
+} // namespace
+
+TEST_CASE("cuBLASLt matrix transform: every operand checked from its layout before the library "
+          "runs",
+          "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id); })
+            .blas_status()
+          == 0);
+  auto a = g.alloc(24), b = g.alloc(24), c = g.alloc(24);
+  for (int i = 0; i < 6; ++i) {
+    g.floats(a)[i] = static_cast<float>(i);
+    g.floats(b)[i] = 10.0f * static_cast<float>(i);
+  }
+  auto r = g.run([&](proto::Op& op) {
+    lt_transform_op(op, a, b, c, 2.0f, 1.0f);
+    add_attribute(op.mutable_blas_lt_transform()->mutable_desc()->mutable_attributes(),
+                  CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, int32_t{CUBLAS_OP_T});
+  });
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().transforms == 1);
+  CHECK(calls().transa == CUBLAS_OP_T);
+  CHECK(std::vector<float>(g.floats(c), g.floats(c) + 6)
+        == std::vector<float>{0, 12, 24, 36, 48, 60});
+  // B is not read where beta is zero: it may be NULL.
+  r = g.run([&](proto::Op& op) {
+    lt_transform_op(op, a, 0, c, 1.0f, 0.0f);
+    op.mutable_blas_lt_transform()->clear_b_layout();
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().transforms == 2);
+  CHECK(std::vector<float>(g.floats(c), g.floats(c) + 6)
+        == std::vector<float>{0, 1, 2, 3, 4, 5});
+
+  auto refused = [&](const std::function<void(proto::Op&)>& change, cublasStatus_t expected) {
+    auto before = calls().transforms;
+    auto res = g.run([&](proto::Op& op) {
+      lt_transform_op(op, a, b, c, 1.0f, 1.0f);
+      change(op);
+    });
+    INFO(res.error());
+    CHECK(res.blas_status() == expected);
+    CHECK(calls().transforms == before);
+  };
+  // C one element short of its layout.
+  auto small = g.alloc(20);
+  refused([&](proto::Op& op) { op.mutable_blas_lt_transform()->set_c(small); },
+          CUBLAS_STATUS_INVALID_VALUE);
+  // A batch of two reaches past A's allocation.
+  refused(
+    [&](proto::Op& op) {
+      auto* attrs = op.mutable_blas_lt_transform()->mutable_a_layout()->mutable_attributes();
+      add_attribute(attrs, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, int32_t{2});
+      add_attribute(attrs, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t{6});
+    },
+    CUBLAS_STATUS_INVALID_VALUE);
+  // A given without its layout; A NULL while alpha scales it.
+  refused([&](proto::Op& op) { op.mutable_blas_lt_transform()->clear_a_layout(); },
+          CUBLAS_STATUS_INVALID_VALUE);
+  refused([&](proto::Op& op) { op.mutable_blas_lt_transform()->set_a(0); },
+          CUBLAS_STATUS_INVALID_VALUE);
+  // An address outside the session's memory.
+  refused([&](proto::Op& op) { op.mutable_blas_lt_transform()->set_b(0x1234); },
+          CUBLAS_STATUS_INVALID_VALUE);
+  // Device pointer mode: alpha and beta would be device addresses.
+  refused(
+    [&](proto::Op& op) {
+      add_attribute(op.mutable_blas_lt_transform()->mutable_desc()->mutable_attributes(),
+                    CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE,
+                    int32_t{CUBLASLT_POINTER_MODE_DEVICE});
+    },
+    CUBLAS_STATUS_NOT_SUPPORTED);
+  // COL32: a 2 x 3 matrix spans 32 columns of its 2 rows, 256 bytes.
+  auto tiled = g.alloc(256), tiled_short = g.alloc(252);
+  auto col32 = [&](uint64_t dst) {
+    return g.run([&](proto::Op& op) {
+      lt_transform_op(op, a, 0, dst, 1.0f, 0.0f);
+      op.mutable_blas_lt_transform()->clear_b_layout();
+      auto* l = op.mutable_blas_lt_transform()->mutable_c_layout();
+      l->set_ld(64);
+      add_attribute(l->mutable_attributes(), CUBLASLT_MATRIX_LAYOUT_ORDER,
+                    int32_t{CUBLASLT_ORDER_COL32});
+    });
+  };
+  CHECK(col32(tiled).blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(col32(tiled_short).blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(calls().transforms == 3);
+  // One descriptor object for equal content.
+  CHECK(calls().transform_creates == 2);
+  g.exec->close_session(g.session);
+  CHECK(calls().transform_destroys == calls().transform_creates);
+  CHECK(calls().live.empty());
+}
+
+TEST_CASE("cuBLASLt: an emulation descriptor travels by value and lives with its matmul "
+          "descriptor",
+          "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_create()->set_handle(handle_id); })
+            .blas_status()
+          == 0);
+  auto h = g.run([](proto::Op& op) {
+    auto* m = op.mutable_blas_lt_heuristic();
+    m->set_handle(handle_id);
+    m->mutable_desc()->set_compute_type(CUBLAS_COMPUTE_32F);
+    m->mutable_desc()->set_scale_type(CUDA_R_32F);
+    lt_layout(m->mutable_a_layout(), 2, 3);
+    lt_layout(m->mutable_b_layout(), 3, 2);
+    lt_layout(m->mutable_c_layout(), 2, 2);
+    lt_layout(m->mutable_d_layout(), 2, 2);
+    m->set_requested(1);
+  });
+  REQUIRE(h.blas_status() == CUBLAS_STATUS_SUCCESS);
+  cublasLtMatmulHeuristicResult_t res;
+  std::memcpy(&res, h.blas_heuristics().results(0).data(), sizeof(res));
+  auto algo = std::string(reinterpret_cast<const char*>(&res.algo), sizeof(res.algo));
+  auto a = g.alloc(24), b = g.alloc(24), c = g.alloc(16), bits = g.alloc(4);
+  auto with_emulation = [&](proto::Op& op, uint64_t counter) {
+    lt_matmul_op(op, a, b, c, algo);
+    auto* e = op.mutable_blas_lt_matmul()->mutable_desc()->mutable_emulation();
+    add_attribute(e->mutable_attributes(), CUBLASLT_EMULATION_DESC_STRATEGY,
+                  int32_t{CUBLAS_EMULATION_STRATEGY_EAGER});
+    add_attribute(e->mutable_attributes(),
+                  CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER, counter);
+  };
+  auto r = g.run([&](proto::Op& op) { with_emulation(op, bits); });
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().emulation_creates == 1);
+  CHECK(calls().emulation_strategy == CUBLAS_EMULATION_STRATEGY_EAGER);
+  CHECK(calls().desc_emulation != nullptr);
+  CHECK(calls().live.count(calls().desc_emulation) == 1);
+  // The same descriptor again: nothing new is made.
+  r = g.run([&](proto::Op& op) { with_emulation(op, bits); });
+  CHECK(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(calls().emulation_creates == 1);
+  CHECK(calls().lt_matmuls == 2);
+  // The mantissa bit counter outside the session's memory.
+  r = g.run([&](proto::Op& op) { with_emulation(op, 0x1234); });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  // A raw pointer in the attribute list would be followed in the server.
+  r = g.run([&](proto::Op& op) {
+    lt_matmul_op(op, a, b, c, algo);
+    add_attribute(op.mutable_blas_lt_matmul()->mutable_desc()->mutable_attributes(),
+                  CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, uint64_t{0x7fff0000});
+  });
+  CHECK(r.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(calls().lt_matmuls == 2);
+  g.exec->close_session(g.session);
+  CHECK(calls().emulation_destroys == calls().emulation_creates);
+  CHECK(calls().live.empty());
+}
+
+TEST_CASE("cuBLASLt layout extents of the tiled orders and of planar complex matrices",
+          "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id); })
+            .blas_status()
+          == 0);
+  auto a = g.alloc(24);
+  // C (2 x 3) in layout `order` of `type`, plane offset `plane`, at an
+  // allocation of `bytes`: the transform's status.
+  auto status = [&](int32_t order, cudaDataType type, int64_t plane, uint64_t bytes) {
+    auto c = g.alloc(bytes);
+    auto r = g.run([&](proto::Op& op) {
+      lt_transform_op(op, a, 0, c, 1.0f, 0.0f);
+      op.mutable_blas_lt_transform()->clear_b_layout();
+      auto* l = op.mutable_blas_lt_transform()->mutable_c_layout();
+      l->set_type(type);
+      add_attribute(l->mutable_attributes(), CUBLASLT_MATRIX_LAYOUT_ORDER, order);
+      if (plane != 0)
+        add_attribute(l->mutable_attributes(), CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, plane);
+    });
+    INFO(r.error());
+    return r.blas_status();
+  };
+  // COL4_4R2_8C: 32 columns of 8 rows; COL32_2R_4R4: 32 columns of 32 rows.
+  CHECK(status(CUBLASLT_ORDER_COL4_4R2_8C, CUDA_R_8I, 0, 256) == CUBLAS_STATUS_SUCCESS);
+  CHECK(status(CUBLASLT_ORDER_COL4_4R2_8C, CUDA_R_8I, 0, 255) == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(status(CUBLASLT_ORDER_COL32_2R_4R4, CUDA_R_8I, 0, 1024) == CUBLAS_STATUS_SUCCESS);
+  CHECK(status(CUBLASLT_ORDER_COL32_2R_4R4, CUDA_R_8I, 0, 1023) == CUBLAS_STATUS_INVALID_VALUE);
+  // Planar complex: 2 x 3 real parts (4 bytes each), the imaginary plane
+  // 64 bytes after the real one.
+  CHECK(status(CUBLASLT_ORDER_COL, CUDA_C_32F, 64, 88) == CUBLAS_STATUS_SUCCESS);
+  CHECK(status(CUBLASLT_ORDER_COL, CUDA_C_32F, 64, 87) == CUBLAS_STATUS_INVALID_VALUE);
+  // Interleaved complex: 8 bytes an element.
+  CHECK(status(CUBLASLT_ORDER_COL, CUDA_C_32F, 0, 48) == CUBLAS_STATUS_SUCCESS);
+  CHECK(status(CUBLASLT_ORDER_COL, CUDA_C_32F, 0, 47) == CUBLAS_STATUS_INVALID_VALUE);
+  // An order Gleam does not know cannot be checked.
+  CHECK(status(77, CUDA_R_32F, 0, 4096) == CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(calls().transforms == 4);
+}
+
+TEST_CASE("cuBLASLt algo queries reach the library with the app's arguments",
+          "[executor][blas]") {
+  fake_gpu g;
+  REQUIRE(g.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id); })
+            .blas_status()
+          == 0);
+  auto ids = g.run([](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_get_ids();
+    q->set_handle(handle_id);
+    q->set_requested(2);
+  });
+  REQUIRE(ids.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(std::vector<int>(ids.blas_lt_answer().ids().begin(), ids.blas_lt_answer().ids().end())
+        == std::vector<int>{3, 7});
+  CHECK(ids.blas_lt_answer().size_written() == 2);
+  // A NULL array reaches the library as NULL.
+  ids = g.run([](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_get_ids();
+    q->set_handle(handle_id);
+    q->set_requested(2);
+    q->set_ids_null(true);
+  });
+  CHECK(ids.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  // An unknown handle.
+  ids = g.run([](proto::Op& op) {
+    op.mutable_blas_lt_algo_get_ids()->set_handle(handle_id + 1);
+    op.mutable_blas_lt_algo_get_ids()->set_requested(2);
+  });
+  CHECK(ids.blas_status() == CUBLAS_STATUS_NOT_INITIALIZED);
+
+  auto init = [&](int id) {
+    return g.run([&](proto::Op& op) {
+      op.mutable_blas_lt_algo_init()->set_handle(handle_id);
+      op.mutable_blas_lt_algo_init()->set_algo_id(id);
+    });
+  };
+  CHECK(init(99).blas_status() == CUBLAS_STATUS_NOT_SUPPORTED);
+  auto made = init(7);
+  REQUIRE(made.blas_status() == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(made.blas_lt_answer().algo().size() == sizeof(cublasLtMatmulAlgo_t));
+  cublasLtMatmulAlgo_t algo;
+  std::memcpy(&algo, made.blas_lt_answer().algo().data(), sizeof(algo));
+  CHECK(algo.data[0] == 7);
+  auto algo_bytes = made.blas_lt_answer().algo();
+
+  // Capabilities: the size first, then the list.
+  auto cap = g.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_attribute();
+    q->set_kind(proto::BlasLtAlgoAttribute::CAP_GET);
+    q->set_algo(algo_bytes);
+    q->set_attr(CUBLASLT_ALGO_CAP_TILE_IDS);
+    q->set_buf_null(true);
+  });
+  REQUIRE(cap.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(cap.blas_lt_answer().size_written() == 12);
+  cap = g.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_attribute();
+    q->set_kind(proto::BlasLtAlgoAttribute::CAP_GET);
+    q->set_algo(algo_bytes);
+    q->set_attr(CUBLASLT_ALGO_CAP_TILE_IDS);
+    q->set_size(64);
+    q->set_size_written_null(true);
+  });
+  REQUIRE(cap.blas_status() == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(cap.blas_lt_answer().buf().size() == 12);
+  uint32_t tiles[3];
+  std::memcpy(tiles, cap.blas_lt_answer().buf().data(), sizeof(tiles));
+  CHECK(tiles[2] == 7);
+  // sizeInBytes 0 with sizeWritten NULL is the library's to refuse.
+  cap = g.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_attribute();
+    q->set_kind(proto::BlasLtAlgoAttribute::CAP_GET);
+    q->set_algo(algo_bytes);
+    q->set_attr(CUBLASLT_ALGO_CAP_TILE_IDS);
+    q->set_size_written_null(true);
+  });
+  CHECK(cap.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+
+  // Config: set a tile, read it back from the returned algo.
+  uint32_t tile = 5;
+  auto set = g.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_attribute();
+    q->set_kind(proto::BlasLtAlgoAttribute::CONFIG_SET);
+    q->set_algo(algo_bytes);
+    q->set_attr(CUBLASLT_ALGO_CONFIG_TILE_ID);
+    q->set_size(sizeof(tile));
+    q->set_value(std::string(reinterpret_cast<const char*>(&tile), sizeof(tile)));
+  });
+  REQUIRE(set.blas_status() == CUBLAS_STATUS_SUCCESS);
+  auto tiled = set.blas_lt_answer().algo();
+  auto get = g.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_attribute();
+    q->set_kind(proto::BlasLtAlgoAttribute::CONFIG_GET);
+    q->set_algo(tiled);
+    q->set_attr(CUBLASLT_ALGO_CONFIG_TILE_ID);
+    q->set_size(sizeof(uint32_t));
+  });
+  REQUIRE(get.blas_status() == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(get.blas_lt_answer().buf().size() == sizeof(uint32_t));
+  uint32_t back = 0;
+  std::memcpy(&back, get.blas_lt_answer().buf().data(), sizeof(back));
+  CHECK(back == 5);
+  // A wrong size is the library's to refuse; an algo of the wrong size is ours.
+  set = g.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_attribute();
+    q->set_kind(proto::BlasLtAlgoAttribute::CONFIG_SET);
+    q->set_algo(algo_bytes);
+    q->set_attr(CUBLASLT_ALGO_CONFIG_TILE_ID);
+    q->set_size(8);
+    q->set_value(std::string(8, '\0'));
+  });
+  CHECK(set.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+  set = g.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_attribute();
+    q->set_kind(proto::BlasLtAlgoAttribute::CONFIG_GET);
+    q->set_algo("short");
+    q->set_size(4);
+  });
+  CHECK(set.blas_status() == CUBLAS_STATUS_INVALID_VALUE);
+
+  // Check: the result keeps the app's algo field, the rest is the library's.
+  cublasLtMatmulHeuristicResult_t before;
+  std::memset(&before, 0, sizeof(before));
+  before.algo.data[5] = 0x5a5a;
+  auto check = g.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_check();
+    q->set_handle(handle_id);
+    q->mutable_desc()->set_compute_type(CUBLAS_COMPUTE_32F);
+    q->mutable_desc()->set_scale_type(CUDA_R_32F);
+    lt_layout(q->mutable_a_layout(), 2, 3);
+    lt_layout(q->mutable_b_layout(), 3, 2);
+    lt_layout(q->mutable_c_layout(), 2, 2);
+    lt_layout(q->mutable_d_layout(), 2, 2);
+    q->set_algo(algo_bytes);
+    q->set_result(std::string(reinterpret_cast<const char*>(&before), sizeof(before)));
+  });
+  REQUIRE(check.blas_status() == CUBLAS_STATUS_SUCCESS);
+  cublasLtMatmulHeuristicResult_t after;
+  REQUIRE(check.blas_lt_answer().result().size() == sizeof(after));
+  std::memcpy(&after, check.blas_lt_answer().result().data(), sizeof(after));
+  CHECK(after.workspaceSize == 70);
+  CHECK(after.wavesCount == 0.5f);
+  CHECK(after.algo.data[5] == 0x5a5a);
+
+  // The heuristics cache capacity of the session's library.
+  CHECK(g.run([](proto::Op& op) {
+           op.mutable_blas_lt_heuristics_cache()->set_set(true);
+           op.mutable_blas_lt_heuristics_cache()->set_capacity(17);
+         }).blas_status()
+        == CUBLAS_STATUS_SUCCESS);
+  auto capacity = g.run([](proto::Op& op) { op.mutable_blas_lt_heuristics_cache(); });
+  REQUIRE(capacity.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(capacity.blas_lt_answer().capacity() == 17);
+}
+
 // --- on the real GPU --------------------------------------------------------
 
 namespace {
@@ -807,6 +1339,423 @@ TEST_CASE("cuBLASLt heuristic and matmul on the GPU", "[gpu][executor][blas]") {
   INFO(r.error());
   REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
   CHECK(c.download<float>(d, 4) == std::vector<float>{4, 10, 5, 11});
+}
+
+namespace {
+
+/// A cuBLASLt matrix of the [gpu] comparisons: its layout and its bytes.
+struct lt_matrix {
+  cudaDataType type = CUDA_R_32F;
+  uint64_t rows = 0;
+  uint64_t cols = 0;
+  int64_t ld = 0;
+  int32_t order = CUBLASLT_ORDER_COL;
+  int32_t batch = 1;
+  int64_t stride = 0;
+  size_t bytes = 0;
+
+  void put(proto::BlasLtLayout* l) const {
+    l->set_type(type);
+    l->set_rows(rows);
+    l->set_cols(cols);
+    l->set_ld(ld);
+    add_attribute(l->mutable_attributes(), CUBLASLT_MATRIX_LAYOUT_ORDER, order);
+    add_attribute(l->mutable_attributes(), CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, batch);
+    add_attribute(l->mutable_attributes(), CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
+  }
+
+  cublasLtMatrixLayout_t make(blas_api& api) const {
+    cublasLtMatrixLayout_t l = nullptr;
+    REQUIRE(api.cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld) == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(api.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_ORDER, &order,
+                                                 sizeof(order))
+            == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(api.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                                 sizeof(batch))
+            == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(api.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                 &stride, sizeof(stride))
+            == CUBLAS_STATUS_SUCCESS);
+    return l;
+  }
+};
+
+/// The vendor's cuBLASLt called directly in this process, on the primary
+/// context of GPU 0 (the reference the executor's answers must equal).
+struct local_lt {
+  std::unique_ptr<driver_api> driver;
+  std::unique_ptr<blas_api> api;
+  CUcontext ctx = nullptr;
+  cublasLtHandle_t handle = nullptr;
+
+  local_lt() {
+    auto d = driver_api::load();
+    REQUIRE(d);
+    driver = std::move(*d);
+    auto a = blas_api::load("/usr/local/cuda/lib64");
+    INFO((a ? std::string{} : caf::to_string(a.error())));
+    REQUIRE(a);
+    api = std::move(*a);
+    CUdevice dev = 0;
+    REQUIRE(driver->cuInit(0) == CUDA_SUCCESS);
+    REQUIRE(driver->cuDeviceGet(&dev, 0) == CUDA_SUCCESS);
+    REQUIRE(driver->cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS);
+    current();
+    REQUIRE(api->cublasLtCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+  }
+
+  ~local_lt() {
+    current();
+    static_cast<void>(api->cublasLtDestroy(handle));
+  }
+
+  local_lt(const local_lt&) = delete;
+  local_lt& operator=(const local_lt&) = delete;
+
+  /// Makes the primary context current (the executor may have changed it).
+  void current() {
+    REQUIRE(driver->cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
+  }
+
+  CUdeviceptr upload(const std::vector<char>& bytes) {
+    current();
+    CUdeviceptr p = 0;
+    REQUIRE(driver->cuMemAlloc(&p, bytes.size()) == CUDA_SUCCESS);
+    REQUIRE(driver->cuMemcpyHtoD(p, bytes.data(), bytes.size()) == CUDA_SUCCESS);
+    return p;
+  }
+
+  std::vector<char> download(CUdeviceptr p, size_t n) {
+    current();
+    std::vector<char> out(n);
+    REQUIRE(driver->cuCtxSynchronize() == CUDA_SUCCESS);
+    REQUIRE(driver->cuMemcpyDtoH(out.data(), p, n) == CUDA_SUCCESS);
+    static_cast<void>(driver->cuMemFree(p));
+    return out;
+  }
+};
+
+/// `n` bytes of a repeatable pattern (small integers for float types).
+std::vector<char> pattern(cudaDataType type, size_t n, int seed) {
+  std::vector<char> out(n);
+  if (type == CUDA_R_32F) {
+    for (size_t i = 0; i < n / 4; ++i) {
+      float v = static_cast<float>((static_cast<int>(i) * 7 + seed) % 23 - 11);
+      std::memcpy(&out[i * 4], &v, 4);
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      out[i] = static_cast<char>((static_cast<int>(i) * 5 + seed) % 51 - 25);
+  }
+  return out;
+}
+
+/// One transform C = alpha * op(A) + beta * op(B) run through the executor
+/// and directly; returns both results' bytes.
+std::pair<std::vector<char>, std::vector<char>>
+transform_both(local_lt& local, cudaDataType scale_type, int32_t transa, float alpha,
+               const lt_matrix& a, float beta, const lt_matrix* b, const lt_matrix& c) {
+  auto a_bytes = pattern(a.type, a.bytes, 1);
+  auto b_bytes = b != nullptr ? pattern(b->type, b->bytes, 2) : std::vector<char>{};
+  std::vector<char> c_zero(c.bytes, 0);
+
+  real_client rc;
+  REQUIRE(rc.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  auto da = rc.upload(a_bytes.data(), a_bytes.size());
+  auto db = b != nullptr ? rc.upload(b_bytes.data(), b_bytes.size()) : 0;
+  auto dc = rc.upload(c_zero.data(), c_zero.size());
+  auto r = rc.run([&](proto::Op& op) {
+    auto* t = op.mutable_blas_lt_transform();
+    t->set_handle(handle_id);
+    t->mutable_desc()->set_scale_type(scale_type);
+    add_attribute(t->mutable_desc()->mutable_attributes(), CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA,
+                  transa);
+    t->set_alpha(bytes_of(alpha));
+    t->set_beta(bytes_of(beta));
+    t->set_a(da);
+    a.put(t->mutable_a_layout());
+    if (b != nullptr) {
+      t->set_b(db);
+      b->put(t->mutable_b_layout());
+    }
+    t->set_c(dc);
+    c.put(t->mutable_c_layout());
+  });
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  auto remote = rc.download<char>(dc, c.bytes);
+
+  local.current();
+  auto& api = *local.api;
+  cublasLtMatrixTransformDesc_t desc = nullptr;
+  REQUIRE(api.cublasLtMatrixTransformDescCreate(&desc, scale_type) == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(api.cublasLtMatrixTransformDescSetAttribute(desc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA,
+                                                      &transa, sizeof(transa))
+          == CUBLAS_STATUS_SUCCESS);
+  auto la = a.make(api);
+  cublasLtMatrixLayout_t lb = b != nullptr ? b->make(api) : nullptr;
+  auto lc = c.make(api);
+  auto pa = local.upload(a_bytes);
+  CUdeviceptr pb = b != nullptr ? local.upload(b_bytes) : 0;
+  auto pc = local.upload(c_zero);
+  REQUIRE(api.cublasLtMatrixTransform(local.handle, desc, &alpha, reinterpret_cast<void*>(pa), la,
+                                      &beta, reinterpret_cast<void*>(pb), lb,
+                                      reinterpret_cast<void*>(pc), lc, nullptr)
+          == CUBLAS_STATUS_SUCCESS);
+  auto direct = local.download(pc, c.bytes);
+  static_cast<void>(local.driver->cuMemFree(pa));
+  if (pb != 0)
+    static_cast<void>(local.driver->cuMemFree(pb));
+  static_cast<void>(api.cublasLtMatrixLayoutDestroy(la));
+  if (lb != nullptr)
+    static_cast<void>(api.cublasLtMatrixLayoutDestroy(lb));
+  static_cast<void>(api.cublasLtMatrixLayoutDestroy(lc));
+  static_cast<void>(api.cublasLtMatrixTransformDescDestroy(desc));
+  return {remote, direct};
+}
+
+} // namespace
+
+TEST_CASE("cuBLASLt matrix transform through the executor gives the vendor's bytes",
+          "[gpu][executor][blas]") {
+  local_lt local;
+  const uint64_t m = 37, n = 45;
+  SECTION("float, column order to row order") {
+    lt_matrix a{CUDA_R_32F, m, n, static_cast<int64_t>(m), CUBLASLT_ORDER_COL, 1, 0, m * n * 4};
+    lt_matrix c{CUDA_R_32F, m, n, static_cast<int64_t>(n), CUBLASLT_ORDER_ROW, 1, 0, m * n * 4};
+    auto [remote, direct] = transform_both(local, CUDA_R_32F, CUBLAS_OP_N, 1.0f, a, 0.0f, nullptr, c);
+    CHECK(remote == direct);
+  }
+  SECTION("float, C = 2 A^T - B, padded leading dimensions") {
+    lt_matrix a{CUDA_R_32F, m, n, 40, CUBLASLT_ORDER_COL, 1, 0, 40 * n * 4};
+    lt_matrix b{CUDA_R_32F, n, m, 48, CUBLASLT_ORDER_COL, 1, 0, 48 * m * 4};
+    lt_matrix c{CUDA_R_32F, n, m, 48, CUBLASLT_ORDER_COL, 1, 0, 48 * m * 4};
+    auto [remote, direct] = transform_both(local, CUDA_R_32F, CUBLAS_OP_T, 2.0f, a, -1.0f, &b, c);
+    CHECK(remote == direct);
+  }
+  SECTION("int8, column order to COL32 (the IMMA layout)") {
+    lt_matrix a{CUDA_R_8I, m, n, static_cast<int64_t>(m), CUBLASLT_ORDER_COL, 1, 0, m * n};
+    // Two groups of 32 columns, each 32 * rows bytes.
+    lt_matrix c{CUDA_R_8I, m, n, static_cast<int64_t>(32 * m), CUBLASLT_ORDER_COL32, 1, 0,
+                2 * 32 * m};
+    auto [remote, direct] = transform_both(local, CUDA_R_32F, CUBLAS_OP_N, 1.0f, a, 0.0f, nullptr, c);
+    CHECK(remote == direct);
+  }
+  SECTION("float, a strided batch of three") {
+    auto stride = static_cast<int64_t>(m * n + 5);
+    auto bytes = static_cast<size_t>(stride * 2 + static_cast<int64_t>(m * n)) * 4;
+    lt_matrix a{CUDA_R_32F, m, n, static_cast<int64_t>(m), CUBLASLT_ORDER_COL, 3, stride, bytes};
+    lt_matrix c{CUDA_R_32F, m, n, static_cast<int64_t>(n), CUBLASLT_ORDER_ROW, 3, stride, bytes};
+    auto [remote, direct] = transform_both(local, CUDA_R_32F, CUBLAS_OP_N, 3.0f, a, 0.0f, nullptr, c);
+    CHECK(remote == direct);
+  }
+}
+
+TEST_CASE("cuBLASLt algo enumeration, capabilities, config and check through the executor give "
+          "the vendor's answers",
+          "[gpu][executor][blas]") {
+  local_lt local;
+  real_client rc;
+  REQUIRE(rc.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  auto& api = *local.api;
+  const auto f32 = CUDA_R_32F;
+  auto ids_op = rc.run([&](proto::Op& op) {
+    auto* q = op.mutable_blas_lt_algo_get_ids();
+    q->set_handle(handle_id);
+    q->set_compute_type(CUBLAS_COMPUTE_32F);
+    q->set_scale_type(f32);
+    q->set_a_type(f32);
+    q->set_b_type(f32);
+    q->set_c_type(f32);
+    q->set_d_type(f32);
+    q->set_requested(128);
+  });
+  INFO(ids_op.error());
+  REQUIRE(ids_op.blas_status() == CUBLAS_STATUS_SUCCESS);
+  std::vector<int> remote_ids(ids_op.blas_lt_answer().ids().begin(),
+                              ids_op.blas_lt_answer().ids().end());
+  local.current();
+  std::vector<int> local_ids(128);
+  int count = 0;
+  REQUIRE(api.cublasLtMatmulAlgoGetIds(local.handle, CUBLAS_COMPUTE_32F, f32, f32, f32, f32, f32,
+                                       128, local_ids.data(), &count)
+          == CUBLAS_STATUS_SUCCESS);
+  local_ids.resize(static_cast<size_t>(count));
+  CHECK(remote_ids == local_ids);
+  CHECK(ids_op.blas_lt_answer().size_written() == static_cast<uint64_t>(count));
+  REQUIRE_FALSE(local_ids.empty());
+
+  // A 64 x 64 x 64 float matmul for AlgoCheck.
+  cublasLtMatmulDesc_t desc = nullptr;
+  REQUIRE(api.cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, f32) == CUBLAS_STATUS_SUCCESS);
+  cublasLtMatrixLayout_t layout = nullptr;
+  REQUIRE(api.cublasLtMatrixLayoutCreate(&layout, f32, 64, 64, 64) == CUBLAS_STATUS_SUCCESS);
+
+  auto as_bytes = [](const auto& v) {
+    return std::string(reinterpret_cast<const char*>(&v), sizeof(v));
+  };
+  for (size_t i = 0; i < local_ids.size() && i < 8; ++i) {
+    int id = local_ids[i];
+    INFO("algo id " << id);
+    auto init = rc.run([&](proto::Op& op) {
+      auto* q = op.mutable_blas_lt_algo_init();
+      q->set_handle(handle_id);
+      q->set_compute_type(CUBLAS_COMPUTE_32F);
+      q->set_scale_type(f32);
+      q->set_a_type(f32);
+      q->set_b_type(f32);
+      q->set_c_type(f32);
+      q->set_d_type(f32);
+      q->set_algo_id(id);
+    });
+    local.current();
+    cublasLtMatmulAlgo_t algo;
+    std::memset(&algo, 0, sizeof(algo));
+    auto st = api.cublasLtMatmulAlgoInit(local.handle, CUBLAS_COMPUTE_32F, f32, f32, f32, f32, f32,
+                                         id, &algo);
+    REQUIRE(init.blas_status() == st);
+    if (st != CUBLAS_STATUS_SUCCESS)
+      continue;
+    CHECK(init.blas_lt_answer().algo() == as_bytes(algo));
+
+    // Every capability: the size asked first, then the value.
+    for (int attr = CUBLASLT_ALGO_CAP_SPLITK_SUPPORT;
+         attr <= CUBLASLT_ALGO_CAP_FLOATING_POINT_EMULATION_SUPPORT; ++attr) {
+      INFO("capability " << attr);
+      local.current();
+      size_t need = 0;
+      auto lst = api.cublasLtMatmulAlgoCapGetAttribute(
+        &algo, static_cast<cublasLtMatmulAlgoCapAttributes_t>(attr), nullptr, 0, &need);
+      auto size_q = rc.run([&](proto::Op& op) {
+        auto* q = op.mutable_blas_lt_algo_attribute();
+        q->set_kind(proto::BlasLtAlgoAttribute::CAP_GET);
+        q->set_algo(as_bytes(algo));
+        q->set_attr(attr);
+        q->set_buf_null(true);
+      });
+      REQUIRE(size_q.blas_status() == lst);
+      if (lst != CUBLAS_STATUS_SUCCESS)
+        continue;
+      CHECK(size_q.blas_lt_answer().size_written() == need);
+      std::vector<char> value(need);
+      size_t written = 0;
+      local.current();
+      REQUIRE(api.cublasLtMatmulAlgoCapGetAttribute(
+                &algo, static_cast<cublasLtMatmulAlgoCapAttributes_t>(attr), value.data(), need,
+                &written)
+              == CUBLAS_STATUS_SUCCESS);
+      auto value_q = rc.run([&](proto::Op& op) {
+        auto* q = op.mutable_blas_lt_algo_attribute();
+        q->set_kind(proto::BlasLtAlgoAttribute::CAP_GET);
+        q->set_algo(as_bytes(algo));
+        q->set_attr(attr);
+        q->set_size(need);
+      });
+      REQUIRE(value_q.blas_status() == CUBLAS_STATUS_SUCCESS);
+      CHECK(value_q.blas_lt_answer().buf() == std::string(value.data(), written));
+    }
+
+    // Config: split-K of 1 set both ways, every config attribute read back.
+    int32_t splitk = 1;
+    auto set_q = rc.run([&](proto::Op& op) {
+      auto* q = op.mutable_blas_lt_algo_attribute();
+      q->set_kind(proto::BlasLtAlgoAttribute::CONFIG_SET);
+      q->set_algo(as_bytes(algo));
+      q->set_attr(CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+      q->set_size(sizeof(splitk));
+      q->set_value(as_bytes(splitk));
+    });
+    local.current();
+    auto set_st = api.cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                                                           &splitk, sizeof(splitk));
+    REQUIRE(set_q.blas_status() == set_st);
+    if (set_st == CUBLAS_STATUS_SUCCESS)
+      CHECK(set_q.blas_lt_answer().algo() == as_bytes(algo));
+    for (int attr = CUBLASLT_ALGO_CONFIG_ID; attr <= CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID; ++attr) {
+      INFO("config " << attr);
+      size_t need = 0;
+      local.current();
+      auto lst = api.cublasLtMatmulAlgoConfigGetAttribute(
+        &algo, static_cast<cublasLtMatmulAlgoConfigAttributes_t>(attr), nullptr, 0, &need);
+      if (lst != CUBLAS_STATUS_SUCCESS)
+        continue;
+      std::vector<char> value(need);
+      size_t written = 0;
+      REQUIRE(api.cublasLtMatmulAlgoConfigGetAttribute(
+                &algo, static_cast<cublasLtMatmulAlgoConfigAttributes_t>(attr), value.data(),
+                need, &written)
+              == CUBLAS_STATUS_SUCCESS);
+      auto get_q = rc.run([&](proto::Op& op) {
+        auto* q = op.mutable_blas_lt_algo_attribute();
+        q->set_kind(proto::BlasLtAlgoAttribute::CONFIG_GET);
+        q->set_algo(as_bytes(algo));
+        q->set_attr(attr);
+        q->set_size(need);
+      });
+      REQUIRE(get_q.blas_status() == CUBLAS_STATUS_SUCCESS);
+      CHECK(get_q.blas_lt_answer().buf() == std::string(value.data(), written));
+    }
+
+    // Check against a 64 x 64 x 64 float matmul.
+    cublasLtMatmulHeuristicResult_t result;
+    std::memset(&result, 0, sizeof(result));
+    auto check_q = rc.run([&](proto::Op& op) {
+      auto* q = op.mutable_blas_lt_algo_check();
+      q->set_handle(handle_id);
+      q->mutable_desc()->set_compute_type(CUBLAS_COMPUTE_32F);
+      q->mutable_desc()->set_scale_type(f32);
+      for (auto* l : {q->mutable_a_layout(), q->mutable_b_layout(), q->mutable_c_layout(),
+                      q->mutable_d_layout()})
+        lt_layout(l, 64, 64);
+      q->set_algo(as_bytes(algo));
+      q->set_result(as_bytes(result));
+    });
+    local.current();
+    auto check_st = api.cublasLtMatmulAlgoCheck(local.handle, desc, layout, layout, layout, layout,
+                                                &algo, &result);
+    REQUIRE(check_q.blas_status() == check_st);
+    if (check_st == CUBLAS_STATUS_SUCCESS)
+      CHECK(check_q.blas_lt_answer().result() == as_bytes(result));
+  }
+  local.current();
+  static_cast<void>(api.cublasLtMatrixLayoutDestroy(layout));
+  static_cast<void>(api.cublasLtMatmulDescDestroy(desc));
+
+  // The heuristics cache capacity the library reports, and a change of it.
+  size_t capacity = 0;
+  REQUIRE(api.cublasLtHeuristicsCacheGetCapacity(&capacity) == CUBLAS_STATUS_SUCCESS);
+  auto cap_q = rc.run([](proto::Op& op) { op.mutable_blas_lt_heuristics_cache(); });
+  REQUIRE(cap_q.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(cap_q.blas_lt_answer().capacity() == capacity);
+}
+
+TEST_CASE("cuBLASLt matmul with an emulation descriptor on the GPU", "[gpu][executor][blas]") {
+  real_client c;
+  REQUIRE(c.run([](proto::Op& op) { op.mutable_blas_lt_create()->set_handle(handle_id); })
+            .blas_status()
+          == CUBLAS_STATUS_SUCCESS);
+  float av[] = {1, 4, 2, 5, 3, 6}, bv[] = {1, 0, 1, 0, 1, 1}, cv[] = {0, 0, 0, 0};
+  int32_t minus_two = -2;
+  auto a = c.upload(av, sizeof(av)), b = c.upload(bv, sizeof(bv)), d = c.upload(cv, sizeof(cv));
+  auto bits = c.upload(&minus_two, sizeof(minus_two));
+  auto r = c.run([&](proto::Op& op) {
+    lt_matmul_op(op, a, b, d, std::string{});
+    auto* e = op.mutable_blas_lt_matmul()->mutable_desc()->mutable_emulation();
+    add_attribute(e->mutable_attributes(), CUBLASLT_EMULATION_DESC_STRATEGY,
+                  int32_t{CUBLAS_EMULATION_STRATEGY_EAGER});
+    add_attribute(e->mutable_attributes(),
+                  CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER, bits);
+  });
+  INFO(r.error());
+  REQUIRE(r.blas_status() == CUBLAS_STATUS_SUCCESS);
+  CHECK(c.download<float>(d, 4) == std::vector<float>{4, 10, 5, 11});
+  // What the library wrote at the mantissa bit counter (-1: no emulation
+  // used; untouched: -2), for the record.
+  WARN("mantissa bits retained: " << c.download<int32_t>(bits, 1)[0]);
 }
 
 TEST_CASE("blas_api loads the vendor's cuBLAS and refuses Gleam's own", "[executor][blas]") {

@@ -98,6 +98,12 @@ bool reaches_vendor_library(const proto::Op& op) {
     case proto::Op::kBlasLtDestroy:
     case proto::Op::kBlasLtMatmul:
     case proto::Op::kBlasLtHeuristic:
+    case proto::Op::kBlasLtAlgoGetIds:
+    case proto::Op::kBlasLtAlgoInit:
+    case proto::Op::kBlasLtAlgoCheck:
+    case proto::Op::kBlasLtAlgoAttribute:
+    case proto::Op::kBlasLtTransform:
+    case proto::Op::kBlasLtHeuristicsCache:
     case proto::Op::kLibraryCall:
       return true;
     default:

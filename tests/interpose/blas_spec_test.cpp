@@ -205,22 +205,19 @@ TEST_CASE("unsupported BLAS functions fail with CUBLAS_STATUS_NOT_SUPPORTED",
   using legacy_nrm2 = float (*)(int, const float*, int);
   auto legacy = reinterpret_cast<legacy_nrm2>(dlsym(lib, "cublasSnrm2"));
   auto get_error = reinterpret_cast<cublasStatus_t (*)()>(dlsym(lib, "cublasGetError"));
-  auto lt_transform = reinterpret_cast<decltype(&cublasLtMatrixTransform)>(
-    dlsym(lt, "cublasLtMatrixTransform"));
+  // A vendor-internal export (no prototype): its stub reads no argument.
+  auto lt_internal = reinterpret_cast<cublasStatus_t (*)()>(dlsym(lt, "cublasLtACCMatmul"));
   REQUIRE(grouped != nullptr);
   REQUIRE(legacy != nullptr);
   REQUIRE(get_error != nullptr);
-  REQUIRE(lt_transform != nullptr);
-  float alpha = 1;
+  REQUIRE(lt_internal != nullptr);
   CHECK(grouped(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                 nullptr, nullptr, nullptr, nullptr, nullptr, 0, nullptr)
         == CUBLAS_STATUS_NOT_SUPPORTED);
   CHECK(legacy(4, nullptr, 1) == 0.0f);
   CHECK(get_error() == CUBLAS_STATUS_NOT_INITIALIZED);
   CHECK(get_error() == CUBLAS_STATUS_SUCCESS);
-  CHECK(lt_transform(nullptr, nullptr, &alpha, nullptr, nullptr, &alpha, nullptr, nullptr,
-                     nullptr, nullptr, nullptr)
-        == CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(lt_internal() == CUBLAS_STATUS_NOT_SUPPORTED);
   dlclose(lt);
   dlclose(lib);
 }
@@ -337,6 +334,308 @@ TEST_CASE("cuBLASLt descriptors keep their attributes on the client", "[interpos
   dlclose(lt);
 }
 
+namespace {
+
+/// What the cuBLASLt logger callback received.
+std::vector<std::string>& logged_lines() {
+  static std::vector<std::string> lines;
+  return lines;
+}
+
+void collect(int level, const char* function, const char* message) {
+  logged_lines().push_back(std::to_string(level) + " " + function + " " + message);
+}
+
+} // namespace
+
+TEST_CASE("cuBLASLt transform and emulation descriptors keep the vendor's attributes on the "
+          "client",
+          "[interpose][library][blas]") {
+  auto* lt = dlopen(built("cublasLt").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lt != nullptr);
+#define GLEAM_LT(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(lt, #name)); REQUIRE(name != nullptr)
+  GLEAM_LT(cublasLtMatrixTransformDescCreate);
+  GLEAM_LT(cublasLtMatrixTransformDescSetAttribute);
+  GLEAM_LT(cublasLtMatrixTransformDescGetAttribute);
+  GLEAM_LT(cublasLtMatrixTransformDescDestroy);
+  GLEAM_LT(cublasLtMatrixTransform);
+  GLEAM_LT(cublasLtEmulationDescCreate);
+  GLEAM_LT(cublasLtEmulationDescSetAttribute);
+  GLEAM_LT(cublasLtEmulationDescGetAttribute);
+  GLEAM_LT(cublasLtEmulationDescDestroy);
+  GLEAM_LT(cublasLtMatmulAlgoGetIds);
+  GLEAM_LT(cublasLtMatmulAlgoInit);
+  GLEAM_LT(cublasLtMatmulAlgoCheck);
+#undef GLEAM_LT
+  cublasLtMatrixTransformDesc_t t = nullptr;
+  REQUIRE(cublasLtMatrixTransformDescCreate(&t, CUDA_R_16F) == CUBLAS_STATUS_SUCCESS);
+  int32_t value = -1;
+  size_t written = 0;
+  // Defaults: the scale type given, host pointer mode, no transposes.
+  CHECK(cublasLtMatrixTransformDescGetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE,
+                                                &value, sizeof(value), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(value == CUDA_R_16F);
+  CHECK(written == sizeof(value));
+  CHECK(cublasLtMatrixTransformDescGetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE,
+                                                &value, sizeof(value), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(value == CUBLASLT_POINTER_MODE_HOST);
+  CHECK(cublasLtMatrixTransformDescGetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSB, &value,
+                                                sizeof(value), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(value == CUBLAS_OP_N);
+  // Round trip; the size asked with sizeInBytes 0.
+  int32_t trans = CUBLAS_OP_T;
+  CHECK(cublasLtMatrixTransformDescSetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &trans,
+                                                sizeof(trans))
+        == CUBLAS_STATUS_SUCCESS);
+  written = 0;
+  CHECK(cublasLtMatrixTransformDescGetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, nullptr,
+                                                0, &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(written == sizeof(int32_t));
+  CHECK(cublasLtMatrixTransformDescGetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &value,
+                                                sizeof(value), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(value == CUBLAS_OP_T);
+  // The vendor's refusals: a size other than the attribute's, NULL buf,
+  // sizeInBytes 0 without sizeWritten, an attribute the descriptor lacks.
+  int64_t wide = CUBLAS_OP_T;
+  CHECK(cublasLtMatrixTransformDescSetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &wide,
+                                                sizeof(wide))
+        == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(cublasLtMatrixTransformDescSetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, nullptr,
+                                                sizeof(trans))
+        == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(cublasLtMatrixTransformDescGetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &wide,
+                                                sizeof(wide), &written)
+        == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(cublasLtMatrixTransformDescGetAttribute(t, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, nullptr,
+                                                0, nullptr)
+        == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(cublasLtMatrixTransformDescSetAttribute(
+          t, static_cast<cublasLtMatrixTransformDescAttributes_t>(17), &trans, sizeof(trans))
+        == CUBLAS_STATUS_INVALID_VALUE);
+  // The transform refuses what is not a handle before anything travels.
+  float one = 1;
+  CHECK(cublasLtMatrixTransform(nullptr, t, &one, nullptr, nullptr, &one, nullptr, nullptr,
+                                nullptr, nullptr, nullptr)
+        == CUBLAS_STATUS_NOT_INITIALIZED);
+  CHECK(cublasLtMatrixTransformDescDestroy(t) == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasLtMatrixTransformDescDestroy(nullptr) == CUBLAS_STATUS_SUCCESS);
+
+  cublasLtEmulationDesc_t e = nullptr;
+  REQUIRE(cublasLtEmulationDescCreate(&e) == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasLtEmulationDescGetAttribute(e, CUBLASLT_EMULATION_DESC_SPECIAL_VALUES_SUPPORT,
+                                          &value, sizeof(value), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(value == 0xFFFF);
+  void* counter = reinterpret_cast<void*>(1);
+  CHECK(cublasLtEmulationDescGetAttribute(
+          e, CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER, &counter,
+          sizeof(counter), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(counter == nullptr);
+  int32_t bits = 40;
+  CHECK(cublasLtEmulationDescSetAttribute(e, CUBLASLT_EMULATION_DESC_FIXEDPOINT_MAX_MANTISSA_BIT_COUNT,
+                                          &bits, sizeof(bits))
+        == CUBLAS_STATUS_SUCCESS);
+  value = 0;
+  CHECK(cublasLtEmulationDescGetAttribute(e, CUBLASLT_EMULATION_DESC_FIXEDPOINT_MAX_MANTISSA_BIT_COUNT,
+                                          &value, sizeof(value), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(value == 40);
+  CHECK(cublasLtEmulationDescSetAttribute(e, CUBLASLT_EMULATION_DESC_STRATEGY, &wide, sizeof(wide))
+        == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(cublasLtEmulationDescDestroy(e) == CUBLAS_STATUS_SUCCESS);
+
+  // The algo-level calls refuse what is not a handle at the call.
+  int ids[4];
+  int count = 0;
+  CHECK(cublasLtMatmulAlgoGetIds(nullptr, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                                 CUDA_R_32F, CUDA_R_32F, 4, ids, &count)
+        == CUBLAS_STATUS_NOT_INITIALIZED);
+  cublasLtMatmulAlgo_t algo;
+  CHECK(cublasLtMatmulAlgoInit(nullptr, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                               CUDA_R_32F, CUDA_R_32F, 0, &algo)
+        == CUBLAS_STATUS_NOT_INITIALIZED);
+  CHECK(cublasLtMatmulAlgoCheck(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &algo,
+                                nullptr)
+        == CUBLAS_STATUS_NOT_INITIALIZED);
+  dlclose(lt);
+}
+
+TEST_CASE("cuBLASLt descriptors initialized in the app's buffers (the vendor's inline *Init)",
+          "[interpose][library][blas]") {
+  auto* lt = dlopen(built("cublasLt").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lt != nullptr);
+#define GLEAM_LT(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(lt, #name)); REQUIRE(name != nullptr)
+  GLEAM_LT(cublasLtMatrixLayoutInit_internal);
+  GLEAM_LT(cublasLtMatrixLayoutGetAttribute);
+  GLEAM_LT(cublasLtMatrixLayoutSetAttribute);
+  GLEAM_LT(cublasLtMatmulDescInit_internal);
+  GLEAM_LT(cublasLtMatmulDescGetAttribute);
+  GLEAM_LT(cublasLtMatmulPreferenceInit_internal);
+  GLEAM_LT(cublasLtMatmulPreferenceGetAttribute);
+  GLEAM_LT(cublasLtMatrixTransformDescInit_internal);
+  GLEAM_LT(cublasLtMatrixTransformDescGetAttribute);
+  GLEAM_LT(cublasLtEmulationDescInit_internal);
+  GLEAM_LT(cublasLtEmulationDescGetAttribute);
+#undef GLEAM_LT
+  size_t written = 0;
+  // What cublasLtMatrixLayoutInit(&layout, CUDA_R_32F, 5, 3, 8) compiles to.
+  cublasLtMatrixLayoutOpaque_t layout;
+  REQUIRE(cublasLtMatrixLayoutInit_internal(&layout, sizeof(layout), CUDA_R_32F, 5, 3, 8)
+          == CUBLAS_STATUS_SUCCESS);
+  uint64_t rows = 0;
+  CHECK(cublasLtMatrixLayoutGetAttribute(&layout, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof(rows),
+                                         &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(rows == 5);
+  int32_t order = CUBLASLT_ORDER_ROW;
+  CHECK(cublasLtMatrixLayoutSetAttribute(&layout, CUBLASLT_MATRIX_LAYOUT_ORDER, &order,
+                                         sizeof(order))
+        == CUBLAS_STATUS_SUCCESS);
+  // A copy of the struct names the same descriptor.
+  cublasLtMatrixLayoutOpaque_t copy = layout;
+  order = -1;
+  CHECK(cublasLtMatrixLayoutGetAttribute(&copy, CUBLASLT_MATRIX_LAYOUT_ORDER, &order,
+                                         sizeof(order), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(order == CUBLASLT_ORDER_ROW);
+  // Initializing the buffer again starts afresh.
+  REQUIRE(cublasLtMatrixLayoutInit_internal(&layout, sizeof(layout), CUDA_R_16F, 9, 3, 9)
+          == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasLtMatrixLayoutGetAttribute(&layout, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof(rows),
+                                         &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(rows == 9);
+  CHECK(cublasLtMatrixLayoutGetAttribute(&layout, CUBLASLT_MATRIX_LAYOUT_ORDER, &order,
+                                         sizeof(order), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(order == CUBLASLT_ORDER_COL);
+  // Too small a buffer: CUBLAS_STATUS_ALLOC_FAILED, as documented.
+  alignas(8) unsigned char small[32];
+  CHECK(cublasLtMatrixLayoutInit_internal(reinterpret_cast<cublasLtMatrixLayout_t>(small),
+                                          sizeof(small), CUDA_R_32F, 5, 3, 8)
+        == CUBLAS_STATUS_ALLOC_FAILED);
+
+  cublasLtMatmulDescOpaque_t desc;
+  CHECK(cublasLtMatmulDescInit_internal(&desc, sizeof(cublasLtMatrixLayoutOpaque_t),
+                                        CUBLAS_COMPUTE_32F, CUDA_R_32F)
+        == CUBLAS_STATUS_ALLOC_FAILED);
+  REQUIRE(cublasLtMatmulDescInit_internal(&desc, sizeof(desc), CUBLAS_COMPUTE_32F_FAST_TF32,
+                                          CUDA_R_32F)
+          == CUBLAS_STATUS_SUCCESS);
+  int32_t compute = 0;
+  CHECK(cublasLtMatmulDescGetAttribute(&desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &compute,
+                                       sizeof(compute), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+  // A layout is not a matmul descriptor.
+  CHECK(cublasLtMatmulDescGetAttribute(reinterpret_cast<cublasLtMatmulDesc_t>(&layout),
+                                       CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &compute,
+                                       sizeof(compute), &written)
+        == CUBLAS_STATUS_INVALID_VALUE);
+
+  cublasLtMatmulPreferenceOpaque_t pref;
+  REQUIRE(cublasLtMatmulPreferenceInit_internal(&pref, sizeof(pref)) == CUBLAS_STATUS_SUCCESS);
+  uint64_t workspace = 1;
+  CHECK(cublasLtMatmulPreferenceGetAttribute(&pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &workspace, sizeof(workspace), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(workspace == 0);
+
+  cublasLtMatrixTransformDescOpaque_t transform;
+  REQUIRE(cublasLtMatrixTransformDescInit_internal(&transform, sizeof(transform), CUDA_R_64F)
+          == CUBLAS_STATUS_SUCCESS);
+  int32_t scale = 0;
+  CHECK(cublasLtMatrixTransformDescGetAttribute(&transform,
+                                                CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE, &scale,
+                                                sizeof(scale), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(scale == CUDA_R_64F);
+
+  cublasLtEmulationDescOpaque_t emulation;
+  REQUIRE(cublasLtEmulationDescInit_internal(&emulation, sizeof(emulation))
+          == CUBLAS_STATUS_SUCCESS);
+  int32_t strategy = -1;
+  CHECK(cublasLtEmulationDescGetAttribute(&emulation, CUBLASLT_EMULATION_DESC_STRATEGY, &strategy,
+                                          sizeof(strategy), &written)
+        == CUBLAS_STATUS_SUCCESS);
+  CHECK(strategy == 0);
+  CHECK(cublasLtEmulationDescInit_internal(nullptr, sizeof(emulation))
+        == CUBLAS_STATUS_INVALID_VALUE);
+  dlclose(lt);
+}
+
+TEST_CASE("the cuBLASLt logger logs the app's calls on the client", "[interpose][library][blas]") {
+  auto* lt = dlopen(built("cublasLt").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lt != nullptr);
+#define GLEAM_LT(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(lt, #name)); REQUIRE(name != nullptr)
+  GLEAM_LT(cublasLtLoggerSetLevel);
+  GLEAM_LT(cublasLtLoggerSetMask);
+  GLEAM_LT(cublasLtLoggerSetCallback);
+  GLEAM_LT(cublasLtLoggerSetFile);
+  GLEAM_LT(cublasLtLoggerOpenFile);
+  GLEAM_LT(cublasLtLoggerForceDisable);
+  GLEAM_LT(cublasLtEmulationDescCreate);
+  GLEAM_LT(cublasLtEmulationDescSetAttribute);
+  GLEAM_LT(cublasLtEmulationDescDestroy);
+#undef GLEAM_LT
+  CHECK(cublasLtLoggerSetLevel(6) == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(cublasLtLoggerSetLevel(-1) == CUBLAS_STATUS_INVALID_VALUE);
+  logged_lines().clear();
+  REQUIRE(cublasLtLoggerSetCallback(collect) == CUBLAS_STATUS_SUCCESS);
+  // Errors only.
+  REQUIRE(cublasLtLoggerSetLevel(1) == CUBLAS_STATUS_SUCCESS);
+  cublasLtEmulationDesc_t e = nullptr;
+  REQUIRE(cublasLtEmulationDescCreate(&e) == CUBLAS_STATUS_SUCCESS);
+  int64_t wide = 0;
+  CHECK(cublasLtEmulationDescSetAttribute(e, CUBLASLT_EMULATION_DESC_STRATEGY, &wide, sizeof(wide))
+        == CUBLAS_STATUS_INVALID_VALUE);
+  REQUIRE(logged_lines().size() == 1);
+  CHECK(logged_lines()[0]
+        == "1 cublasLtEmulationDescSetAttribute failed with CUBLAS_STATUS_INVALID_VALUE");
+  // The API trace (mask 16) names every call.
+  logged_lines().clear();
+  REQUIRE(cublasLtLoggerSetMask(16) == CUBLAS_STATUS_SUCCESS);
+  int32_t strategy = 0;
+  CHECK(cublasLtEmulationDescSetAttribute(e, CUBLASLT_EMULATION_DESC_STRATEGY, &strategy,
+                                          sizeof(strategy))
+        == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(logged_lines().size() == 1);
+  CHECK(logged_lines()[0] == "5 cublasLtEmulationDescSetAttribute called");
+  // Without a callback, lines go to the file opened.
+  auto path = gleam::test::build_path("tests/interpose_spec_test.lt.log");
+  CHECK(cublasLtLoggerOpenFile("/nonexistent/dir/lt.log") == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(cublasLtLoggerOpenFile(nullptr) == CUBLAS_STATUS_INVALID_VALUE);
+  REQUIRE(cublasLtLoggerOpenFile(path.c_str()) == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(cublasLtLoggerSetCallback(nullptr) == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(cublasLtLoggerSetLevel(5) == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasLtEmulationDescSetAttribute(e, CUBLASLT_EMULATION_DESC_STRATEGY, &wide, sizeof(wide))
+        == CUBLAS_STATUS_INVALID_VALUE);
+  auto text = read_file(path);
+  CHECK(text.find("[cublasLt]") != std::string::npos);
+  CHECK(text.find("[Api][cublasLtEmulationDescSetAttribute] called") != std::string::npos);
+  CHECK(text.find("[Error][cublasLtEmulationDescSetAttribute] failed with "
+                  "CUBLAS_STATUS_INVALID_VALUE")
+        != std::string::npos);
+  // ForceDisable wins over any later setting.
+  REQUIRE(cublasLtLoggerForceDisable() == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(cublasLtLoggerSetCallback(collect) == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(cublasLtLoggerSetLevel(5) == CUBLAS_STATUS_SUCCESS);
+  logged_lines().clear();
+  CHECK(cublasLtEmulationDescSetAttribute(e, CUBLASLT_EMULATION_DESC_STRATEGY, &wide, sizeof(wide))
+        == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(logged_lines().empty());
+  CHECK(cublasLtLoggerSetFile(stderr) == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasLtEmulationDescDestroy(e) == CUBLAS_STATUS_SUCCESS);
+  std::remove(path.c_str());
+  dlclose(lt);
+}
+
 TEST_CASE("a cuBLAS program binds to our libraries and fails cleanly without a server",
           "[interpose][library][blas]") {
   auto program = gleam::test::build_path("tests/programs/cublas_gemm");
@@ -424,4 +723,25 @@ TEST_CASE("coverage of every interposed library", "[interpose][spec][coverage]")
       std::printf("  %4zu unsupported: %s\n", top[i].first, top[i].second.c_str());
     CHECK(manual + generated + unsupported == spec.size());
   }
+}
+
+TEST_CASE("every public cuBLASLt function is remoted", "[interpose][spec][coverage]") {
+  // Of cublasLt.spec, only the vendor-internal exports (no cublasLt.h
+  // declaration) are unsupported.
+  size_t public_functions = 0, real = 0;
+  for (const auto& e : read_spec("cublasLt")) {
+    INFO(e.name);
+    REQUIRE((e.header == "cublasLt.h" || e.header == "none"));
+    if (e.header == "none") {
+      CHECK(e.classes.front() == "unsupported");
+      continue;
+    }
+    ++public_functions;
+    CHECK(e.classes.front() != "unsupported");
+    if (e.classes.front() != "unsupported")
+      ++real;
+  }
+  std::printf("coverage cublasLt public (declared in cublasLt.h): %zu of %zu real\n", real,
+              public_functions);
+  CHECK(public_functions == 49);
 }

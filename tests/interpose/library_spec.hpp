@@ -28,6 +28,9 @@ struct entry {
   std::string call;
   /// The 'id' line, empty when there is none.
   std::string id;
+  /// The 'header' line (the vendor header declaring it; "none" for an
+  /// internal export), empty when there is none.
+  std::string header;
 };
 
 inline std::string trim(const std::string& s) {
@@ -46,7 +49,7 @@ inline std::vector<entry> read_spec(const std::string& lib) {
     auto key = line.substr(0, space);
     auto rest = space == std::string::npos ? std::string{} : trim(line.substr(space));
     if (key == "fn")
-      out.push_back(entry{rest, {}, {}, {}, {}});
+      out.push_back(entry{rest, {}, {}, {}, {}, {}});
     else if (out.empty())
       continue;
     else if (key == "class")
@@ -57,6 +60,8 @@ inline std::vector<entry> read_spec(const std::string& lib) {
       out.back().call = rest;
     else if (key == "id")
       out.back().id = rest;
+    else if (key == "header")
+      out.back().header = rest;
   }
   return out;
 }

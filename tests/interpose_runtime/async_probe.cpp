@@ -843,6 +843,117 @@ int main(int argc, char** argv) {
                   results[0].workspaceSize);
     }
     std::printf("sync=%s\n", name(a, read_byte()));
+  } else if (scenario == "blas_lt_algo") {
+    // The algo-level API, the heuristics cache capacity and a matrix
+    // transform through the built libcublasLt.so.13.
+    std::string dir = argv[1];
+    dir = dir.substr(0, dir.rfind('/') + 1);
+    void* lt = ::dlopen((dir + "libcublasLt.so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
+    decltype(&cublasLtCreate) create = nullptr;
+    decltype(&cublasLtMatmulAlgoGetIds) get_ids = nullptr;
+    decltype(&cublasLtMatmulAlgoInit) init = nullptr;
+    decltype(&cublasLtMatmulAlgoCapGetAttribute) cap = nullptr;
+    decltype(&cublasLtMatmulAlgoConfigSetAttribute) config_set = nullptr;
+    decltype(&cublasLtMatmulAlgoConfigGetAttribute) config_get = nullptr;
+    decltype(&cublasLtMatmulAlgoCheck) check = nullptr;
+    decltype(&cublasLtHeuristicsCacheGetCapacity) cache_get = nullptr;
+    decltype(&cublasLtHeuristicsCacheSetCapacity) cache_set = nullptr;
+    decltype(&cublasLtMatrixTransformDescCreate) transform_desc = nullptr;
+    decltype(&cublasLtMatrixTransform) transform = nullptr;
+    if (lt == nullptr || !bind(lt, "cublasLtCreate", create)
+        || !bind(lt, "cublasLtMatmulAlgoGetIds", get_ids)
+        || !bind(lt, "cublasLtMatmulAlgoInit", init)
+        || !bind(lt, "cublasLtMatmulAlgoCapGetAttribute", cap)
+        || !bind(lt, "cublasLtMatmulAlgoConfigSetAttribute", config_set)
+        || !bind(lt, "cublasLtMatmulAlgoConfigGetAttribute", config_get)
+        || !bind(lt, "cublasLtMatmulAlgoCheck", check)
+        || !bind(lt, "cublasLtHeuristicsCacheGetCapacity", cache_get)
+        || !bind(lt, "cublasLtHeuristicsCacheSetCapacity", cache_set)
+        || !bind(lt, "cublasLtMatrixTransformDescCreate", transform_desc)
+        || !bind(lt, "cublasLtMatrixTransform", transform))
+      return 6;
+    cublasLtHandle_t h = nullptr;
+    std::printf("create=%s\n", b.status_name(create(&h)));
+    int ids[8] = {};
+    int count = -1;
+    auto x = get_ids(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                     CUDA_R_32F, 2, ids, &count);
+    std::printf("ids=%s count=%d %d,%d\n", b.status_name(x), count, ids[0], ids[1]);
+    std::printf("ids0=%s\n",
+                b.status_name(get_ids(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                                      CUDA_R_32F, CUDA_R_32F, 0, ids, &count)));
+    cublasLtMatmulAlgo_t algo{};
+    auto init_algo = [&](int id) {
+      return init(h, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                  CUDA_R_32F, id, &algo);
+    };
+    std::printf("init99=%s\n", b.status_name(init_algo(99)));
+    // The second, equal query is answered on the client.
+    x = init_algo(9);
+    x = init_algo(9);
+    std::printf("init=%s id=%llu\n", b.status_name(x),
+                static_cast<unsigned long long>(algo.data[0]));
+    size_t written = 0;
+    x = cap(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, nullptr, 0, &written);
+    std::printf("cap_size=%s written=%zu\n", b.status_name(x), written);
+    uint32_t value[4] = {7, 7, 7, 7};
+    x = cap(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, value, sizeof(value), nullptr);
+    std::printf("cap=%s value=%u,%u\n", b.status_name(x), value[0], value[1]);
+    std::printf("cap_null=%s\n",
+                b.status_name(cap(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, nullptr, 0, nullptr)));
+    uint32_t tile = 17;
+    x = config_set(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile));
+    uint32_t back = 0;
+    auto y = config_get(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &back, sizeof(back), &written);
+    std::printf("config=%s,%s tile=%u written=%zu\n", b.status_name(x), b.status_name(y), back,
+                written);
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t layout = nullptr;
+    b.lt_desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    b.lt_layout_create(&layout, CUDA_R_32F, 2, 2, 2);
+    cublasLtMatmulHeuristicResult_t result{};
+    result.algo.data[3] = 42;
+    x = check(h, desc, layout, layout, layout, layout, &algo, &result);
+    std::printf("check=%s workspace=%zu kept=%llu\n", b.status_name(x), result.workspaceSize,
+                static_cast<unsigned long long>(result.algo.data[3]));
+    size_t capacity = 0;
+    x = cache_get(&capacity);
+    std::printf("capacity=%s %zu\n", b.status_name(x), capacity);
+    std::printf("capacity_set=%s\n", b.status_name(cache_set(64)));
+    x = cache_get(&capacity);
+    std::printf("capacity=%s %zu\n", b.status_name(x), capacity);
+    // C = 2 A + B over 2 x 2 floats in p (A 0-3, B 4-7, C 8-11).
+    auto* f = static_cast<float*>(p);
+    float host[12] = {1, 2, 3, 4, 10, 20, 30, 40, 0, 0, 0, 0};
+    a.memcpy(p, host, sizeof(host), cudaMemcpyHostToDevice);
+    cublasLtMatrixTransformDesc_t td = nullptr;
+    transform_desc(&td, CUDA_R_32F);
+    float two = 2, one = 1;
+    x = transform(h, td, &two, f, layout, &one, f + 4, layout, f + 8, layout, nullptr);
+    auto z = transform(h, td, &two, f, nullptr, &one, f + 4, layout, f + 8, layout, nullptr);
+    float out[12] = {};
+    auto e = a.memcpy(out, p, sizeof(out), cudaMemcpyDeviceToHost);
+    std::printf("transform=%s no_layout=%s sync=%s c=%g,%g,%g,%g\n", b.status_name(x),
+                b.status_name(z), name(a, e), out[8], out[9], out[10], out[11]);
+    // A matmul whose descriptor names an emulation descriptor: ours is sent
+    // by value; anything else is refused at the call.
+    decltype(&cublasLtEmulationDescCreate) emulation_create = nullptr;
+    decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+    if (!bind(lt, "cublasLtEmulationDescCreate", emulation_create)
+        || !bind(lt, "cublasLtMatmulDescSetAttribute", desc_set))
+      return 6;
+    cublasLtEmulationDesc_t emulation = nullptr;
+    emulation_create(&emulation);
+    desc_set(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, &emulation, sizeof(emulation));
+    x = b.lt_matmul(h, desc, &one, f, layout, f + 4, layout, &one, f + 8, layout, f + 8, layout,
+                    nullptr, nullptr, 0, nullptr);
+    void* not_emulation = layout;
+    desc_set(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, &not_emulation,
+             sizeof(not_emulation));
+    z = b.lt_matmul(h, desc, &one, f, layout, f + 4, layout, &one, f + 8, layout, f + 8, layout,
+                    nullptr, nullptr, 0, nullptr);
+    std::printf("emulation=%s not_emulation=%s sync=%s\n", b.status_name(x), b.status_name(z),
+                name(a, read_byte()));
   } else if (scenario == "blas_generated") {
     // p holds x = 1..4 (floats 0-3), y = 10,20,30,40 (4-7), A (8-15, 2 x 4).
     auto* f = static_cast<float*>(p);

@@ -440,6 +440,43 @@ TEST_CASE("a repeated cuBLASLt heuristic query is answered on the client",
         == "batch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatch 1\nbatches 6 ops 6\n");
 }
 
+TEST_CASE("the cuBLASLt algo-level API and matrix transform through the interposer",
+          "[interpose_runtime][blas]") {
+  fake_server server;
+  CHECK(server.probe("blas_lt_algo")
+        == "create=CUBLAS_STATUS_SUCCESS\n"
+           "ids=CUBLAS_STATUS_SUCCESS count=2 5,9\n"
+           "ids0=CUBLAS_STATUS_INVALID_VALUE\n"
+           "init99=CUBLAS_STATUS_NOT_SUPPORTED\n"
+           "init=CUBLAS_STATUS_SUCCESS id=9\n"
+           "cap_size=CUBLAS_STATUS_SUCCESS written=4\n"
+           // Only the bytes the library wrote are copied back.
+           "cap=CUBLAS_STATUS_SUCCESS value=9,7\n"
+           "cap_null=CUBLAS_STATUS_INVALID_VALUE\n"
+           "config=CUBLAS_STATUS_SUCCESS,CUBLAS_STATUS_SUCCESS tile=17 written=4\n"
+           // The result's algo field stays the app's.
+           "check=CUBLAS_STATUS_SUCCESS workspace=900 kept=42\n"
+           "capacity=CUBLAS_STATUS_SUCCESS 8192\n"
+           "capacity_set=CUBLAS_STATUS_SUCCESS\n"
+           "capacity=CUBLAS_STATUS_SUCCESS 64\n"
+           // A given without its layout is refused at the call.
+           "transform=CUBLAS_STATUS_SUCCESS no_layout=CUBLAS_STATUS_INVALID_VALUE "
+           "sync=cudaSuccess c=12,24,36,48\n"
+           "emulation=CUBLAS_STATUS_SUCCESS not_emulation=CUBLAS_STATUS_INVALID_VALUE "
+           "sync=cudaSuccess\n");
+  auto lt = spec_call_classes("cublasLt.spec");
+  CHECK(lt["cublasLtMatrixTransform"] == "async");
+  CHECK(lt["cublasLtHeuristicsCacheSetCapacity"] == "async");
+  for (const char* fn : {"cublasLtMatmulAlgoGetIds", "cublasLtMatmulAlgoInit",
+                         "cublasLtMatmulAlgoCheck", "cublasLtMatmulAlgoCapGetAttribute",
+                         "cublasLtMatmulAlgoConfigGetAttribute",
+                         "cublasLtMatmulAlgoConfigSetAttribute",
+                         "cublasLtHeuristicsCacheGetCapacity"}) {
+    INFO(fn);
+    CHECK(lt[fn] == "sync");
+  }
+}
+
 TEST_CASE("generated cuBLAS calls pack, queue and answer like the vendor's",
           "[interpose_runtime][blas]") {
   // Through the built libcublas.so.13 against the fake server, which runs

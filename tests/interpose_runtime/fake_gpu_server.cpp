@@ -28,7 +28,13 @@
 // array) address is outside the fake's memory fails with
 // CUBLAS_STATUS_INVALID_VALUE (as gleamd's range check does), and a plain
 // SGEMM is computed on the host bytes. A cuBLASLt heuristic query gets one
-// result whose workspaceSize is 1000 + the requested count. Generated
+// result whose workspaceSize is 1000 + the requested count. The cuBLASLt
+// algo-level API: ids 5, 9, 13; an algo holds its id in data[0] and a tile
+// in data[1] (capability queries answer the id, config ones the tile, as
+// 4 bytes); id 99 is not supported; a check's result gets workspaceSize
+// 100 * id. A matrix transform computes C = alpha * A + beta * B over the
+// rows x cols floats of C's layout (orders ignored; operands outside the
+// fake's memory refused). The heuristics cache capacity is kept. Generated
 // cuBLAS calls (LibraryCall) run through the executor's generated code over
 // a fake cuBLAS computing Saxpy, Sdot and Sgemv, generated cuRAND calls over
 // a fake cuRAND with computed values (fake_library_calls.hpp).
@@ -116,6 +122,8 @@ int32_t reported_driver = 13000;
 
 struct fake_state {
   std::string stats_path;
+  /// cublasLtHeuristicsCacheSetCapacity's last value (the vendor's default).
+  uint64_t heuristics_capacity = 8192;
   uint64_t next_dptr = 0x7f0000000000;
   /// base -> (size, bytes; empty bytes when not backed)
   std::map<uint64_t, std::pair<uint64_t, std::string>> memory;
@@ -738,6 +746,88 @@ void run(fake_state& st, const proto::Op& op, proto::OpResult& r) {
       r.mutable_blas_heuristics()->add_results(reinterpret_cast<const char*>(&h), sizeof(h));
       return;
     }
+    case proto::Op::kBlasLtAlgoGetIds: {
+      const auto& q = op.blas_lt_algo_get_ids();
+      int n = std::min(q.requested(), 3);
+      for (int i = 0; i < n; ++i)
+        r.mutable_blas_lt_answer()->add_ids(5 + 4 * i);
+      r.mutable_blas_lt_answer()->set_size_written(static_cast<uint64_t>(n));
+      return;
+    }
+    case proto::Op::kBlasLtAlgoInit: {
+      const auto& q = op.blas_lt_algo_init();
+      if (q.algo_id() == 99) {
+        r.set_status(not_supported);
+        r.set_blas_status(CUBLAS_STATUS_NOT_SUPPORTED);
+        return;
+      }
+      cublasLtMatmulAlgo_t algo{};
+      algo.data[0] = static_cast<uint64_t>(q.algo_id());
+      r.mutable_blas_lt_answer()->set_algo(reinterpret_cast<const char*>(&algo), sizeof(algo));
+      return;
+    }
+    case proto::Op::kBlasLtAlgoAttribute: {
+      const auto& q = op.blas_lt_algo_attribute();
+      cublasLtMatmulAlgo_t algo{};
+      std::memcpy(&algo, q.algo().data(), std::min(q.algo().size(), sizeof(algo)));
+      auto* out = r.mutable_blas_lt_answer();
+      if (q.kind() == proto::BlasLtAlgoAttribute::CONFIG_SET) {
+        uint32_t tile = 0;
+        std::memcpy(&tile, q.value().data(), std::min<size_t>(q.value().size(), sizeof(tile)));
+        algo.data[1] = tile;
+        out->set_algo(reinterpret_cast<const char*>(&algo), sizeof(algo));
+        return;
+      }
+      auto value = static_cast<uint32_t>(
+        q.kind() == proto::BlasLtAlgoAttribute::CAP_GET ? algo.data[0] : algo.data[1]);
+      if (q.size() == 0 && q.size_written_null()) {
+        r.clear_blas_lt_answer();
+        r.set_status(invalid_value);
+        r.set_blas_status(CUBLAS_STATUS_INVALID_VALUE);
+        return;
+      }
+      out->set_size_written(sizeof(value));
+      if (q.size() != 0)
+        out->set_buf(reinterpret_cast<const char*>(&value), sizeof(value));
+      return;
+    }
+    case proto::Op::kBlasLtAlgoCheck: {
+      const auto& q = op.blas_lt_algo_check();
+      cublasLtMatmulAlgo_t algo{};
+      std::memcpy(&algo, q.algo().data(), std::min(q.algo().size(), sizeof(algo)));
+      cublasLtMatmulHeuristicResult_t result{};
+      std::memcpy(&result, q.result().data(), std::min(q.result().size(), sizeof(result)));
+      result.workspaceSize = 100 * algo.data[0];
+      r.mutable_blas_lt_answer()->set_result(reinterpret_cast<const char*>(&result),
+                                             sizeof(result));
+      return;
+    }
+    case proto::Op::kBlasLtTransform: {
+      const auto& t = op.blas_lt_transform();
+      auto n = t.c_layout().rows() * t.c_layout().cols();
+      float alpha = 0, beta = 0;
+      std::memcpy(&alpha, t.alpha().data(), std::min<size_t>(t.alpha().size(), 4));
+      std::memcpy(&beta, t.beta().data(), std::min<size_t>(t.beta().size(), 4));
+      bool ka = true, kb = true, kc = false;
+      auto* A = t.a() != 0 ? reinterpret_cast<float*>(at(st, t.a(), n * 4, &ka)) : nullptr;
+      auto* B = t.b() != 0 ? reinterpret_cast<float*>(at(st, t.b(), n * 4, &kb)) : nullptr;
+      auto* C = reinterpret_cast<float*>(at(st, t.c(), n * 4, &kc));
+      if (!ka || !kb || !kc) {
+        r.set_status(invalid_value);
+        r.set_blas_status(CUBLAS_STATUS_INVALID_VALUE);
+        return;
+      }
+      if (C != nullptr)
+        for (uint64_t i = 0; i < n; ++i)
+          C[i] = (A != nullptr ? alpha * A[i] : 0.0f) + (B != nullptr ? beta * B[i] : 0.0f);
+      return;
+    }
+    case proto::Op::kBlasLtHeuristicsCache:
+      if (op.blas_lt_heuristics_cache().set())
+        st.heuristics_capacity = op.blas_lt_heuristics_cache().capacity();
+      else
+        r.mutable_blas_lt_answer()->set_capacity(st.heuristics_capacity);
+      return;
     case proto::Op::kMemGetInfo:
       r.mutable_mem_info()->set_free(uint64_t{1} << 34);
       r.mutable_mem_info()->set_total(uint64_t{1} << 34);
