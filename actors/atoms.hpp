@@ -41,5 +41,6 @@ using kill_atom = caf::atom_constant<caf::atom("g_kill")>;
 using worker_ready_atom = caf::atom_constant<caf::atom("g_wready")>;
 using worker_reply_atom = caf::atom_constant<caf::atom("g_wreply")>;
 using worker_exit_atom = caf::atom_constant<caf::atom("g_wexit")>;
+using worker_notice_atom = caf::atom_constant<caf::atom("g_wnotice")>;
 
 } // namespace gleam::actors

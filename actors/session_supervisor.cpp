@@ -472,6 +472,19 @@ caf::behavior supervisor_behavior(supervisor* self, config::node_config cfg, int
       else
         on_status_reply(self, pid, reply);
     },
+    [=](worker_notice_atom, int32_t, const std::string& bytes) {
+      // What a worker measured about its session, for the scheduler, as a
+      // GPU server of shared mode reports it.
+      auto& s = self->state;
+      proto::WorkerReply notice;
+      if (!s.board || !notice.ParseFromString(bytes))
+        return;
+      for (const auto& e : notice.ended()) {
+        proto::SessionEnded ended;
+        if (ended.ParseFromString(e))
+          s.board->post_ended(std::move(ended));
+      }
+    },
     [=](worker_exit_atom, int32_t pid, int32_t, const std::string& how) {
       on_exit(self, pid, how);
     },

@@ -1,6 +1,7 @@
 #include "actors/worker_control.hpp"
 
 #include <chrono>
+#include <mutex>
 
 #include <caf/all.hpp>
 
@@ -16,12 +17,32 @@ namespace {
 constexpr auto open_within = std::chrono::seconds{30};
 constexpr auto status_within = std::chrono::seconds{1};
 
+/// One frame at a time on the channel: answers and notices come from
+/// different threads.
+std::mutex& write_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+bool write_locked(int fd, const proto::WorkerReply& reply) {
+  std::lock_guard<std::mutex> guard{write_mutex()};
+  return write_frame(fd, reply);
+}
+
 } // namespace
+
+bool notify_supervisor(int fd, const std::vector<proto::SessionEnded>& ended) {
+  proto::WorkerReply notice;
+  notice.set_notice(true);
+  for (const auto& e : ended)
+    notice.add_ended(e.SerializeAsString());
+  return write_locked(fd, notice);
+}
 
 void serve_supervisor(caf::actor_system& sys, int fd, uint16_t port, gpu_server_actor server) {
   proto::WorkerReply hello;
   hello.set_port(port);
-  if (!write_frame(fd, hello))
+  if (!write_locked(fd, hello))
     return;
   caf::scoped_actor self{sys};
   for (;;) {
@@ -50,7 +71,7 @@ void serve_supervisor(caf::actor_system& sys, int fd, uint16_t port, gpu_server_
         .receive([&](pb<proto::NodeStatus>& st) { reply.set_status(st->SerializeAsString()); },
                  [](caf::error&) {});
     }
-    if (!write_frame(fd, reply))
+    if (!write_locked(fd, reply))
       return;
   }
 }

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <caf/actor_system.hpp>
 
 #include "actors/interfaces.hpp"
+#include "actors/proto/control.pb.h"
 
 namespace gleam::actors {
 
@@ -17,5 +19,10 @@ namespace gleam::actors {
 /// ended, or ends this worker) or the channel breaks. Blocks the calling
 /// thread throughout.
 void serve_supervisor(caf::actor_system& sys, int fd, uint16_t port, gpu_server_actor server);
+
+/// Sends the supervisor, unasked, the measurements of this worker's
+/// sessions that ended (a WorkerReply notice, between serve_supervisor's
+/// answers, never inside one). False when the channel is closed.
+bool notify_supervisor(int fd, const std::vector<proto::SessionEnded>& ended);
 
 } // namespace gleam::actors

@@ -217,10 +217,15 @@ void worker_link::run() {
         continue;
       if (rc < 0)
         break;
-      // Unasked-for input or a hang-up: the worker ended (or broke the
-      // protocol, which ends it here too).
-      if (p[0].revents != 0)
-        break;
+      // Unasked-for input: a notice, or else a hang-up (the worker ended)
+      // or a broken protocol, which ends it here too.
+      if (p[0].revents != 0) {
+        proto::WorkerReply notice;
+        if ((p[0].revents & POLLIN) == 0 || !read_frame(fd_, notice) || !notice.notice())
+          break;
+        caf::anon_send(owner_, worker_notice_atom::value, pid, notice.SerializeAsString());
+        continue;
+      }
       char drain[64];
       while (::read(wake_[0], drain, sizeof(drain)) > 0) {
       }
@@ -238,6 +243,16 @@ void worker_link::run() {
           broken = true;
           break;
         }
+        // A notice the worker sent before this answer.
+        while (reply.notice()) {
+          caf::anon_send(owner_, worker_notice_atom::value, pid, reply.SerializeAsString());
+          if (!read_frame(fd_, reply)) {
+            broken = true;
+            break;
+          }
+        }
+        if (broken)
+          break;
         caf::anon_send(owner_, worker_reply_atom::value, pid, id, reply.SerializeAsString());
       }
       if (broken)

@@ -48,6 +48,8 @@ std::string describe_worker_exit(int status);
 ///   (worker_ready_atom, pid, port)           once the worker listens;
 ///   (worker_reply_atom, pid, id, reply)      for each `ask`, in order
 ///                                            (reply: an encoded WorkerReply);
+///   (worker_notice_atom, pid, reply)        for each frame the worker sends
+///                                            unasked (WorkerReply.notice);
 ///   (worker_exit_atom, pid, status, text)    once the process ended and was
 ///                                            reaped (waitpid status, and
 ///                                            describe_worker_exit of it).

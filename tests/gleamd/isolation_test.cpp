@@ -66,11 +66,12 @@ public:
     return ::waitpid(pid_, nullptr, WNOHANG) == 0;
   }
   /// A client running async_probe `scenario` in the background; its
-  /// stdout in NAME.out, stderr in NAME.err.
-  pid_t client(const std::string& scenario, const std::string& name) const {
+  /// stdout in NAME.out, stderr in NAME.err; `env`: more VAR=VALUE words.
+  pid_t client(const std::string& scenario, const std::string& name,
+               const std::string& env = "") const {
     return gleam::test::spawn_logged(
       {"/bin/sh", "-c",
-       "GLEAM_SERVER=127.0.0.1:" + std::to_string(port_) + " exec "
+       env + " GLEAM_SERVER=127.0.0.1:" + std::to_string(port_) + " exec "
          + build_path("tests/interpose_async_probe") + " " + build_path("lib/libcudart.so.13")
          + " " + scenario + " 2>" + dir_ + "/" + name + ".err"},
       dir_ + "/" + name + ".out");
@@ -194,6 +195,32 @@ TEST_CASE("under process isolation a long op holds only its own session, and max
         == "long=cudaSuccess\nsync=cudaErrorDevicesUnavailable\nmalloc=cudaErrorDevicesUnavailable\n");
   CHECK_THAT(node.err("b"), Catch::Contains("max-op-seconds"));
   CHECK(node.running());
+}
+
+TEST_CASE("the scheduler learns a task's profile from sessions that ran in worker processes",
+          "[gleamd][isolation]") {
+  for (std::string mode : {"process", "shared"}) {
+    DYNAMIC_SECTION(mode) {
+      fake_node node{mode};
+      auto task = "iso-task-" + mode;
+      CHECK_THAT(node.console("placement explain " + task),
+                 Catch::Contains("unknown signature"));
+      auto a = node.client("steady 5", "a", "GLEAM_TASK=" + task);
+      REQUIRE(ended_within(a, 30s));
+      CHECK(node.out("a") == "steady=cudaSuccess wrong=0\n");
+      // The node's next heartbeats carry the session's measurements.
+      std::string explained;
+      for (int i = 0; i < 100; ++i) {
+        explained = node.console("placement explain " + task);
+        if (explained.find("profile from 1 finished run") != std::string::npos)
+          break;
+        std::this_thread::sleep_for(100ms);
+      }
+      INFO("explain: " << explained << "\nnode: " << read_file(node.log()));
+      CHECK_THAT(explained, Catch::Contains("profile from 1 finished run(s)"));
+      CHECK_THAT(explained, Catch::Contains("launches per run") || Catch::Contains("weights"));
+    }
+  }
 }
 
 TEST_CASE("an admin's session kill and a killed worker end only that session, with the reason",

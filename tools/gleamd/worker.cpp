@@ -19,6 +19,7 @@
 #include "actors/network.hpp"
 #include "actors/node.hpp"
 #include "actors/op_watchdog.hpp"
+#include "actors/telemetry_board.hpp"
 #include "actors/worker_control.hpp"
 #include "config/error.hpp"
 #include "tools/common/shutdown.hpp"
@@ -79,7 +80,10 @@ int run_worker(config::node_config cfg, int argc, char** argv,
   actors::multiplexer_loop network_loop{sys_cfg, cfg.poll};
   caf::actor_system sys{sys_cfg};
   network_loop.start(sys);
-  auto started = actors::start_gpu_servers(sys, cfg, nullptr, nullptr, &network_loop,
+  // The board collects what the GPU server measured about the session,
+  // which the supervisor passes on to the scheduler.
+  auto board = std::make_shared<actors::telemetry_board>(1);
+  auto started = actors::start_gpu_servers(sys, cfg, board, nullptr, &network_loop,
                                             std::move(driver));
   if (!started) {
     log(log_level::error, "cannot serve gpu {}: {}", gpu, config::describe(started.error()));
@@ -105,6 +109,10 @@ int run_worker(config::node_config cfg, int argc, char** argv,
   }};
   control.detach();
   signals.wait();
+  // The session ended (or the supervisor ends the worker): its measurements
+  // go to the supervisor first.
+  if (auto ended = board->take_ended(); !ended.empty())
+    static_cast<void>(actors::notify_supervisor(control_fd, ended));
   // The session's end (or the supervisor's) stops the worker: its GPU
   // server frees what the session held and releases the context; the rest
   // goes with the process.
