@@ -45,10 +45,14 @@ namespace gleam::actors {
 /// key, a random secret passed in the worker's environment) and resumes
 /// only for a client that proves the session's secret.
 ///
+/// A worker sends the measurements of its session (SessionEnded) as it
+/// stops; the supervisor posts them to the node's telemetry board for the
+/// scheduler, without co-runners (each worker sees only its own session).
+/// A worker killed (kill -9, session kill) sends none.
+///
 /// Not yet under process isolation: the weight cache (workers run without
 /// one: cache ops fail with CUDA_ERROR_NOT_SUPPORTED and clients upload
-/// plainly), the scheduler's per-session measurements (SessionEnded), and
-/// graphs' host nodes across a reconnect through the node.
+/// plainly) and graphs' host nodes across a reconnect through the node.
 ///
 /// `info` is the GPU as the node advertises it; `config_path` the node's
 /// config file, which workers read too. `ledger` (may be null): the GPU's

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /// Checks a CUDA runtime call; on failure prints the call, the error name
 /// and its text to stderr and exits with status 1.
@@ -67,6 +69,29 @@
   } while (false)
 
 namespace gleam_program {
+
+/// What `call` returns, with the diagnostic a vendor library prints for an
+/// invalid argument (cuBLAS, cuSPARSE: to stdout or stderr) silenced: that
+/// text is not part of the API's answer (the status is), so it stays out of
+/// the local-vs-Gleam comparison, which reads both streams.
+template <class F>
+auto quietly(F call) -> decltype(call()) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int saved_out = dup(1), saved_err = dup(2);
+  int null_fd = open("/dev/null", O_WRONLY);
+  dup2(null_fd, 1);
+  dup2(null_fd, 2);
+  auto status = call();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(null_fd);
+  close(saved_out);
+  close(saved_err);
+  return status;
+}
 
 /// FNV-1a 64-bit over `size` bytes, continuing from `hash`.
 inline uint64_t fnv1a(const void* data, size_t size,

@@ -11,9 +11,7 @@
 // DDgels, the iteration counts host results). Every result's
 // bytes are printed so that a local run and a run through Gleam can be
 // compared byte for byte; host results are checked for sense.
-#include "common.cuh"
-
-#include <cusolverDn.h>
+#include "solver_common.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -21,38 +19,7 @@
 #include <initializer_list>
 #include <vector>
 
-#define GLEAM_CUSOLVER_CHECK(call) GLEAM_PROGRAM_CHECK_STATUS(call, CUSOLVER_STATUS_SUCCESS)
-
 namespace {
-
-gleam_program::checksum sum;
-
-template <class T>
-void show(const char* label, const std::vector<T>& v) {
-  gleam_program::show_words(sum, label, v);
-}
-
-/// Device memory for `count` elements of T (at least one).
-template <class T = char>
-T* scratch(size_t count) {
-  T* p = nullptr;
-  GLEAM_PROGRAM_CHECK(cudaMalloc(&p, (count > 0 ? count : 1) * sizeof(T)));
-  return p;
-}
-
-void release(std::initializer_list<void*> pointers) {
-  for (void* p : pointers)
-    GLEAM_PROGRAM_CHECK(cudaFree(p));
-}
-
-/// rows x cols values in [-1, 1), column-major.
-template <class T>
-std::vector<T> pattern(int rows, int cols, uint32_t seed) {
-  std::vector<T> v(static_cast<size_t>(rows) * cols);
-  for (auto& x : v)
-    x = static_cast<T>(gleam_program::next_random(seed) % 2001) / static_cast<T>(1000) - 1;
-  return v;
-}
 
 /// A symmetric matrix of order n: M + M**T, plus `shift` on the diagonal.
 template <class T>

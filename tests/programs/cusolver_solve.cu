@@ -10,49 +10,13 @@
 // (gesvd); an argument the library refuses at the call. The residuals are
 // checked on the host; every result's bytes are printed so that a local run
 // and a run through Gleam can be compared byte for byte.
-#include "common.cuh"
-
-#include <cusolverDn.h>
+#include "solver_common.cuh"
 
 #include <cmath>
 #include <initializer_list>
 #include <vector>
 
-#define GLEAM_CUSOLVER_CHECK(call) GLEAM_PROGRAM_CHECK_STATUS(call, CUSOLVER_STATUS_SUCCESS)
-
 namespace {
-
-gleam_program::checksum sum;
-
-/// Prints the bytes of `v` under `label` and adds them to the checksum.
-template <class T>
-void show(const char* label, const std::vector<T>& v) {
-  gleam_program::show_words(sum, label, v);
-}
-
-/// Device memory for `count` elements of T (at least one: a workspace of
-/// size 0 still gets an address).
-template <class T = char>
-T* scratch(size_t count) {
-  T* p = nullptr;
-  GLEAM_PROGRAM_CHECK(cudaMalloc(&p, (count > 0 ? count : 1) * sizeof(T)));
-  return p;
-}
-
-/// Frees device memory of this program.
-void release(std::initializer_list<void*> pointers) {
-  for (void* p : pointers)
-    GLEAM_PROGRAM_CHECK(cudaFree(p));
-}
-
-/// n x cols values in [-1, 1), column-major.
-template <class T>
-std::vector<T> pattern(int rows, int cols, uint32_t seed) {
-  std::vector<T> v(static_cast<size_t>(rows) * cols);
-  for (auto& x : v)
-    x = static_cast<T>(gleam_program::next_random(seed) % 2001) / static_cast<T>(1000) - 1;
-  return v;
-}
 
 /// A symmetric positive definite matrix of order n: M M^T + n I.
 std::vector<double> spd(int n, uint32_t seed) {
