@@ -71,7 +71,8 @@ caf::expected<client_config> parse_client_config(const std::string& text,
     if (cfg.compress != "auto" && cfg.compress != "on" && cfg.compress != "off")
       return make_error(error_code::bad_value, f.where("client.compress") + ": '" + cfg.compress
                                                  + "' is not one of auto, on, off");
-    GLEAM_CONFIG_TRY(pending, f.get_int("client.max-pending-batch", cfg.max_pending_batch, 1, 1024));
+    GLEAM_CONFIG_TRY(pending, f.get_int("client.max-pending-batch", cfg.max_pending_batch, 1,
+                                            client_config::max_pending_batch_limit));
     GLEAM_CONFIG_TRY(cfg.poll, f.get_duration("client.poll", cfg.poll));
     GLEAM_CONFIG_TRY(cfg.connect_timeout, f.get_duration("client.connect-timeout", cfg.connect_timeout));
     GLEAM_CONFIG_TRY(cfg.request_timeout, f.get_duration("client.request-timeout", cfg.request_timeout));

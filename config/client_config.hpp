@@ -43,7 +43,12 @@ struct client_config {
   /// without a round trip (interpose/slab_pool.hpp); 0: every cudaMalloc
   /// asks the server (GLEAM_ALLOC_SLAB, [client] alloc-slab).
   uint64_t alloc_slab = uint64_t{1} << 30;
-  uint32_t max_pending_batch = 8; // [client] max-pending-batch
+  /// [client] max-pending-batch: op batches in flight at once, at most
+  /// max_pending_batch_limit (a server keeps the replies of that many
+  /// unconfirmed batches, to answer them again after a reconnect:
+  /// consistency::replay_log).
+  uint32_t max_pending_batch = 8;
+  static constexpr uint32_t max_pending_batch_limit = 16;
   /// How long the client's network thread polls for the next event after
   /// one instead of sleeping; an app thread waiting for a reply polls for up
   /// to 10x this before it sleeps (unless the app asked

@@ -16,13 +16,15 @@ namespace gleam::consistency {
 /// its original result. The client confirms with each batch
 /// (OpBatch.replied_through) the replies it holds.
 ///
-/// At most `capacity` replies are kept (the client's window holds fewer
-/// batches in flight); the oldest goes first. A plain value class: not
-/// thread-safe.
+/// At most `capacity` replies are kept (a client holds no more batches in
+/// flight: [client] max-pending-batch is at most default_capacity); the
+/// oldest goes first. A plain value class: not thread-safe.
 template <class Reply>
 class replay_log {
 public:
-  explicit replay_log(size_t capacity = 16) : capacity_(capacity) {
+  static constexpr size_t default_capacity = 16;
+
+  explicit replay_log(size_t capacity = default_capacity) : capacity_(capacity) {
   }
 
   /// The client holds every reply of batches through `seq`: forgets them.

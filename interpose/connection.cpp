@@ -38,6 +38,7 @@
 #include "actors/type_registry.hpp"
 #include "config/client_config.hpp"
 #include "consistency/pending_window.hpp"
+#include "consistency/replay_log.hpp"
 #include "interpose/capture_state.hpp"
 #include "interpose/error_map.hpp"
 #include "interpose/fatbin/fatbin.hpp"
@@ -539,6 +540,10 @@ client& get_client() {
     if (const char* us = std::getenv("GLEAM_FLUSH_US"))
       c->flush_delay = std::chrono::microseconds{std::strtoul(us, nullptr, 10)};
     // Strict synchronous mode: one batch in flight, every op waited for.
+    // The server answers again after a reconnect only as many batches as
+    // its replay log keeps.
+    static_assert(config::client_config::max_pending_batch_limit
+                  <= consistency::replay_log<int>::default_capacity);
     c->window = consistency::pending_window{c->async ? c->cfg.max_pending_batch : 1u,
                                             sticky_status};
     if (c->state == cudaSuccess && c->async)

@@ -197,6 +197,18 @@ TEST_CASE("client config: defaults reach the embedded node", "[config]") {
   CHECK(cfg->max_pending_batch == 8);
 }
 
+TEST_CASE("client config: max-pending-batch stays within the batches a server answers again "
+          "after a reconnect",
+          "[config]") {
+  fake_env.clear();
+  auto most = parse_client_config("[client]\nmax-pending-batch = 16\n", "c.conf", fake_getenv);
+  REQUIRE(most);
+  CHECK(most->max_pending_batch == 16);
+  auto over = parse_client_config("[client]\nmax-pending-batch = 17\n", "c.conf", fake_getenv);
+  REQUIRE_FALSE(over);
+  CHECK_THAT(caf::to_string(over.error()), Catch::Contains("client.max-pending-batch"));
+}
+
 TEST_CASE("client config: bad environment values are named", "[config]") {
   fake_env = {{"GLEAM_ASYNC", "maybe"}};
   auto cfg = parse_client_config("", "", fake_getenv);
