@@ -116,20 +116,20 @@ cublasLtMatmulDesc_t blas_runner::desc(const proto::BlasLtMatmulDesc& d) {
               "descriptor's emulation field, not as a pointer");
       return nullptr;
     }
-  cublasLtMatmulDesc_t x = nullptr;
-  if (!report(api_.cublasLtMatmulDescCreate(&x, static_cast<cublasComputeType_t>(d.compute_type()),
-                                            static_cast<cudaDataType>(d.scale_type())),
-              "cublasLtMatmulDescCreate"))
+  auto x = make_object<cublasLtMatmulDesc_t>(
+    d.attributes(), "matmul descriptor", "cublasLtMatmulDescCreate",
+    [&](cublasLtMatmulDesc_t* out) {
+      return api_.cublasLtMatmulDescCreate(out, static_cast<cublasComputeType_t>(d.compute_type()),
+                                           static_cast<cudaDataType>(d.scale_type()));
+    },
+    [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
+      return api.cublasLtMatmulDescSetAttribute(static_cast<cublasLtMatmulDesc_t>(o),
+                                                static_cast<cublasLtMatmulDescAttributes_t>(id),
+                                                buf, n);
+    },
+    api_.cublasLtMatmulDescDestroy);
+  if (x == nullptr)
     return nullptr;
-  auto set = [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
-    return api.cublasLtMatmulDescSetAttribute(static_cast<cublasLtMatmulDesc_t>(o),
-                                              static_cast<cublasLtMatmulDescAttributes_t>(id),
-                                              buf, n);
-  };
-  if (!apply_attributes(d.attributes(), "matmul descriptor", set, x)) {
-    static_cast<void>(api_.cublasLtMatmulDescDestroy(x));
-    return nullptr;
-  }
   if (d.has_emulation()) {
     cublasLtEmulationDesc_t e = nullptr;
     if (!report(api_.cublasLtEmulationDescCreate(&e), "cublasLtEmulationDescCreate")) {
@@ -159,20 +159,20 @@ cublasLtMatrixLayout_t blas_runner::layout(const proto::BlasLtLayout& l) {
   auto key = l.SerializeAsString();
   if (auto i = t_.layouts.find(key); i != t_.layouts.end())
     return i->second;
-  cublasLtMatrixLayout_t x = nullptr;
-  if (!report(api_.cublasLtMatrixLayoutCreate(&x, static_cast<cudaDataType>(l.type()), l.rows(),
-                                              l.cols(), l.ld()),
-              "cublasLtMatrixLayoutCreate"))
+  auto x = make_object<cublasLtMatrixLayout_t>(
+    l.attributes(), "matrix layout", "cublasLtMatrixLayoutCreate",
+    [&](cublasLtMatrixLayout_t* out) {
+      return api_.cublasLtMatrixLayoutCreate(out, static_cast<cudaDataType>(l.type()), l.rows(),
+                                             l.cols(), l.ld());
+    },
+    [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
+      return api.cublasLtMatrixLayoutSetAttribute(static_cast<cublasLtMatrixLayout_t>(o),
+                                                  static_cast<cublasLtMatrixLayoutAttribute_t>(id),
+                                                  buf, n);
+    },
+    api_.cublasLtMatrixLayoutDestroy);
+  if (x == nullptr)
     return nullptr;
-  auto set = [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
-    return api.cublasLtMatrixLayoutSetAttribute(static_cast<cublasLtMatrixLayout_t>(o),
-                                                static_cast<cublasLtMatrixLayoutAttribute_t>(id),
-                                                buf, n);
-  };
-  if (!apply_attributes(l.attributes(), "matrix layout", set, x)) {
-    static_cast<void>(api_.cublasLtMatrixLayoutDestroy(x));
-    return nullptr;
-  }
   t_.layouts.emplace(std::move(key), x);
   return x;
 }
@@ -181,18 +181,17 @@ cublasLtMatmulPreference_t blas_runner::preference(const proto::BlasLtPreference
   auto key = p.SerializeAsString();
   if (auto i = t_.preferences.find(key); i != t_.preferences.end())
     return i->second;
-  cublasLtMatmulPreference_t x = nullptr;
-  if (!report(api_.cublasLtMatmulPreferenceCreate(&x), "cublasLtMatmulPreferenceCreate"))
+  auto x = make_object<cublasLtMatmulPreference_t>(
+    p.attributes(), "matmul preference", "cublasLtMatmulPreferenceCreate",
+    [&](cublasLtMatmulPreference_t* out) { return api_.cublasLtMatmulPreferenceCreate(out); },
+    [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
+      return api.cublasLtMatmulPreferenceSetAttribute(
+        static_cast<cublasLtMatmulPreference_t>(o),
+        static_cast<cublasLtMatmulPreferenceAttributes_t>(id), buf, n);
+    },
+    api_.cublasLtMatmulPreferenceDestroy);
+  if (x == nullptr)
     return nullptr;
-  auto set = [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
-    return api.cublasLtMatmulPreferenceSetAttribute(
-      static_cast<cublasLtMatmulPreference_t>(o),
-      static_cast<cublasLtMatmulPreferenceAttributes_t>(id), buf, n);
-  };
-  if (!apply_attributes(p.attributes(), "matmul preference", set, x)) {
-    static_cast<void>(api_.cublasLtMatmulPreferenceDestroy(x));
-    return nullptr;
-  }
   t_.preferences.emplace(std::move(key), x);
   return x;
 }
@@ -201,19 +200,20 @@ cublasLtMatrixTransformDesc_t blas_runner::transform_desc(const proto::BlasLtTra
   auto key = d.SerializeAsString();
   if (auto i = t_.transforms.find(key); i != t_.transforms.end())
     return i->second;
-  cublasLtMatrixTransformDesc_t x = nullptr;
-  if (!report(api_.cublasLtMatrixTransformDescCreate(&x, static_cast<cudaDataType>(d.scale_type())),
-              "cublasLtMatrixTransformDescCreate"))
+  auto x = make_object<cublasLtMatrixTransformDesc_t>(
+    d.attributes(), "matrix transform descriptor", "cublasLtMatrixTransformDescCreate",
+    [&](cublasLtMatrixTransformDesc_t* out) {
+      return api_.cublasLtMatrixTransformDescCreate(out,
+                                                    static_cast<cudaDataType>(d.scale_type()));
+    },
+    [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
+      return api.cublasLtMatrixTransformDescSetAttribute(
+        static_cast<cublasLtMatrixTransformDesc_t>(o),
+        static_cast<cublasLtMatrixTransformDescAttributes_t>(id), buf, n);
+    },
+    api_.cublasLtMatrixTransformDescDestroy);
+  if (x == nullptr)
     return nullptr;
-  auto set = [](void* o, int32_t id, const void* buf, size_t n, blas_api& api) {
-    return api.cublasLtMatrixTransformDescSetAttribute(
-      static_cast<cublasLtMatrixTransformDesc_t>(o),
-      static_cast<cublasLtMatrixTransformDescAttributes_t>(id), buf, n);
-  };
-  if (!apply_attributes(d.attributes(), "matrix transform descriptor", set, x)) {
-    static_cast<void>(api_.cublasLtMatrixTransformDescDestroy(x));
-    return nullptr;
-  }
   t_.transforms.emplace(std::move(key), x);
   return x;
 }

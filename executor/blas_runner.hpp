@@ -123,6 +123,24 @@ private:
                         cublasStatus_t (*set)(void*, int32_t, const void*, size_t, blas_api&),
                         void* object);
 
+  /// A cuBLASLt object made by `create` (the vendor's `create_name`), with
+  /// `attrs` set on it through `set`; destroyed again by `destroy` when the
+  /// library refuses one of them. Null, with the result set, on a failure.
+  template <class T, class Create, class Destroy>
+  T make_object(const google::protobuf::RepeatedPtrField<proto::BlasLtAttribute>& attrs,
+                const char* what, const char* create_name, Create create,
+                cublasStatus_t (*set)(void*, int32_t, const void*, size_t, blas_api&),
+                Destroy destroy) {
+    T x = nullptr;
+    if (!report(create(&x), create_name))
+      return nullptr;
+    if (!apply_attributes(attrs, what, set, x)) {
+      static_cast<void>(destroy(x));
+      return nullptr;
+    }
+    return x;
+  }
+
   cublasLtMatmulDesc_t desc(const proto::BlasLtMatmulDesc& d);
 
   cublasLtMatrixLayout_t layout(const proto::BlasLtLayout& l);
