@@ -1,8 +1,11 @@
 #pragma once
 
 #include <cstdio>
+#include <utility>
 
 #include <cublasLt.h>
+
+#include "interpose/blas/common.hpp"
 
 /// The cuBLASLt logger of a remote client (cublasLtLogger*): configured and
 /// written on the client, from what the client sees of its cuBLASLt calls.
@@ -43,5 +46,15 @@ void log_api(const char* function) noexcept;
 /// Logs that `function` returned `status` (mask 1), with `detail` when not
 /// null; nothing for CUBLAS_STATUS_SUCCESS.
 void log_status(const char* function, cublasStatus_t status, const char* detail = nullptr) noexcept;
+
+/// Runs the body `f` of the app's call of `function` like blas::guarded,
+/// and logs it.
+template <class F>
+cublasStatus_t logged(const char* function, F&& f) noexcept {
+  log_api(function);
+  auto st = blas::guarded(std::forward<F>(f));
+  log_status(function, st);
+  return st;
+}
 
 } // namespace gleam::interpose::cublaslt
