@@ -96,9 +96,14 @@ std::map<std::string, proto::BlasLtAnswer>& answer_cache() {
   return *c;
 }
 
-/// Runs the algo-level query `op` whose content without its handle is
-/// `query`, or answers it from the session's earlier answers.
-cublasStatus_t ask(proto::Op op, const std::string& query, proto::BlasLtAnswer& answer) {
+/// The server's answer to `op`, whose content without its handle is
+/// `query`: from `cache` when this session asked the same on the same
+/// device before (the answer depends only on the query and the GPU), else
+/// from the server (`take` reads it from the result; a success is kept,
+/// bounded by max_cached_heuristics).
+template <class Answer, class Take>
+cublasStatus_t cached_run(std::map<std::string, Answer>& cache, proto::Op op,
+                          const std::string& query, Answer& answer, Take take) {
   std::string key;
   if (gleam::interpose::connect() == cudaSuccess) {
     int device = 0;
@@ -110,10 +115,9 @@ cublasStatus_t ask(proto::Op op, const std::string& query, proto::BlasLtAnswer& 
     key = std::to_string(gleam::interpose::session().session()) + ":" + std::to_string(device)
           + ":" + std::to_string(static_cast<int>(op.kind_case())) + ":" + query;
   }
-  {
+  if (!key.empty()) {
     std::lock_guard<std::mutex> guard{heuristic_mutex()};
-    auto& cache = answer_cache();
-    if (auto i = cache.find(key); !key.empty() && i != cache.end()) {
+    if (auto i = cache.find(key); i != cache.end()) {
       answer = i->second;
       return CUBLAS_STATUS_SUCCESS;
     }
@@ -122,15 +126,21 @@ cublasStatus_t ask(proto::Op op, const std::string& query, proto::BlasLtAnswer& 
   auto st = blas::run(std::move(op), &r);
   if (st != CUBLAS_STATUS_SUCCESS)
     return st;
-  answer = r.blas_lt_answer();
+  answer = take(r);
   if (!key.empty()) {
     std::lock_guard<std::mutex> guard{heuristic_mutex()};
-    auto& cache = answer_cache();
     if (cache.size() >= max_cached_heuristics)
       cache.clear();
     cache.emplace(std::move(key), answer);
   }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+/// Runs the algo-level query `op` whose content without its handle is
+/// `query`, or answers it from the session's earlier answers.
+cublasStatus_t ask(proto::Op op, const std::string& query, proto::BlasLtAnswer& answer) {
+  return cached_run(answer_cache(), std::move(op), query, answer,
+                    [](const proto::OpResult& r) { return r.blas_lt_answer(); });
 }
 
 /// The query of an op without its handle, as the key of ask().
@@ -367,46 +377,15 @@ GLEAM_INTERPOSE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     put_layout(*args.layouts[3], h->mutable_d_layout());
     put_attributes(*pref, h->mutable_preference()->mutable_attributes());
     h->set_requested(requestedAlgoCount);
-    // The answer depends only on the query and the GPU: a repeated query
-    // (every layer of every decode step asks again) is answered from the
-    // answers of this session.
-    std::string key;
-    if (gleam::interpose::connect() == cudaSuccess) {
-      auto q = op.blas_lt_heuristic();
-      q.set_handle(0);
-      int device = 0;
-      {
-        auto& r = gleam::interpose::reg();
-        std::lock_guard<std::recursive_mutex> guard{r.mutex};
-        device = r.device;
-      }
-      key = std::to_string(gleam::interpose::session().session()) + ":"
-            + std::to_string(device) + ":" + q.SerializeAsString();
-    }
+    // A repeated query (every layer of every decode step asks again) is
+    // answered from this session's answers.
+    auto q = op.blas_lt_heuristic();
+    q.set_handle(0);
     proto::BlasHeuristics answer;
-    bool cached = false;
-    {
-      std::lock_guard<std::mutex> guard{heuristic_mutex()};
-      auto& cache = heuristic_cache();
-      if (auto i = cache.find(key); !key.empty() && i != cache.end()) {
-        answer = i->second;
-        cached = true;
-      }
-    }
-    if (!cached) {
-      proto::OpResult r;
-      auto s = blas::run(std::move(op), &r);
-      if (s != CUBLAS_STATUS_SUCCESS)
-        return s;
-      answer = r.blas_heuristics();
-      if (!key.empty()) {
-        std::lock_guard<std::mutex> guard{heuristic_mutex()};
-        auto& cache = heuristic_cache();
-        if (cache.size() >= max_cached_heuristics)
-          cache.clear();
-        cache.emplace(std::move(key), answer);
-      }
-    }
+    if (auto st = cached_run(heuristic_cache(), std::move(op), q.SerializeAsString(), answer,
+                             [](const proto::OpResult& r) { return r.blas_heuristics(); });
+        st != CUBLAS_STATUS_SUCCESS)
+      return st;
     const auto& results = answer.results();
     int n = 0;
     for (const auto& bytes : results) {
